@@ -1,0 +1,28 @@
+# `make demo` and `make test` are all a fresh clone needs.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml requirements.lock requirements-test.lock
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.lock -r requirements-test.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+demo: install
+	$(BIN)/assay demo
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python bench/bench_cli.py
+
+clean:
+	rm -rf $(VENV) warehouse/*.duckdb warehouse/*.wal

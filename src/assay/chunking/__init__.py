@@ -1,0 +1,63 @@
+"""Chunkers turn a document's text into [start, end) spans. The chunker is a measured variable.
+
+Each chunker lives in its own module and registers under its name; the run
+configuration names the chunker and its parameters, and so does every run's hash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assay.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Chunk:
+    doc_id: str
+    ordinal: int
+    start: int
+    end: int
+    text: str
+
+    @property
+    def chunk_id(self) -> str:
+        """Stable across chunkers and runs: the document and the character span."""
+        return f"{self.doc_id}#{self.start}-{self.end}"
+
+
+def trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink [start, end) so it neither begins nor ends with whitespace."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def chunk_document(doc_id: str, text: str, spans: list[tuple[int, int]]) -> list[Chunk]:
+    return [Chunk(doc_id, i, s, e, text[s:e]) for i, (s, e) in enumerate(spans)]
+
+
+def _registry():
+    from assay.chunking.document import DocumentChunker
+    from assay.chunking.fixed import FixedChunker
+    from assay.chunking.recursive import RecursiveChunker
+
+    return {c.name: c for c in (FixedChunker, RecursiveChunker, DocumentChunker)}
+
+
+def chunker_names() -> list[str]:
+    return sorted(_registry())
+
+
+def make_chunker(name: str, size: int | None = None, overlap: int | None = None):
+    registry = _registry()
+    if name not in registry:
+        raise ConfigError(f"unknown chunker {name!r}; choose one of: {', '.join(sorted(registry))}")
+    return registry[name].from_options(size=size, overlap=overlap)

@@ -1,0 +1,39 @@
+"""One exception root; the CLI turns each into a one-line message and an exit code."""
+
+from __future__ import annotations
+
+
+class AssayError(Exception):
+    """Base of every error assay reports to a user. ``exit_code`` is what the CLI returns."""
+
+    exit_code = 1
+
+
+class ConfigError(AssayError):
+    """A bad option, setting or configuration value."""
+
+
+class CorpusError(AssayError):
+    """A corpus file that cannot be ingested (not UTF-8, empty, binary, unreadable)."""
+
+
+class JudgmentsError(AssayError):
+    """A judgments file that does not parse or whose quotes do not resolve.
+
+    ``problems`` holds every problem found, one line each, so a user fixes them all at once.
+    """
+
+    exit_code = 3
+
+    def __init__(self, problems: list[str], summary: str | None = None):
+        self.problems = list(problems)
+        head = summary or f"{len(self.problems)} problem(s) in judgments"
+        super().__init__(head + ":\n" + "\n".join("  " + p for p in self.problems))
+
+
+class WarehouseError(AssayError):
+    """The warehouse is missing, locked, too new, or lacks the run asked for."""
+
+
+class RunNotFound(WarehouseError):
+    """No completed run has the given id."""
