@@ -1,0 +1,19 @@
+-- nDCG@k: sum of gain / log2(rank + 1) over the top k, divided by the same sum for the
+-- ideal ranking of the gold units (linear gains, as trec_eval's ndcg_cut).
+WITH dcg AS (
+    SELECT j.query_id, j.level, SUM(j.gain / (LN(j.rank + 1) / LN(2))) AS dcg
+    FROM judged_ranking j
+    WHERE j.run_id = $run_id AND j.stage = $stage AND j.rank <= $k AND j.gain > 0
+    GROUP BY j.query_id, j.level
+),
+idcg AS (
+    SELECT i.query_id, i.level, SUM(i.gain / (LN(i.ideal_rank + 1) / LN(2))) AS idcg
+    FROM ideal_gains i
+    WHERE i.run_id = $run_id AND i.ideal_rank <= $k
+    GROUP BY i.query_id, i.level
+)
+SELECT q.query_id, i.level, COALESCE(d.dcg, 0.0) / i.idcg AS value
+FROM eval_questions q
+JOIN idcg i ON i.query_id = q.query_id
+LEFT JOIN dcg d ON d.query_id = q.query_id AND d.level = i.level
+WHERE q.run_id = $run_id AND q.answerable

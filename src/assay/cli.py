@@ -1,0 +1,201 @@
+"""The `assay` command line: a thin shell over the library. Heavy imports happen inside commands."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from assay.errors import AssayError
+
+EXIT_CODES = {0: "success", 1: "error (bad input, configuration or warehouse state)", 2: "usage error",
+              3: "judgments do not parse or resolve"}
+DEMO_DIR = Path(__file__).resolve().parents[2] / "judgments" / "demo"
+
+
+class AssayGroup(click.Group):
+    """Translates AssayError into one line on stderr and its exit code (--debug shows the traceback)."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except AssayError as exc:
+            if ctx.params.get("debug"):
+                raise
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+
+
+warehouse_option = click.option(
+    "--warehouse", "warehouse_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Warehouse file. Default: $ASSAY_WAREHOUSE, else warehouse/assay.duckdb.",
+)
+
+
+def _progress(msg: str) -> None:
+    click.echo(msg, err=True)
+
+
+@click.group(cls=AssayGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.version_option(package_name="assay")
+def cli(debug):
+    """assay: evaluate RAG retrieval against quote-anchored golden sets.
+
+    Every run is stored in a DuckDB warehouse; metrics are SQL over that history.
+    Exit codes: 0 success, 1 error, 2 usage error, 3 judgments do not parse or resolve.
+    """
+
+
+@cli.command()
+@click.argument("corpus_dir", type=click.Path(file_okay=False, path_type=Path))
+@warehouse_option
+def ingest(corpus_dir, warehouse_path):
+    """Read every .md, .txt, .rst and .html file under CORPUS_DIR into the warehouse."""
+    from assay.corpus import load_corpus
+    from assay.warehouse import Warehouse
+
+    corpus = load_corpus(corpus_dir)
+    with Warehouse.open(warehouse_path) as wh:
+        with wh.transaction():
+            written = wh.write_corpus(corpus)
+    state = "ingested" if written else "already in the warehouse:"
+    click.echo(f"{state} {len(corpus.documents)} documents, corpus {corpus.corpus_hash}")
+
+
+def run_options(f):
+    options = [
+        click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+                     help="Corpus directory."),
+        click.option("--judgments", "judgments_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+                     help="Judgments JSONL file."),
+        click.option("--pipeline", default="bm25", show_default=True, help="Pipeline to run."),
+        click.option("--chunker", default="recursive", show_default=True,
+                     type=click.Choice(["recursive", "fixed", "document"]), help="Chunker."),
+        click.option("--chunk-size", type=int, default=None, help="Chunk size in characters (default 800)."),
+        click.option("--overlap", type=int, default=None,
+                     help="Overlap in characters (default 0 for recursive, 100 for fixed)."),
+        click.option("--depth", type=int, default=100, show_default=True, help="Chunks retrieved per question."),
+        click.option("--doc-depth", type=int, default=10, show_default=True,
+                     help="Retrieve deeper until this many distinct documents exist (document-level metrics)."),
+        click.option("--lowercase/--no-lowercase", default=True, show_default=True, help="BM25 analyzer: lower-case."),
+        click.option("--stopwords/--no-stopwords", default=True, show_default=True,
+                     help="BM25 analyzer: remove English stop words."),
+        click.option("--stemming/--no-stemming", default=True, show_default=True,
+                     help="BM25 analyzer: English stemming."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed of every bootstrap over this run."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@cli.command("run")
+@run_options
+@warehouse_option
+def run_cmd(corpus_dir, judgments_path, warehouse_path, **kw):
+    """Resolve judgments, chunk, index, ask every question; record the run. Prints the run id."""
+    from assay.runner import RunOptions, run
+    from assay.warehouse import Warehouse
+
+    options = RunOptions(**kw)
+    with Warehouse.open(warehouse_path) as wh:
+        record = run(wh, corpus_dir, judgments_path, options, progress=_progress)
+    _progress(f"recorded run {record.run_id} ({len(record.query_rows)} questions) in {wh.path}")
+    click.echo(record.run_id)
+
+
+@cli.command()
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]), default="table",
+              show_default=True)
+@warehouse_option
+def report(run_ref, fmt, warehouse_path):
+    """Metrics of one run with n and 95% intervals, overall and by category, form and hard class."""
+    from assay.report import build_report, render
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(warehouse_path, read_only=True) as wh:
+        click.echo(render(build_report(wh, wh.resolve_run_id(run_ref)), fmt), nl=False)
+
+
+@cli.command()
+@warehouse_option
+def runs(warehouse_path):
+    """List the runs in the warehouse, newest first."""
+    import json
+
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(warehouse_path, read_only=True) as wh:
+        _, rows = wh.query("reports/runs")
+    if not rows:
+        click.echo("no runs yet")
+        return
+    for run_id, started, pipeline, config, corpus_hash, judgments_hash, n in rows:
+        chunker = json.loads(config)["chunker"]
+        params = ",".join(f"{k}={v}" for k, v in chunker.items() if k != "name")
+        click.echo(f"{run_id}  {started:%Y-%m-%d %H:%M:%S}  {pipeline:<6} {chunker['name']}({params})  "
+                   f"{n} questions  corpus {corpus_hash[:8]}  judgments {judgments_hash[:8]}")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@warehouse_option
+def sql(query, fmt, warehouse_path):
+    """Run read-only SQL against the warehouse (tables and views: see docs/warehouse.md)."""
+    from assay.sqlshell import run_sql
+
+    click.echo(run_sql(warehouse_path, query, fmt), nl=False)
+
+
+@cli.command()
+def measures():
+    """List every measure assay computes, with its definition."""
+    from assay.metrics.registry import FAMILIES
+
+    for fam in FAMILIES.values():
+        cut = {"required": "@k", "optional": "[@k]", "none": ""}[fam.cutoff]
+        click.echo(f"{fam.name + cut:<16} {fam.interval:<9} {fam.definition}")
+
+
+@cli.group()
+def judgments():
+    """Golden-set tools."""
+
+
+@judgments.command("check")
+@click.argument("judgments_path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--strict", is_flag=True, help="Exit 1 when any lint fires, not only on errors.")
+def judgments_check(judgments_path, corpus_dir, strict):
+    """Validate a judgments file against a corpus and report the lints that keep it honest."""
+    from assay.judgments.lint import check
+
+    text, n_warnings = check(judgments_path, corpus_dir)
+    click.echo(text, nl=False)
+    if strict and n_warnings:
+        sys.exit(1)
+
+
+@cli.command()
+@warehouse_option
+def demo(warehouse_path):
+    """Ingest the bundled demo corpus, run BM25 over the demo golden set and print the report."""
+    from assay.report import build_report, render
+    from assay.runner import RunOptions, run
+    from assay.warehouse import Warehouse
+
+    corpus, judgments_file = DEMO_DIR / "corpus", DEMO_DIR / "judgments.jsonl"
+    if not judgments_file.is_file():
+        raise AssayError(f"the demo golden set is not at {DEMO_DIR}; run `assay demo` from a source checkout")
+    with Warehouse.open(warehouse_path) as wh:
+        record = run(wh, corpus, judgments_file, RunOptions(), progress=_progress)
+        _progress(f"recorded run {record.run_id} in {wh.path}\n")
+        click.echo(render(build_report(wh, record.run_id), "table"), nl=False)
+
+
+def main():
+    cli(prog_name="assay")

@@ -1,0 +1,70 @@
+"""Per-question values from the measure SQL, then means with intervals over every slice."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assay.metrics.registry import DEFAULT_MEASURES, Measure
+from assay.metrics.stats import bootstrap_mean, wilson
+
+SLICE_FIELDS = ("category", "form", "hard_class")
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    metric: str
+    level: str
+    slice: str
+    value: float
+    n: int
+    ci_low: float
+    ci_high: float
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def per_query(warehouse, run_id: str, measure: Measure, stage: str = "final") -> dict[tuple[str, str], float]:
+    """{(query_id, level): value} for every question the measure covers."""
+    fam = measure.family
+    if fam.levels == ("query",):
+        _, rows = warehouse.query(fam.sql, run_id=run_id)
+        want_answerable = fam.answerable_only
+        return {(qid, "query"): float(v) for qid, answerable, v in rows if bool(answerable) == want_answerable}
+    _, rows = warehouse.query(fam.sql, run_id=run_id, stage=stage, k=measure.k)
+    return {(qid, level): float(v) for qid, level, v in rows}
+
+
+def question_labels(warehouse, run_id: str) -> dict[str, dict]:
+    cur = warehouse.con.execute(
+        "SELECT query_id, category, form, hard_class FROM eval_questions WHERE run_id = ? ORDER BY query_id",
+        [run_id],
+    )
+    return {qid: {"category": c, "form": f, "hard_class": h} for qid, c, f, h in cur.fetchall()}
+
+
+def _interval(measure: Measure, values: list[float], seed: int, samples: int) -> tuple[float, float]:
+    if measure.family.interval == "wilson":
+        return wilson(sum(values), len(values))
+    return bootstrap_mean(values, seed=seed, samples=samples)
+
+
+def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "final",
+             seed: int = 0, samples: int = 1000) -> list[MetricRow]:
+    labels = question_labels(warehouse, run_id)
+    rows: list[MetricRow] = []
+    for measure in measures:
+        values = per_query(warehouse, run_id, measure, stage)
+        for level in measure.family.levels:
+            by_query = {qid: v for (qid, lvl), v in values.items() if lvl == level}
+            slices = {"all": sorted(by_query)}
+            for field in SLICE_FIELDS:
+                for qid in sorted(by_query):
+                    slices.setdefault(f"{field}={labels[qid][field]}", []).append(qid)
+            for name in sorted(slices, key=lambda s: (s != "all", s)):
+                vals = [by_query[q] for q in slices[name]]
+                if not vals:
+                    continue
+                low, high = _interval(measure, vals, seed, samples)
+                rows.append(MetricRow(measure.name, level, name, sum(vals) / len(vals), len(vals), low, high))
+    return rows

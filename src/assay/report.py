@@ -1,0 +1,136 @@
+"""A run's report: header plus metric rows, rendered as table, JSON, CSV or Markdown."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+from assay.metrics.compute import evaluate
+from assay.metrics.registry import DEFAULT_MEASURES
+
+FORMATS = ("table", "json", "csv", "markdown")
+ROW_FIELDS = ("metric", "level", "slice", "value", "n", "ci_low", "ci_high")
+# Columns of the per-slice breakdown: (metric, level).
+HEADLINE = (("Success@1", "doc"), ("Success@3", "doc"), ("Success@10", "chunk"), ("nDCG@10", "chunk"), ("RR@10", "chunk"))
+
+
+def _percentile(sorted_values: list[float], q: float) -> float | None:
+    if not sorted_values:
+        return None
+    pos = (len(sorted_values) - 1) * q
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def run_header(warehouse, run_id: str) -> dict:
+    cols, rows = warehouse.query("reports/run_summary", run_id=run_id)
+    header = dict(zip(cols, rows[0]))
+    header["config"] = json.loads(header["config"])
+    header["versions"] = json.loads(header["versions"])
+    for key in ("started_at", "finished_at"):
+        header[key] = header[key].isoformat(timespec="seconds")
+    _, lat = warehouse.query("reports/latency", run_id=run_id)
+    lat = [r[0] for r in lat]
+    header["latency_ms"] = {"p50": _percentile(lat, 0.5), "p95": _percentile(lat, 0.95)}
+    header.pop("total_latency_ms", None)
+    header["n_no_answer"] = header["n_questions"] - header["n_answerable"]
+    return header
+
+
+def build_report(warehouse, run_id: str, measures=DEFAULT_MEASURES) -> dict:
+    header = run_header(warehouse, run_id)
+    config = header["config"]
+    rows = evaluate(warehouse, run_id, measures, seed=header["seed"], samples=config.get("bootstrap_samples", 1000))
+    return {"run": header, "metrics": [r.as_dict() for r in rows]}
+
+
+# -- rendering ---------------------------------------------------------------------------
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def _ci(row) -> str:
+    return f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+
+
+def _grid(headers: list[str], body: list[list[str]], markdown: bool) -> str:
+    if markdown:
+        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        lines += ["| " + " | ".join(r) + " |" for r in body]
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(headers)]
+    out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    out.append("  ".join("-" * w for w in widths))
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in body]
+    return "\n".join(out)
+
+
+def _chunker_label(chunker: dict) -> str:
+    order = ["size", "overlap"]
+    keys = sorted((k for k in chunker if k != "name"), key=lambda k: (order.index(k) if k in order else 9, k))
+    params = ", ".join(f"{k}={chunker[k]}" for k in keys)
+    return f"{chunker['name']}({params})" if params else chunker["name"]
+
+
+def _header_lines(run: dict) -> list[str]:
+    cfg = run["config"]
+    lat = run["latency_ms"]
+    return [
+        f"run {run['run_id']}  pipeline {run['pipeline']}  chunker {_chunker_label(cfg['chunker'])}  depth {cfg['depth']}",
+        f"corpus {run['corpus_hash'][:12]} ({run['n_documents']} documents, {run['n_chunks']} chunks)  "
+        f"judgments {run['judgments_hash'][:12]} ({run['n_questions']} questions: "
+        f"{run['n_answerable']} answerable, {run['n_no_answer']} no_answer)",
+        f"latency per question p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms  "
+        f"seed {run['seed']}  ties: {run['tie_break']}",
+    ]
+
+
+def _text_report(report: dict, markdown: bool) -> str:
+    run, rows = report["run"], report["metrics"]
+    overall = [r for r in rows if r["slice"] == "all"]
+    index = {(r["metric"], r["level"], r["slice"]): r for r in rows}
+    metrics = list(dict.fromkeys(r["metric"] for r in overall))
+    body = []
+    for m in metrics:
+        cells = [m]
+        for level in ("chunk", "doc"):
+            r = index.get((m, level, "all")) or (index.get((m, "query", "all")) if level == "chunk" else None)
+            cells += [_fmt(r["value"]), _ci(r)] if r else ["", ""]
+        n = next(r["n"] for r in overall if r["metric"] == m)
+        body.append(cells + [str(n)])
+    main = _grid(["metric", "chunk", "95% CI", "doc", "95% CI", "n"], body, markdown)
+
+    slices = sorted({r["slice"] for r in rows if r["slice"] != "all"})
+    sbody = []
+    for s in slices:
+        n = next((index[(m, lvl, s)]["n"] for m, lvl in HEADLINE if (m, lvl, s) in index), None)
+        if n is None:
+            continue
+        sbody.append([s, str(n)] + [_fmt(index[(m, lvl, s)]["value"]) if (m, lvl, s) in index else "-"
+                                    for m, lvl in HEADLINE])
+    abst = [[s, str(index[("Abstain", "query", s)]["n"]), _fmt(index[("Abstain", "query", s)]["value"])]
+            for s in ["all"] + slices if ("Abstain", "query", s) in index]
+    breakdown = _grid(["slice", "n"] + [f"{m} ({lvl})" for m, lvl in HEADLINE], sbody, markdown)
+    parts = _header_lines(run)
+    if markdown:
+        parts = [f"## assay report `{run['run_id']}`", ""] + [f"- {line}" for line in parts]
+    parts += ["", "Abstain and FalseAbstain are per question (shown in the chunk column).", "", main,
+              "", "By slice (answerable questions):", "", breakdown]
+    if len(abst) > 1:
+        parts += ["", "Abstention by slice (no_answer questions):", "", _grid(["slice", "n", "Abstain"], abst, markdown)]
+    return "\n".join(parts) + "\n"
+
+
+def render(report: dict, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(report, indent=2, default=str) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=("run_id",) + ROW_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        for row in report["metrics"]:
+            writer.writerow({"run_id": report["run"]["run_id"], **row})
+        return buf.getvalue()
+    return _text_report(report, markdown=(fmt == "markdown"))
