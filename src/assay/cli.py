@@ -170,11 +170,12 @@ def judgments():
 @click.argument("judgments_path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--strict", is_flag=True, help="Exit 1 when any lint fires, not only on errors.")
-def judgments_check(judgments_path, corpus_dir, strict):
+@click.option("--verbose", is_flag=True, help="List term competition for every question.")
+def judgments_check(judgments_path, corpus_dir, strict, verbose):
     """Validate a judgments file against a corpus and report the lints that keep it honest."""
     from assay.judgments.lint import check
 
-    text, n_warnings = check(judgments_path, corpus_dir)
+    text, n_warnings = check(judgments_path, corpus_dir, verbose=verbose)
     click.echo(text, nl=False)
     if strict and n_warnings:
         sys.exit(1)

@@ -144,7 +144,10 @@ class Warehouse:
             cols = ", ".join(columns)
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _assay_rows")
         finally:
-            self.con.unregister("_assay_rows")
+            try:
+                self.con.unregister("_assay_rows")
+            except Exception:  # an aborted transaction refuses even this; the rollback drops the view
+                pass
 
     def _exists(self, table: str, where: str, params: list) -> bool:
         return self.con.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}", params).fetchall()[0][0] > 0
