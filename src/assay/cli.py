@@ -75,7 +75,7 @@ def run_options(f):
                      type=click.Choice(["recursive", "fixed", "document"]), help="Chunker."),
         click.option("--chunk-size", type=int, default=None, help="Chunk size in characters (default 800)."),
         click.option("--overlap", type=int, default=None,
-                     help="Overlap in characters (default 0 for recursive, 100 for fixed)."),
+                     help="Overlap in characters (default 0 for recursive; for fixed 100, or a quarter of the size if smaller)."),
         click.option("--depth", type=int, default=100, show_default=True, help="Chunks retrieved per question."),
         click.option("--doc-depth", type=int, default=10, show_default=True,
                      help="Retrieve deeper until this many distinct documents exist (document-level metrics)."),
@@ -126,6 +126,7 @@ def runs(warehouse_path):
     """List the runs in the warehouse, newest first."""
     import json
 
+    from assay.report import chunker_label
     from assay.warehouse import Warehouse
 
     with Warehouse.open(warehouse_path, read_only=True) as wh:
@@ -134,9 +135,8 @@ def runs(warehouse_path):
         click.echo("no runs yet")
         return
     for run_id, started, pipeline, config, corpus_hash, judgments_hash, n in rows:
-        chunker = json.loads(config)["chunker"]
-        params = ",".join(f"{k}={v}" for k, v in chunker.items() if k != "name")
-        click.echo(f"{run_id}  {started:%Y-%m-%d %H:%M:%S}  {pipeline:<6} {chunker['name']}({params})  "
+        chunker = chunker_label(json.loads(config)["chunker"])
+        click.echo(f"{run_id}  {started:%Y-%m-%d %H:%M:%S}  {pipeline:<6} {chunker}  "
                    f"{n} questions  corpus {corpus_hash[:8]}  judgments {judgments_hash[:8]}")
 
 

@@ -67,7 +67,7 @@ def _grid(headers: list[str], body: list[list[str]], markdown: bool) -> str:
     return "\n".join(out)
 
 
-def _chunker_label(chunker: dict) -> str:
+def chunker_label(chunker: dict) -> str:
     order = ["size", "overlap"]
     keys = sorted((k for k in chunker if k != "name"), key=lambda k: (order.index(k) if k in order else 9, k))
     params = ", ".join(f"{k}={chunker[k]}" for k in keys)
@@ -78,7 +78,7 @@ def _header_lines(run: dict) -> list[str]:
     cfg = run["config"]
     lat = run["latency_ms"]
     return [
-        f"run {run['run_id']}  pipeline {run['pipeline']}  chunker {_chunker_label(cfg['chunker'])}  depth {cfg['depth']}",
+        f"run {run['run_id']}  pipeline {run['pipeline']}  chunker {chunker_label(cfg['chunker'])}  depth {cfg['depth']}",
         f"corpus {run['corpus_hash'][:12]} ({run['n_documents']} documents, {run['n_chunks']} chunks)  "
         f"judgments {run['judgments_hash'][:12]} ({run['n_questions']} questions: "
         f"{run['n_answerable']} answerable, {run['n_no_answer']} no_answer)",

@@ -25,8 +25,9 @@ class FixedChunker:
 
     @classmethod
     def from_options(cls, size=None, overlap=None):
-        return cls(size if size is not None else cls.default_size,
-                   overlap if overlap is not None else cls.default_overlap)
+        size = size if size is not None else cls.default_size
+        # default overlap: 100 characters, or a quarter of the chunk size when that is smaller
+        return cls(size, overlap if overlap is not None else min(cls.default_overlap, size // 4))
 
     def config(self) -> dict:
         return {"name": self.name, "size": self.size, "overlap": self.overlap}

@@ -1,0 +1,172 @@
+"""The CLI through click's CliRunner, on real warehouse files."""
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from assay.cli import cli
+from conftest import ROOT
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+@pytest.fixture
+def wh(tmp_path):
+    return str(tmp_path / "w.duckdb")
+
+
+def invoke(runner, *args):
+    return runner.invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def do_run(runner, wh, corpus, judgments, *extra):
+    result = invoke(runner, "run", "--corpus", corpus, "--judgments", judgments, "--warehouse", wh, *extra)
+    assert result.exit_code == 0, result.output
+    return result.stdout.strip().splitlines()[-1]
+
+
+def test_ingest_twice(runner, wh, mini_corpus):
+    first = invoke(runner, "ingest", mini_corpus, "--warehouse", wh)
+    assert first.exit_code == 0
+    assert re.fullmatch(r"ingested 4 documents, corpus [0-9a-f]{64}\n", first.stdout)
+    again = invoke(runner, "ingest", mini_corpus, "--warehouse", wh)
+    assert again.stdout.startswith("already in the warehouse: 4 documents")
+
+
+def test_ingest_bad_file_names_it_and_writes_nothing(runner, wh, tmp_path):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "good.md").write_text("fine text\n")
+    (corpus / "bad.txt").write_bytes(b"caf\xe9\n")
+    result = invoke(runner, "ingest", corpus, "--warehouse", wh)
+    assert result.exit_code == 1
+    assert "bad.txt: not valid UTF-8" in result.stderr
+    assert not (tmp_path / "w.duckdb").exists()
+
+
+def test_run_prints_run_id_and_report_json(runner, wh, mini_corpus, mini_judgments):
+    run_id = do_run(runner, wh, mini_corpus, mini_judgments, "--chunk-size", "120")
+    assert re.fullmatch(r"\d{8}T\d{6}-[0-9a-f]{6}", run_id)
+    result = invoke(runner, "report", run_id, "--format", "json", "--warehouse", wh)
+    assert result.exit_code == 0
+    report = json.loads(result.stdout)
+    assert report["run"]["run_id"] == run_id
+    row = next(r for r in report["metrics"] if (r["metric"], r["level"], r["slice"]) == ("Success@3", "doc", "all"))
+    assert set(row) == {"metric", "level", "slice", "value", "n", "ci_low", "ci_high"}
+    assert row["n"] == 5 and row["ci_low"] <= row["value"] <= row["ci_high"]
+    slices = {r["slice"] for r in report["metrics"]}
+    assert {"all", "category=normal", "form=gap", "hard_class=near-duplicate"} <= slices
+    levels = {r["level"] for r in report["metrics"]}
+    assert levels == {"chunk", "doc", "query"}
+
+
+def test_report_formats(runner, wh, mini_corpus, mini_judgments):
+    run_id = do_run(runner, wh, mini_corpus, mini_judgments)
+    table = invoke(runner, "report", "--warehouse", wh).stdout  # 'latest' by default
+    assert table.startswith(f"run {run_id}  pipeline bm25")
+    assert re.search(r"^nDCG@10\s+\d\.\d{3}\s+\[\d\.\d{3}, \d\.\d{3}\]", table, re.M)
+    md = invoke(runner, "report", run_id, "--format", "markdown", "--warehouse", wh).stdout
+    assert f"## assay report `{run_id}`" in md and "| metric | chunk |" in md
+    csv_out = invoke(runner, "report", "latest", "--format", "csv", "--warehouse", wh).stdout.splitlines()
+    assert csv_out[0] == "run_id,metric,level,slice,value,n,ci_low,ci_high"
+    assert all(line.startswith(run_id + ",") for line in csv_out[1:])
+
+
+def test_report_unknown_run(runner, wh, mini_corpus, mini_judgments):
+    do_run(runner, wh, mini_corpus, mini_judgments)
+    result = invoke(runner, "report", "nope", "--warehouse", wh)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: no run 'nope'")
+
+
+def test_report_without_warehouse(runner, tmp_path):
+    result = invoke(runner, "report", "--warehouse", tmp_path / "none.duckdb")
+    assert result.exit_code == 1 and "no warehouse at" in result.stderr
+
+
+def test_broken_quote_exit_code_and_no_run(runner, wh, tmp_path, mini_corpus, mini_judgments):
+    do_run(runner, wh, mini_corpus, mini_judgments)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(mini_judgments.read_text().replace("WAL mode allows concurrent readers", "WAL mode allows many"))
+    result = invoke(runner, "run", "--corpus", mini_corpus, "--judgments", bad, "--warehouse", wh)
+    assert result.exit_code == 3
+    assert f"{bad}:6 (query wal-purpose): quote not found in storage/design.md" in result.stderr
+    runs = invoke(runner, "sql", "SELECT COUNT(*) AS n FROM runs", "--format", "csv", "--warehouse", wh).stdout
+    assert runs == "n\n1\n"
+
+
+def test_runs_lists_newest_first(runner, wh, mini_corpus, mini_judgments):
+    a = do_run(runner, wh, mini_corpus, mini_judgments)
+    b = do_run(runner, wh, mini_corpus, mini_judgments, "--chunker", "fixed", "--chunk-size", "100")
+    lines = invoke(runner, "runs", "--warehouse", wh).stdout.splitlines()
+    assert [line.split()[0] for line in lines] == [b, a]
+    assert "fixed(size=100, overlap=25)" in lines[0] and "recursive(size=800, overlap=0)" in lines[1]
+
+
+def test_sql_is_read_only(runner, wh, mini_corpus, mini_judgments):
+    do_run(runner, wh, mini_corpus, mini_judgments)
+    out = invoke(runner, "sql", "SELECT category, COUNT(*) AS n FROM queries GROUP BY 1 ORDER BY 1",
+                 "--warehouse", wh).stdout
+    assert out.splitlines()[0].split() == ["category", "n"]
+    assert "no_answer  1" in out and out.endswith("(3 rows)\n")
+    as_json = json.loads(invoke(runner, "sql", "SELECT 1 AS one", "--format", "json", "--warehouse", wh).stdout)
+    assert as_json == [{"one": 1}]
+    denied = invoke(runner, "sql", "DELETE FROM runs", "--warehouse", wh)
+    assert denied.exit_code == 1 and "read-only" in denied.stderr.lower()
+
+
+def test_measures_lists_the_registry(runner):
+    from assay.metrics.registry import FAMILIES
+
+    out = invoke(runner, "measures").stdout
+    for name in FAMILIES:
+        assert re.search(rf"^{name}\b", out, re.M), name
+
+
+def test_judgments_check(runner, mini_corpus, mini_judgments, tmp_path):
+    ok = invoke(runner, "judgments", "check", mini_judgments, "--corpus", mini_corpus)
+    assert ok.exit_code == 0 and "valid, 6 questions" in ok.stdout
+    noisy = tmp_path / "noisy.jsonl"
+    noisy.write_text(
+        '{"query_id": "a", "query": "what is WAL mode for", "category": "normal", "form": "gap", '
+        '"gold": [{"doc": "storage/design.md", "quote": "WAL mode allows concurrent readers"}]}\n'
+        '{"query_id": "b", "query": "how big is the cache in pages", "category": "no_answer", "form": "match", '
+        '"gold": []}\n')
+    result = invoke(runner, "judgments", "check", noisy, "--corpus", mini_corpus)
+    assert result.exit_code == 0
+    assert f"{noisy}:1 [gap-overlap] a:" in result.stdout
+    assert f"{noisy}:2 [no-answer-in-vocabulary] b:" in result.stdout
+    assert invoke(runner, "judgments", "check", noisy, "--corpus", mini_corpus, "--strict").exit_code == 1
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"query_id": "a", "query": "q", "category": "weird", "form": "gap", "gold": []}\n')
+    bad = invoke(runner, "judgments", "check", broken, "--corpus", mini_corpus)
+    assert bad.exit_code == 3 and f"{broken}:1 (query a): category 'weird'" in bad.stderr
+
+
+def test_debug_shows_traceback(runner, tmp_path):
+    with pytest.raises(Exception, match="no warehouse"):
+        runner.invoke(cli, ["--debug", "report", "--warehouse", str(tmp_path / "x.duckdb")], catch_exceptions=False)
+
+
+def test_every_command_is_documented_in_readme():
+    readme = (ROOT / "README.md").read_text()
+
+    def walk(group, prefix):
+        for name, cmd in group.commands.items():
+            full = f"{prefix} {name}"
+            if hasattr(cmd, "commands"):
+                yield from walk(cmd, full)
+            else:
+                yield full, cmd
+
+    for full, cmd in walk(cli, "assay"):
+        assert f"`{full}" in readme, f"{full} is not documented in README.md"
+        for param in cmd.params:
+            for opt in param.opts:
+                if opt.startswith("--") and opt != "--help":
+                    assert opt in readme, f"{full} {opt} is not documented in README.md"
