@@ -126,7 +126,7 @@ def runs(warehouse_path):
     """List the runs in the warehouse, newest first."""
     import json
 
-    from assay.report import chunker_label
+    from assay.chunking import chunker_label
     from assay.warehouse import Warehouse
 
     with Warehouse.open(warehouse_path, read_only=True) as wh:

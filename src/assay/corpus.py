@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -78,7 +77,9 @@ def html_to_text(html: str) -> str:
     parser = _TextExtractor()
     parser.feed(html)
     parser.close()
-    raw = unescape("".join(parser.parts))
+    # convert_charrefs already unescaped entities once; unescaping again would turn a
+    # displayed "&lt;" (written "&amp;lt;") into "<".
+    raw = "".join(parser.parts)
     lines = [" ".join(line.split()) for line in raw.split("\n")]
     out: list[str] = []
     for line in lines:
@@ -103,7 +104,9 @@ def _decode(path: Path, rel: str, data: bytes) -> str:
         ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    if rel.endswith(".html"):
+    if not text.strip():  # a BOM or non-ASCII whitespace alone is still empty
+        raise CorpusError(f"{path}: file is empty; remove it or give it content")
+    if rel.lower().endswith(".html"):
         text = html_to_text(text)
         if not text.strip():
             raise CorpusError(f"{path}: HTML has no visible text; remove it or give it content")
@@ -132,7 +135,11 @@ def load_corpus(root: str | os.PathLike) -> Corpus:
     documents, raw, problems = [], [], []
     for path in paths:
         rel = path.relative_to(root).as_posix()
-        data = path.read_bytes()
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            problems.append(f"{path}: cannot be read ({exc.strerror or exc}); fix its permissions or remove it")
+            continue
         try:
             text = _decode(path, rel, data)
         except CorpusError as exc:

@@ -7,6 +7,7 @@ import io
 import json
 import math
 
+from assay.chunking import chunker_label
 from assay.metrics.compute import evaluate
 from assay.metrics.registry import DEFAULT_MEASURES
 
@@ -65,13 +66,6 @@ def _grid(headers: list[str], body: list[list[str]], markdown: bool) -> str:
     out.append("  ".join("-" * w for w in widths))
     out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in body]
     return "\n".join(out)
-
-
-def chunker_label(chunker: dict) -> str:
-    order = ["size", "overlap"]
-    keys = sorted((k for k in chunker if k != "name"), key=lambda k: (order.index(k) if k in order else 9, k))
-    params = ", ".join(f"{k}={chunker[k]}" for k in keys)
-    return f"{chunker['name']}({params})" if params else chunker["name"]
 
 
 def _header_lines(run: dict) -> list[str]:

@@ -112,7 +112,7 @@ def _search_to_doc_depth(index, query: str, depth: int, doc_depth: int):
 
 def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None) -> RunRecord:
     """Everything up to the write. Judgments resolve before any chunking or indexing starts."""
-    from assay.chunking import make_chunker
+    from assay.chunking import chunker_label, make_chunker
     from assay.corpus import load_corpus
     from assay.judgments import load_judgments, resolve_gold
     from assay.retrieval.bm25 import AnalyzerOptions, BM25Index
@@ -133,7 +133,7 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None) 
     query_rows, hit_rows = [], []
     with BM25Index(chunks, analyzer) as index:
         config = build_config(options, chunker.config(), {"bm25": index.config()})
-        say(f"indexed {len(chunks)} chunks ({chunker.config()})")
+        say(f"indexed {len(chunks)} chunks, {chunker_label(chunker.config())}")
         for j in judgments.judgments:
             t0 = time.perf_counter()
             hits = _search_to_doc_depth(index, j.query, options.depth, options.doc_depth)

@@ -44,6 +44,13 @@ def chunk_document(doc_id: str, text: str, spans: list[tuple[int, int]]) -> list
     return [Chunk(doc_id, i, s, e, text[s:e]) for i, (s, e) in enumerate(spans)]
 
 
+def chunker_label(chunker: dict) -> str:
+    order = ["size", "overlap"]
+    keys = sorted((k for k in chunker if k != "name"), key=lambda k: (order.index(k) if k in order else 9, k))
+    params = ", ".join(f"{k}={chunker[k]}" for k in keys)
+    return f"{chunker['name']}({params})" if params else chunker["name"]
+
+
 def _registry():
     from assay.chunking.document import DocumentChunker
     from assay.chunking.fixed import FixedChunker

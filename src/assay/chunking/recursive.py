@@ -22,7 +22,8 @@ from assay.errors import ConfigError
 
 _SEPARATORS = (
     re.compile(r"\n[ \t]*\n\s*"),  # paragraphs
-    re.compile(r"\n"),  # lines
+    # lines; never between a title and the rST/setext underline that makes it a heading
+    re.compile(r"\n(?![ \t]*([=\-~^\"'`#*+<>:_.])\1{2,}[ \t]*$)", re.M),
     re.compile(r"(?<=[.!?])\s+"),  # sentences
     re.compile(r"\s+"),  # words
 )
@@ -51,6 +52,35 @@ def is_heading(text: str) -> bool:
             and not re.match(r"^\d+[.)]\s", line)
         )
     return False
+
+
+def _is_heading_piece(text: str, start: int, end: int) -> bool:
+    """Whether a piece, in its place in the text, is a heading.
+
+    is_heading judges text alone; here a piece must also be whole lines (a sentence
+    or word cut from a line is body text), and a short line counts only when it
+    stands alone as its paragraph, not as one line of a wrapped paragraph.
+    """
+    s, e = trim(text, start, end)
+    if e <= s:
+        return False
+    before, after = s, e
+    while before > 0 and text[before - 1] in " \t":
+        before -= 1
+    while after < len(text) and text[after] in " \t":
+        after += 1
+    if (before > 0 and text[before - 1] != "\n") or (after < len(text) and text[after] != "\n"):
+        return False
+    piece = text[s:e]
+    if "\n" in piece or _MD_HEADING.match(piece) or _RST_ADORNMENT.match(piece):
+        return is_heading(piece) or bool(_RST_ADORNMENT.match(piece))
+    if not is_heading(piece):
+        return False
+    while before > 0 and text[before - 1].isspace():
+        before -= 1
+    while after < len(text) and text[after].isspace():
+        after += 1
+    return (before == 0 or text.count("\n", before, s) >= 2) and (after == len(text) or text.count("\n", e, after) >= 2)
 
 
 class RecursiveChunker:
@@ -99,7 +129,8 @@ class RecursiveChunker:
         glued: list[tuple[int, int]] = []
         pending: int | None = None  # start of heading(s) waiting for their body
         for start, end in pieces:
-            if is_heading(text[start:end]):
+            # whitespace after a heading waits with it, so the heading still reaches its body
+            if _is_heading_piece(text, start, end) or (pending is not None and not text[start:end].strip()):
                 pending = start if pending is None else pending
                 continue
             glued.append((pending if pending is not None else start, end))

@@ -30,7 +30,7 @@ def _terms(analyzer, text: str) -> set[str]:
 
 
 def lint(judgments, corpus, gold, analyzer) -> tuple[list[Lint], list[tuple[str, int, int]]]:
-    """Lints, and per question (query_id, documents sharing any term, documents holding every term)."""
+    """Lints, and per question (query_id, documents holding at least half its terms, documents holding all)."""
     doc_terms = {d.doc_id: _terms(analyzer, d.text) for d in corpus.documents}
     vocabulary = set().union(*doc_terms.values())
     lints: list[Lint] = []
@@ -54,9 +54,9 @@ def lint(judgments, corpus, gold, analyzer) -> tuple[list[Lint], list[tuple[str,
                 lints.append(Lint("no-answer-in-vocabulary", j.line, j.query_id,
                                   f"every content word ({', '.join(sorted(q))}) occurs in the corpus; "
                                   "a lexical retriever cannot abstain by returning nothing"))
-        any_docs = sum(1 for terms in doc_terms.values() if q & terms)
+        half_docs = sum(1 for terms in doc_terms.values() if q and 2 * len(q & terms) >= len(q))
         all_docs = sum(1 for terms in doc_terms.values() if q and q <= terms)
-        competition.append((j.query_id, any_docs, all_docs))
+        competition.append((j.query_id, half_docs, all_docs))
     return lints, competition
 
 
@@ -86,14 +86,14 @@ def check(judgments_path, corpus_dir, verbose: bool = False) -> tuple[str, int]:
         out.append(f"  {judgments.path}:{item.line} [{item.kind}] {item.query_id}: {item.message}")
     out.append("")
     n_docs = len(corpus.documents)
-    any_counts = [a for _, a, _ in competition]
-    out.append(f"term competition: documents sharing a term with the question, median "
-               f"{statistics.median(any_counts):g} of {n_docs}, max {max(any_counts)}")
-    rows = sorted(competition, key=lambda r: (-r[1], r[0]))
+    half_counts = [a for _, a, _ in competition]
+    out.append(f"term competition: documents holding at least half of a question's terms, median "
+               f"{statistics.median(half_counts):g} of {n_docs}, max {max(half_counts)} (most contested first)")
+    rows = sorted(competition, key=lambda r: (-r[1], -r[2], r[0]))
     shown = rows if verbose else rows[:5]
-    out.append(f"  {'query_id':<40} {'any term':>8} {'all terms':>9}")
+    out.append(f"  {'query_id':<40} {'half terms':>10} {'all terms':>9}")
     for qid, a, b in shown:
-        out.append(f"  {qid:<40} {a:>8} {b:>9}")
+        out.append(f"  {qid:<40} {a:>10} {b:>9}")
     if not verbose and len(rows) > len(shown):
         out.append(f"  ... {len(rows) - len(shown)} more (--verbose lists every question)")
     return "\n".join(out) + "\n", len(lints)

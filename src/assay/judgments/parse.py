@@ -79,7 +79,7 @@ def _parse_record(obj: dict, where: str, lineno: int, problems: list[str]) -> Ju
         problems.append(f"{where}: missing field(s) {', '.join(missing)}")
         return None
     qid = obj["query_id"]
-    if not isinstance(qid, str) or not _ID.match(qid):
+    if not isinstance(qid, str) or not _ID.fullmatch(qid):  # fullmatch: '$' alone lets a trailing newline through
         problems.append(f"{where}: query_id {qid!r} must be a string of letters, digits and . _ : / -")
         return None
     where = f"{where} (query {qid})"
@@ -124,7 +124,9 @@ def parse_judgments(data: bytes, path: Path) -> JudgmentSet:
     judgments: list[Judgment] = []
     seen: dict[str, int] = {}
     previous: str | None = None
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # JSONL lines end at "\n" only: splitlines() would also break inside a JSON string
+    # holding U+2028, U+0085 or a form feed, and miscount every line after it.
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         where = f"{path}:{lineno}"
