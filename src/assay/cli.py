@@ -96,12 +96,12 @@ def run_options(f):
 @warehouse_option
 def run_cmd(corpus_dir, judgments_path, warehouse_path, **kw):
     """Resolve judgments, chunk, index, ask every question; record the run. Prints the run id."""
-    from assay.runner import RunOptions, run
+    from assay.runner import RunOptions, execute_run
     from assay.warehouse import Warehouse
 
-    options = RunOptions(**kw)
-    with Warehouse.open(warehouse_path) as wh:
-        record = run(wh, corpus_dir, judgments_path, options, progress=_progress)
+    record = execute_run(corpus_dir, judgments_path, RunOptions(**kw), progress=_progress)
+    with Warehouse.open(warehouse_path) as wh:  # opened only now: a failed run never touches it
+        wh.write_run(record)
     _progress(f"recorded run {record.run_id} ({len(record.query_rows)} questions) in {wh.path}")
     click.echo(record.run_id)
 

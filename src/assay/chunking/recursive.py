@@ -57,9 +57,9 @@ def is_heading(text: str) -> bool:
 def _is_heading_piece(text: str, start: int, end: int) -> bool:
     """Whether a piece, in its place in the text, is a heading.
 
-    is_heading judges text alone; here a piece must also be whole lines (a sentence
-    or word cut from a line is body text), and a short line counts only when it
-    stands alone as its paragraph, not as one line of a wrapped paragraph.
+    is_heading judges text alone; a piece must also be whole lines (a sentence or
+    word cut from a line is body text), and a short line counts only standing alone
+    as its paragraph, not as one line of a wrapped paragraph.
     """
     s, e = trim(text, start, end)
     if e <= s:
@@ -72,15 +72,24 @@ def _is_heading_piece(text: str, start: int, end: int) -> bool:
     if (before > 0 and text[before - 1] != "\n") or (after < len(text) and text[after] != "\n"):
         return False
     piece = text[s:e]
-    if "\n" in piece or _MD_HEADING.match(piece) or _RST_ADORNMENT.match(piece):
-        return is_heading(piece) or bool(_RST_ADORNMENT.match(piece))
+    if _RST_ADORNMENT.match(piece):
+        # An rST overline: the title and underline follow on the next lines. A rule with a
+        # blank line after it is left where it is.
+        nxt = after + 1
+        while nxt < len(text) and text[nxt] in " \t":
+            nxt += 1
+        return nxt < len(text) and text[nxt] != "\n"
     if not is_heading(piece):
         return False
+    if "\n" in piece or _MD_HEADING.match(piece):
+        return True
     while before > 0 and text[before - 1].isspace():
         before -= 1
     while after < len(text) and text[after].isspace():
         after += 1
-    return (before == 0 or text.count("\n", before, s) >= 2) and (after == len(text) or text.count("\n", e, after) >= 2)
+    return (before == 0 or text.count("\n", before, s) >= 2) and (
+        after == len(text) or text.count("\n", e, after) >= 2
+    )
 
 
 class RecursiveChunker:
