@@ -23,6 +23,7 @@ test: install
 
 bench: install
 	$(BIN)/python bench/bench_cli.py
+	$(BIN)/python bench/bench_metrics.py
 
 clean:
 	rm -rf $(VENV) warehouse/*.duckdb warehouse/*.wal
