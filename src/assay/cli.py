@@ -140,6 +140,26 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, **kw):
 
 
 @cli.command()
+@run_options
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@warehouse_option
+def ablate(corpus_dir, judgments_path, warehouse_path, fmt, **kw):
+    """Run the ablation ladder (BM25, dense, hybrid, + rerank, weakened) and print one table with deltas."""
+    import json
+
+    from assay import ablation
+    from assay.runner import RunOptions
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(warehouse_path) as wh:
+        rungs = ablation.ablate(wh, corpus_dir, judgments_path, RunOptions(**kw), progress=_progress)
+    if fmt == "json":
+        click.echo(json.dumps(ablation.to_json(rungs), indent=2))
+    else:
+        click.echo(ablation.render(rungs), nl=False)
+
+
+@cli.command()
 @click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]), default="table",
               show_default=True)
@@ -151,6 +171,26 @@ def report(run_ref, fmt, warehouse_path):
 
     with Warehouse.open(warehouse_path, read_only=True) as wh:
         click.echo(render(build_report(wh, wh.resolve_run_id(run_ref)), fmt), nl=False)
+
+
+@cli.command("calibrate")
+@click.argument("run_ref", metavar="RUN_ID|latest")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@warehouse_option
+def calibrate_cmd(run_ref, fmt, warehouse_path):
+    """Fit and store a Platt calibration of a run's top scores, for calibrated abstention."""
+    import json
+
+    from assay.abstention import fit_and_store, render
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(warehouse_path) as wh:
+        run_id = wh.resolve_run_id(run_ref)
+        calibration_id, data = fit_and_store(wh, run_id)
+    if fmt == "json":
+        click.echo(json.dumps({"calibration_id": calibration_id, "run_id": run_id, **data}, indent=2))
+    else:
+        click.echo(render(calibration_id, run_id, data), nl=False)
 
 
 @cli.command()

@@ -40,12 +40,6 @@ class RunNotFound(WarehouseError):
 
 
 class ModelNotAvailable(AssayError):
-    """A model that was asked for is not installed or not in the fastembed cache."""
-
-    exit_code = 4
-
-
-class ModelNotAvailable(AssayError):
     """A model assay needs is neither in the local cache nor at the path given; nothing is downloaded."""
 
     exit_code = 4

@@ -9,7 +9,6 @@ says abstain). Every stage's list is stored.
 
 from __future__ import annotations
 
-import math
 import platform
 import secrets
 import subprocess
@@ -122,10 +121,9 @@ def load_calibration(warehouse, calibration_id: str) -> dict:
 
 
 def calibrated_probability(calibration: dict, score: float | None) -> float:
-    if score is None:
-        return 0.0
-    z = calibration["a"] * score + calibration["b"]
-    return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+    from assay.calibration import platt_predict
+
+    return float(platt_predict(calibration["a"], calibration["b"], [score])[0])
 
 
 class _Stages:

@@ -23,7 +23,8 @@ from assay.errors import ConfigError
 _SEPARATORS = (
     re.compile(r"\n[ \t]*\n\s*"),  # paragraphs
     # lines; never between a title and the rST/setext underline that makes it a heading
-    re.compile(r"\n(?![ \t]*([=\-~^\"'`#*+<>:_.])\1{2,}[ \t]*$)", re.M),
+    # (a ``` line is far more often a Markdown code fence than an underline)
+    re.compile(r"\n(?![ \t]*([=\-~^\"'#*+<>:_.])\1{2,}[ \t]*$)", re.M),
     re.compile(r"(?<=[.!?])\s+"),  # sentences
     re.compile(r"\s+"),  # words
 )
@@ -138,8 +139,15 @@ class RecursiveChunker:
         glued: list[tuple[int, int]] = []
         pending: int | None = None  # start of heading(s) waiting for their body
         for start, end in pieces:
-            # whitespace after a heading waits with it, so the heading still reaches its body
-            if _is_heading_piece(text, start, end) or (pending is not None and not text[start:end].strip()):
+            if not text[start:end].strip():
+                # whitespace is no body: it waits with a heading, or goes with the piece before,
+                # so neither a heading nor a trailing heading is left glued to nothing but blanks
+                if pending is None and glued:
+                    glued[-1] = (glued[-1][0], end)
+                elif pending is None:
+                    pending = start
+                continue
+            if _is_heading_piece(text, start, end):
                 pending = start if pending is None else pending
                 continue
             glued.append((pending if pending is not None else start, end))

@@ -35,3 +35,11 @@ def bootstrap_mean(values, seed: int, samples: int = 1000) -> tuple[float, float
     means = data[idx].mean(axis=1)
     low, high = np.quantile(means, [0.025, 0.975])
     return float(low), float(high)
+
+
+def paired_bootstrap_delta(before, after, seed: int, samples: int = 1000) -> tuple[float, float]:
+    """95% percentile interval of mean(after - before), resampling questions (pairs kept together)."""
+    import numpy as np
+
+    diff = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
+    return bootstrap_mean(diff, seed=seed, samples=samples)

@@ -1,0 +1,59 @@
+"""The chunking package: the chunk record, trimming, and chunkers looked up by name."""
+
+import pytest
+
+from assay.chunking import Chunk, chunk_document, chunker_label, chunker_names, make_chunker, trim
+from assay.chunking.document import DocumentChunker
+from assay.chunking.fixed import FixedChunker
+from assay.chunking.recursive import RecursiveChunker
+from assay.errors import ConfigError
+
+
+def test_chunk_id_is_doc_and_span():
+    assert Chunk("a/b.md", 3, 10, 42, "x" * 32).chunk_id == "a/b.md#10-42"
+
+
+@pytest.mark.parametrize("text, start, end, expected", [
+    ("  ab  ", 0, 6, (2, 4)),
+    ("\n\tab", 0, 4, (2, 4)),
+    ("ab", 0, 2, (0, 2)),
+    ("   ", 0, 3, (3, 3)),
+    ("a  b", 1, 3, (3, 3)),
+    ("xx yy zz", 2, 6, (3, 5)),
+])
+def test_trim(text, start, end, expected):
+    assert trim(text, start, end) == expected
+
+
+def test_chunk_document_numbers_chunks_and_slices_text():
+    text = "hello world"
+    chunks = chunk_document("d", text, [(0, 5), (6, 11)])
+    assert [(c.ordinal, c.start, c.end, c.text) for c in chunks] == [(0, 0, 5, "hello"), (1, 6, 11, "world")]
+
+
+def test_every_chunker_is_registered_under_its_name():
+    assert chunker_names() == ["document", "fixed", "recursive"]
+    assert isinstance(make_chunker("document"), DocumentChunker)
+    fixed = make_chunker("fixed", size=300, overlap=20)
+    assert isinstance(fixed, FixedChunker) and fixed.config() == {"name": "fixed", "size": 300, "overlap": 20}
+    recursive = make_chunker("recursive", size=120)
+    assert isinstance(recursive, RecursiveChunker)
+    assert recursive.config() == {"name": "recursive", "size": 120, "overlap": 0}
+
+
+def test_an_unknown_chunker_lists_the_registered_names():
+    with pytest.raises(ConfigError) as info:
+        make_chunker("sentence")
+    assert str(info.value) == "unknown chunker 'sentence'; choose one of: document, fixed, recursive"
+
+
+def test_bad_options_reach_the_chunker():
+    with pytest.raises(ConfigError):
+        make_chunker("recursive", size=0)
+    with pytest.raises(ConfigError):
+        make_chunker("fixed", size=10, overlap=10)
+
+
+def test_chunker_label():
+    assert chunker_label({"name": "document"}) == "document"
+    assert chunker_label({"overlap": 0, "name": "recursive", "size": 800}) == "recursive(size=800, overlap=0)"

@@ -1,0 +1,325 @@
+"""Strict parsing of judgments JSONL: every error names file and line, and all are reported at once."""
+
+import hashlib
+import json
+
+import pytest
+
+from assay.errors import AssayError, JudgmentsError
+from assay.judgments import load_judgments, parse_judgments
+
+ALLOWED = "query_id, query, category, form, gold, hard_class, unanswerable, notes"
+
+
+def record(query_id="q1", **fields):
+    base = {"query_id": query_id, "query": "what is it", "category": "normal", "form": "match",
+            "gold": [{"doc": "a.md", "quote": "it is"}]}
+    base.update(fields)
+    return base
+
+
+def write(tmp_path, *lines, name="j.jsonl"):
+    """Write lines (dicts become JSON, strings go in as they are) and return the path."""
+    path = tmp_path / name
+    text = "\n".join(json.dumps(line) if isinstance(line, dict) else line for line in lines) + "\n"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def problems(path):
+    with pytest.raises(JudgmentsError) as info:
+        load_judgments(path)
+    err = info.value
+    assert isinstance(err, AssayError) and err.exit_code == 3
+    return err.problems
+
+
+def only_problem(tmp_path, *lines):
+    path = write(tmp_path, *lines)
+    found = problems(path)
+    assert len(found) == 1, found
+    return path, found[0]
+
+
+# -- a valid file -----------------------------------------------------------------------------
+
+def test_a_valid_file_parses_with_defaults(tmp_path):
+    path = write(
+        tmp_path,
+        record("a1", gold=[{"doc": "dir/a.md", "quote": "  spaced quote \n"}]),
+        record("a2", query="  padded query  ", hard_class="near-duplicate", notes="a note",
+               gold=[{"doc": "b.md", "grade": 3}]),
+        record("a3", category="no_answer", form="gap", gold=[], unanswerable="out_of_corpus"),
+        record("a4", category="ambiguous", gold=[{"doc": "a.md", "quote": "x"}, {"doc": "a.md", "quote": "y"}]),
+        record("a5", category="adversarial", gold=[{"doc": "a.md"}]),
+        record("a6", category="no_answer", gold=[]),
+    )
+    js = load_judgments(path)
+    assert js.path == path
+    assert [j.query_id for j in js.judgments] == ["a1", "a2", "a3", "a4", "a5", "a6"]
+    a1, a2, a3, a4, a5, a6 = js.judgments
+    assert a1.hard_class == "normal" and a1.notes is None and a1.unanswerable is None
+    assert a1.gold[0].doc == "dir/a.md" and a1.gold[0].quote == "spaced quote" and a1.gold[0].grade == 1
+    assert (a2.query, a2.hard_class, a2.notes) == ("padded query", "near-duplicate", "a note")
+    assert a2.gold[0].quote is None and a2.gold[0].grade == 3
+    assert (a3.category, a3.form, a3.gold, a3.unanswerable, a3.answerable) == ("no_answer", "gap", (), "out_of_corpus", False)
+    assert a4.answerable and len(a4.gold) == 2
+    assert a5.category == "adversarial" and a6.unanswerable is None
+    assert [j.line for j in js.judgments] == [1, 2, 3, 4, 5, 6]
+
+
+def test_judgments_hash_is_sha256_of_the_raw_bytes(tmp_path):
+    path = write(tmp_path, record("q1"))
+    raw = path.read_bytes()
+    assert load_judgments(path).sha256 == hashlib.sha256(raw).hexdigest()
+    # bytes that do not change the parse still change the hash
+    path.write_bytes(raw + b"\n\n")
+    assert load_judgments(path).sha256 == hashlib.sha256(raw + b"\n\n").hexdigest() != hashlib.sha256(raw).hexdigest()
+
+
+def test_parse_judgments_takes_bytes_and_a_path_for_messages(tmp_path):
+    data = (json.dumps(record("q1")) + "\n").encode("utf-8")
+    js = parse_judgments(data, tmp_path / "named.jsonl")
+    assert js.sha256 == hashlib.sha256(data).hexdigest() and js.path == tmp_path / "named.jsonl"
+    with pytest.raises(JudgmentsError) as info:
+        parse_judgments(b"[]\n", tmp_path / "named.jsonl")
+    assert info.value.problems == [f"{tmp_path / 'named.jsonl'}:1: each line must be a JSON object"]
+
+
+def test_blank_lines_are_skipped_but_counted(tmp_path):
+    path = write(tmp_path, "", record("q1"), "   ", "\t", record("q2"), "", "", "{bad")
+    assert problems(path) == [f"{path}:8: not valid JSON (Expecting property name enclosed in double quotes at column 2)"]
+    path = write(tmp_path, "", record("q1"), "   ", record("q2"))
+    assert [j.line for j in load_judgments(path).judgments] == [2, 4]
+
+
+def test_crlf_line_endings(tmp_path):
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(("\r\n".join(json.dumps(record(q)) for q in ("q1", "q2")) + "\r\n\r\n").encode())
+    assert [j.line for j in load_judgments(path).judgments] == [1, 2]
+
+
+def test_unicode_line_separators_inside_strings_do_not_break_lines(tmp_path):
+    # JSON allows U+2028, U+0085 and a form feed raw inside strings; only "\n" ends a JSONL line
+    path = tmp_path / "j.jsonl"
+    lines = [json.dumps(record("q1", query="first\u2028second\x85third\x0cfourth"), ensure_ascii=False),
+             json.dumps(record("q2"))]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    js = load_judgments(path)
+    assert js.judgments[0].query == "first\u2028second\x85third\x0cfourth"
+    assert [j.line for j in js.judgments] == [1, 2]
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(JudgmentsError) as info:
+        load_judgments(tmp_path / "nope.jsonl")
+    assert info.value.problems == [f"{tmp_path / 'nope.jsonl'}: judgments file not found"]
+    assert str(info.value).startswith("cannot read judgments:")
+
+
+# -- file-level errors ------------------------------------------------------------------------
+
+def test_non_utf8_file(tmp_path):
+    path = tmp_path / "j.jsonl"
+    raw = json.dumps(record("q1")).encode() + b"\n{\"query\": \"caf\xe9\"}\n"
+    path.write_bytes(raw)
+    bad_at = raw.index(b"\xe9")
+    assert problems(path) == [f"{path}: not valid UTF-8 (byte {bad_at}); re-save it as UTF-8"]
+
+
+@pytest.mark.parametrize("content", ["", "\n", "  \n\n\t\n"])
+def test_empty_file(tmp_path, content):
+    path = tmp_path / "j.jsonl"
+    path.write_text(content)
+    assert problems(path) == [f"{path}: no judgments found"]
+
+
+# -- line-level errors ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", ["{not json", '{"query_id": "q1",}', "{'single': 'quotes'}", "nul", '{"a": 1} {"b": 2}'])
+def test_invalid_json(tmp_path, line):
+    path, problem = only_problem(tmp_path, record("q0"), line)
+    assert problem.startswith(f"{path}:2: not valid JSON (") and " at column " in problem
+
+
+@pytest.mark.parametrize("line", ["[1, 2]", '"a string"', "42", "null", "true"])
+def test_a_line_that_is_not_an_object(tmp_path, line):
+    path, problem = only_problem(tmp_path, line)
+    assert problem == f"{path}:1: each line must be a JSON object"
+
+
+def test_missing_fields(tmp_path):
+    path, problem = only_problem(tmp_path, {"query_id": "q1"})
+    assert problem == f"{path}:1: missing field(s) query, category, form, gold"
+    path, problem = only_problem(tmp_path, {k: v for k, v in record("q1").items() if k != "form"})
+    assert problem == f"{path}:1: missing field(s) form"
+
+
+def test_unknown_top_level_fields(tmp_path):
+    path, problem = only_problem(tmp_path, record("q1", zeta=1, answer="x"))
+    assert problem == f"{path}:1: unknown field(s) answer, zeta; allowed: {ALLOWED}"
+
+
+def test_unknown_gold_fields(tmp_path):
+    path, problem = only_problem(tmp_path, record("q1", gold=[{"doc": "a.md", "quote": "q", "page": 3, "char": 1}]))
+    assert problem == f"{path}:1 (query q1) gold[0]: unknown field(s) char, page; allowed: doc, quote, grade"
+
+
+@pytest.mark.parametrize("qid", ["", " q1", "has space", "-lead", ".lead", "q1\n", "é", "q1!", 7, None, ["q1"]])
+def test_bad_query_id(tmp_path, qid):
+    path, problem = only_problem(tmp_path, record(qid))
+    assert problem == f"{path}:1: query_id {qid!r} must be a string of letters, digits and . _ : / -"
+
+
+@pytest.mark.parametrize("qid", ["q1", "Q", "0", "a.b_c:d/e-f", "set/2024:q-01"])
+def test_good_query_ids(tmp_path, qid):
+    assert load_judgments(write(tmp_path, record(qid))).judgments[0].query_id == qid
+
+
+def test_duplicate_query_id_names_the_first_line(tmp_path):
+    path = write(tmp_path, record("q1"), "", record("q2"), record("q1"), record("q1"))
+    assert problems(path) == [
+        f"{path}:4: duplicate query_id 'q1' (first on line 1)",
+        f"{path}:5: duplicate query_id 'q1' (first on line 1)",
+    ]
+
+
+def test_out_of_order_query_id(tmp_path):
+    path = write(tmp_path, record("q1"), record("q3"), record("q2"), record("q4"))
+    assert problems(path) == [
+        f"{path}:3: query_id 'q2' is out of order (after 'q3'); keep the file sorted by query_id"]
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("category", "easy", "category 'easy' is not one of normal, ambiguous, adversarial, no_answer"),
+    ("category", None, "category None is not one of normal, ambiguous, adversarial, no_answer"),
+    ("form", "exact", "form 'exact' is not one of match, gap"),
+    ("form", "", "form '' is not one of match, gap"),
+    ("query", "", "'query' must be a non-empty string"),
+    ("query", "  ", "'query' must be a non-empty string"),
+    ("query", 3, "'query' must be a non-empty string"),
+    ("hard_class", "", "'hard_class' must be a non-empty string"),
+    ("notes", ["x"], "'notes' must be a non-empty string"),
+    ("gold", {"doc": "a.md"}, "'gold' must be a list"),
+])
+def test_bad_field_values(tmp_path, field, value, says):
+    path, problem = only_problem(tmp_path, record("q1", **{field: value}))
+    assert problem == f"{path}:1 (query q1): {says}"
+
+
+def test_bad_unanswerable(tmp_path):
+    path, problem = only_problem(tmp_path, record("q1", category="no_answer", gold=[], unanswerable="maybe"))
+    assert problem == f"{path}:1 (query q1): unanswerable 'maybe' is not one of near_miss, out_of_corpus, under_specified"
+
+
+@pytest.mark.parametrize("category", ["normal", "ambiguous", "adversarial"])
+def test_unanswerable_on_an_answerable_question(tmp_path, category):
+    gold = [{"doc": "a.md", "quote": "x"}, {"doc": "b.md"}]
+    path, problem = only_problem(tmp_path, record("q1", category=category, gold=gold, unanswerable="near_miss"))
+    assert problem == f"{path}:1 (query q1): 'unanswerable' is only allowed on no_answer questions"
+
+
+def test_no_answer_with_gold(tmp_path):
+    path, problem = only_problem(tmp_path, record("q1", category="no_answer"))
+    assert problem == f"{path}:1 (query q1): a no_answer question must have an empty gold list"
+
+
+@pytest.mark.parametrize("category", ["normal", "adversarial"])
+def test_answerable_question_without_gold(tmp_path, category):
+    path, problem = only_problem(tmp_path, record("q1", category=category, gold=[]))
+    assert problem == f"{path}:1 (query q1): a {category} question needs at least one gold entry (or category no_answer)"
+
+
+@pytest.mark.parametrize("gold", [[], [{"doc": "a.md", "quote": "x"}]])
+def test_ambiguous_needs_two_gold_entries(tmp_path, gold):
+    path, problem = only_problem(tmp_path, record("q1", category="ambiguous", gold=gold))
+    assert problem == f"{path}:1 (query q1): an ambiguous question needs at least two gold entries"
+
+
+# -- gold entries -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("doc, says", [
+    ("/abs/a.md", "doc '/abs/a.md' is absolute; write it relative to the corpus directory"),
+    ("C:/docs/a.md", "doc 'C:/docs/a.md' is absolute; write it relative to the corpus directory"),
+    ("../a.md", "doc '../a.md' contains '..'; write it relative to the corpus directory"),
+    ("dir/../a.md", "doc 'dir/../a.md' contains '..'; write it relative to the corpus directory"),
+    ("dir\\a.md", "doc 'dir\\\\a.md' uses backslashes; write corpus-relative paths with forward slashes"),
+    ("./a.md", "doc './a.md' is not normalized; write it like 'dir/file.md'"),
+    ("a//b.md", "doc 'a//b.md' is not normalized; write it like 'dir/file.md'"),
+    ("a/./b.md", "doc 'a/./b.md' is not normalized; write it like 'dir/file.md'"),
+    ("dir/", "doc 'dir/' is not normalized; write it like 'dir/file.md'"),
+    ("", "'doc' must be a non-empty string"),
+    ("  ", "'doc' must be a non-empty string"),
+    (5, "'doc' must be a non-empty string"),
+])
+def test_bad_doc_paths(tmp_path, doc, says):
+    path, problem = only_problem(tmp_path, record("q1", gold=[{"doc": doc, "quote": "x"}]))
+    assert problem == f"{path}:1 (query q1) gold[0]: {says}"
+
+
+def test_gold_entry_without_doc_or_not_an_object(tmp_path):
+    path = write(tmp_path, record("q1", gold=[{"quote": "x"}, "a.md"]))
+    assert problems(path) == [
+        f"{path}:1 (query q1) gold[0]: missing 'doc'",
+        f"{path}:1 (query q1) gold[1]: must be an object like {{\"doc\": ..., \"quote\": ...}}",
+    ]
+
+
+@pytest.mark.parametrize("quote", ["", "   ", "\n\t", None, 3, ["x"]])
+def test_empty_or_non_string_quote(tmp_path, quote):
+    path, problem = only_problem(tmp_path, record("q1", gold=[{"doc": "a.md", "quote": quote}]))
+    assert problem == (f"{path}:1 (query q1) gold[0]: 'quote' must be a non-empty string "
+                       "(omit it to judge the whole document)")
+
+
+@pytest.mark.parametrize("grade", [0, -1, 1.5, 2.0, True, False, "2", None])
+def test_bad_grade(tmp_path, grade):
+    path, problem = only_problem(tmp_path, record("q1", gold=[{"doc": "a.md", "quote": "x", "grade": grade}]))
+    assert problem == f"{path}:1 (query q1) gold[0]: 'grade' must be an integer of at least 1, got {grade!r}"
+
+
+def test_good_grades(tmp_path):
+    gold = [{"doc": "a.md", "quote": "x", "grade": 1}, {"doc": "a.md", "quote": "y", "grade": 7}, {"doc": "b.md"}]
+    js = load_judgments(write(tmp_path, record("q1", gold=gold)))
+    assert [g.grade for g in js.judgments[0].gold] == [1, 7, 1]
+
+
+def test_duplicate_gold_entries(tmp_path):
+    gold = [{"doc": "a.md", "quote": "same"}, {"doc": "a.md", "quote": "  same "}, {"doc": "b.md"},
+            {"doc": "b.md", "grade": 2}, {"doc": "a.md", "quote": "other"}, {"doc": "c.md", "quote": "same"}]
+    path = write(tmp_path, record("q1", gold=gold))
+    assert problems(path) == [
+        f"{path}:1 (query q1): gold entry 'a.md' 'same' is listed twice",
+        f"{path}:1 (query q1): gold entry 'b.md' None is listed twice",
+    ]
+
+
+# -- everything at once -----------------------------------------------------------------------
+
+def test_every_problem_is_reported_at_once(tmp_path):
+    path = write(
+        tmp_path,
+        record("q1"),
+        "{oops",
+        record("q2", category="weird", gold=[{"doc": "../x.md", "quote": ""}]),
+        "",
+        record("q2"),
+        record("q0", extra=True),
+        record("q5", gold=[{"doc": "a.md", "grade": 0}]),
+    )
+    with pytest.raises(JudgmentsError) as info:
+        load_judgments(path)
+    found = info.value.problems
+    assert found == [
+        f"{path}:2: not valid JSON (Expecting property name enclosed in double quotes at column 2)",
+        f"{path}:3 (query q2): category 'weird' is not one of normal, ambiguous, adversarial, no_answer",
+        f"{path}:3 (query q2) gold[0]: doc '../x.md' contains '..'; write it relative to the corpus directory",
+        f"{path}:5: duplicate query_id 'q2' (first on line 3)",
+        f"{path}:6: query_id 'q0' is out of order (after 'q2'); keep the file sorted by query_id",
+        f"{path}:6: unknown field(s) extra; allowed: {ALLOWED}",
+        f"{path}:7 (query q5) gold[0]: 'grade' must be an integer of at least 1, got 0",
+    ]
+    message = str(info.value)
+    assert message.splitlines()[0] == f"7 problem(s) in {path}:"
+    assert message.splitlines()[1:] == ["  " + p for p in found]
+    assert info.value.exit_code == 3

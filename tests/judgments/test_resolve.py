@@ -1,0 +1,226 @@
+"""Quote resolution against a real corpus directory: exact spans, whitespace-tolerant, unique or an error."""
+
+import json
+
+import pytest
+
+from assay.corpus import load_corpus
+from assay.errors import AssayError, JudgmentsError
+from assay.judgments import load_judgments, resolve_gold
+from assay.judgments.resolve import find_quote, quote_pattern
+
+
+def setup(tmp_path, docs, records, prefix=""):
+    """A corpus of docs {path: content} and a judgments file of records; returns (judgments, corpus)."""
+    root = tmp_path / "corpus"
+    for rel, content in docs.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    jpath = tmp_path / "judgments.jsonl"
+    jpath.write_text(prefix + "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return load_judgments(jpath), load_corpus(root)
+
+
+def rec(query_id, *gold, category="normal"):
+    entries = []
+    for g in gold:
+        if isinstance(g, tuple):
+            doc, quote = g
+            entries.append({"doc": doc, "quote": quote})
+        else:
+            entries.append(g)
+    return {"query_id": query_id, "query": "q", "category": category, "form": "match", "gold": entries}
+
+
+def resolve_one(tmp_path, text, quote, doc="a.md"):
+    judgments, corpus = setup(tmp_path, {doc: text}, [rec("q1", (doc, quote))])
+    (span,) = resolve_gold(judgments, corpus)
+    return span, corpus.by_id()[doc].text
+
+
+def resolve_problems(judgments, corpus):
+    with pytest.raises(JudgmentsError) as info:
+        resolve_gold(judgments, corpus)
+    assert isinstance(info.value, AssayError) and info.value.exit_code == 3
+    return info.value
+
+
+# -- exact spans ------------------------------------------------------------------------------
+
+def test_a_quote_found_once_resolves_to_its_exact_span(tmp_path):
+    text = "The store keeps a log. Every page is 4096 bytes. Pages are cached.\n"
+    span, _ = resolve_one(tmp_path, text, "Every page is 4096 bytes.")
+    assert (span.start, span.end) == (23, 48)
+    assert text[span.start:span.end] == "Every page is 4096 bytes."
+    assert (span.query_id, span.gold_idx, span.doc_id, span.quote, span.grade) == (
+        "q1", 0, "a.md", "Every page is 4096 bytes.", 1)
+    assert not span.whole_doc
+
+
+def test_spans_keep_gold_order_grade_and_index(tmp_path):
+    docs = {"a.md": "alpha beta gamma\n", "sub/b.txt": "one two three\n"}
+    records = [
+        rec("q1", {"doc": "sub/b.txt", "quote": "two", "grade": 3}, {"doc": "a.md"}, ("a.md", "gamma"),
+            category="ambiguous"),
+        rec("q2", ("a.md", "alpha")),
+    ]
+    judgments, corpus = setup(tmp_path, docs, records)
+    got = [(s.query_id, s.gold_idx, s.doc_id, s.grade, s.start, s.end, s.whole_doc) for s in resolve_gold(judgments, corpus)]
+    assert got == [
+        ("q1", 0, "sub/b.txt", 3, 4, 7, False),
+        ("q1", 1, "a.md", 1, 0, 17, True),
+        ("q1", 2, "a.md", 1, 11, 16, False),
+        ("q2", 0, "a.md", 1, 0, 5, False),
+    ]
+
+
+def test_a_whole_document_entry_spans_all_of_the_text(tmp_path):
+    docs = {"a.md": "  leading and trailing space  \n\n", "b.html": "<p>x &amp; y</p><p>z</p>"}
+    judgments, corpus = setup(tmp_path, docs, [rec("q1", {"doc": "a.md"}, {"doc": "b.html"}, category="ambiguous")])
+    spans = resolve_gold(judgments, corpus)
+    texts = corpus.by_id()
+    assert [(s.start, s.end, s.quote) for s in spans] == [
+        (0, len(texts["a.md"].text), None), (0, len(texts["b.html"].text), None)]
+    assert texts["b.html"].text == "x & y\n\nz\n" and spans[1].end == 9
+    assert all(s.whole_doc for s in spans)
+
+
+# -- whitespace and literal matching ----------------------------------------------------------
+
+@pytest.mark.parametrize("text, quote, expected", [
+    ("copies the main\nfile and the log", "main file and", "main\nfile and"),
+    ("copies the main file and", "main\n   file", "main file"),
+    ("a\tb  c\n\n d", "a b c d", "a\tb  c\n\n d"),
+    ("x one two y", "one\t\ttwo", "one two"),
+    ("unicode\u00a0space here", "unicode space", "unicode\u00a0space"),
+])
+def test_whitespace_runs_match_any_whitespace_run(tmp_path, text, quote, expected):
+    span, doc_text = resolve_one(tmp_path, text, quote)
+    assert doc_text[span.start:span.end] == expected
+
+
+def test_whitespace_does_not_match_where_there_is_none(tmp_path):
+    judgments, corpus = setup(tmp_path, {"a.md": "writeahead log\n"}, [rec("q1", ("a.md", "write ahead"))])
+    (problem,) = resolve_problems(judgments, corpus).problems
+    assert "quote not found in a.md" in problem
+
+
+def test_leading_and_trailing_whitespace_in_a_quote_is_ignored(tmp_path):
+    span, text = resolve_one(tmp_path, "before the words after", "  \n the words\t\n ")
+    assert text[span.start:span.end] == "the words" and span.quote == "the words"
+
+
+def test_matching_is_case_sensitive(tmp_path):
+    judgments, corpus = setup(tmp_path, {"a.md": "The WAL mode allows readers.\n"},
+                              [rec("q1", ("a.md", "wal mode"))])
+    (problem,) = resolve_problems(judgments, corpus).problems
+    assert problem.endswith("quote not found in a.md: 'wal mode'")
+
+
+@pytest.mark.parametrize("quote", ["cost (in $) is 3.5*x + [y]?", "a|b", "^start", "end$", "{1,2}", "back\\slash"])
+def test_regex_metacharacters_are_literal(tmp_path, quote):
+    text = f"prefix {quote} suffix\n"
+    span, doc_text = resolve_one(tmp_path, text, quote)
+    assert doc_text[span.start:span.end] == quote
+
+
+def test_a_metacharacter_does_not_act_as_a_pattern(tmp_path):
+    # as a regex "a.c" would match "abc" and "a+" would match "aaa"
+    judgments, corpus = setup(tmp_path, {"a.md": "abc aaa\n"}, [rec("q1", ("a.md", "a.c"), ("a.md", "a+"),
+                                                                      category="ambiguous")])
+    assert len(resolve_problems(judgments, corpus).problems) == 2
+
+
+# -- failures ---------------------------------------------------------------------------------
+
+def test_a_missing_quote(tmp_path):
+    judgments, corpus = setup(tmp_path, {"a.md": "some text\n"}, [rec("q1", ("a.md", "absent words"))])
+    err = resolve_problems(judgments, corpus)
+    assert err.problems == [f"{judgments.path}:1 (query q1): quote not found in a.md: 'absent words'"]
+    assert str(err).startswith("1 gold entry did not resolve:\n")
+
+
+def test_an_ambiguous_quote_gives_its_count_and_offsets(tmp_path):
+    judgments, corpus = setup(tmp_path, {"a.md": "the cat sat. the cat ran. the cat hid.\n"},
+                              [rec("q1", ("a.md", "the cat"))])
+    assert resolve_problems(judgments, corpus).problems == [
+        f"{judgments.path}:1 (query q1): quote is ambiguous, it occurs 3 times in a.md "
+        "(at characters 0, 13, 26); lengthen it until it is unique: 'the cat'"]
+
+
+def test_overlapping_occurrences_count_as_ambiguous(tmp_path):
+    judgments, corpus = setup(tmp_path, {"a.md": "xaaay\n"}, [rec("q1", ("a.md", "aa"))])
+    (problem,) = resolve_problems(judgments, corpus).problems
+    assert "it occurs 2 times in a.md (at characters 1, 2)" in problem
+    assert find_quote("aaaa", "aa") == [(0, 2), (1, 3), (2, 4)]
+    assert find_quote("a a a", "a a") == [(0, 3), (2, 5)]
+
+
+def test_an_ambiguous_quote_lists_at_most_five_offsets(tmp_path):
+    judgments, corpus = setup(tmp_path, {"a.md": "ab " * 8}, [rec("q1", ("a.md", "ab"))])
+    (problem,) = resolve_problems(judgments, corpus).problems
+    assert "it occurs 8 times in a.md (at characters 0, 3, 6, 9, 12);" in problem
+
+
+def test_a_document_not_in_the_corpus(tmp_path):
+    docs = {"a.md": "text\n", ".hidden.md": "hidden text\n", "notes.py": "code\n"}
+    records = [rec("q1", {"doc": "b.md"}), rec("q2", ("dir/a.md", "text")), rec("q3", ("notes.py", "code")),
+               rec("q4", (".hidden.md", "hidden"))]
+    judgments, corpus = setup(tmp_path, docs, records)
+    assert resolve_problems(judgments, corpus).problems == [
+        f"{judgments.path}:{i} (query q{i}): document {doc!r} is not in the corpus {corpus.root}"
+        for i, doc in enumerate(["b.md", "dir/a.md", "notes.py", ".hidden.md"], start=1)]
+
+
+def test_every_failure_is_reported_at_once(tmp_path):
+    docs = {"a.md": "one two one\n", "b.md": "three four\n"}
+    records = [
+        rec("q1", ("a.md", "two")),
+        rec("q2", ("a.md", "one"), ("b.md", "five"), ("b.md", "four"), category="ambiguous"),
+        rec("q3", ("c.md", "x")),
+    ]
+    judgments, corpus = setup(tmp_path, docs, records)
+    err = resolve_problems(judgments, corpus)
+    path = judgments.path
+    assert err.problems == [
+        f"{path}:2 (query q2): quote is ambiguous, it occurs 2 times in a.md (at characters 0, 8); "
+        "lengthen it until it is unique: 'one'",
+        f"{path}:2 (query q2): quote not found in b.md: 'five'",
+        f"{path}:3 (query q3): document 'c.md' is not in the corpus {corpus.root}",
+    ]
+    assert str(err).splitlines()[0] == "3 gold entries did not resolve:"
+
+
+def test_line_numbers_follow_the_judgments_file(tmp_path):
+    judgments, corpus = setup(tmp_path, {"a.md": "text\n"}, [rec("q1", ("a.md", "nope"))], prefix="\n  \n")
+    (problem,) = resolve_problems(judgments, corpus).problems
+    assert problem.startswith(f"{judgments.path}:3 (query q1): ")
+
+
+# -- HTML documents ---------------------------------------------------------------------------
+
+def test_quotes_in_html_resolve_against_the_reduced_text(tmp_path):
+    html = ("<html><head><title>Ignored title</title></head><body>\n<h1>Backups</h1>\n"
+            "<p>Yes, the <b>online backup</b> copies pages while readers continue.</p>\n"
+            "<p>A page is 4096 bytes &amp; fixed.</p></body></html>")
+    docs = {"faq.html": html}
+    records = [rec("q1", ("faq.html", "the online backup copies pages"), ("faq.html", "Backups Yes, the"),
+                   ("faq.html", "4096 bytes & fixed"), category="ambiguous")]
+    judgments, corpus = setup(tmp_path, docs, records)
+    text = corpus.by_id()["faq.html"].text
+    got = [text[s.start:s.end] for s in resolve_gold(judgments, corpus)]
+    assert got == ["the online backup copies pages", "Backups\n\nYes, the", "4096 bytes & fixed"]
+
+
+def test_html_markup_is_not_matchable(tmp_path):
+    docs = {"p.html": "<p>the <b>online</b> backup</p>"}
+    judgments, corpus = setup(tmp_path, docs, [rec("q1", ("p.html", "<b>online</b>")), rec("q2", ("p.html", "Ignored"))])
+    assert len(resolve_problems(judgments, corpus).problems) == 2
+
+
+def test_quote_pattern_is_literal_with_flexible_whitespace():
+    pattern = quote_pattern(" a.b \n c* ")
+    assert pattern.fullmatch("a.b\t\t c*")
+    assert not pattern.fullmatch("axb c*")
+    assert not pattern.fullmatch("a.bc*")

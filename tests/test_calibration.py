@@ -1,0 +1,295 @@
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from assay.calibration import (
+    CAVEAT,
+    CalibrationResult,
+    best_threshold,
+    calibrate,
+    confusion,
+    platt_fit,
+    platt_predict,
+)
+from assay.errors import AssayError, CalibrationError
+
+# Overlapping scores, so the optimum is interior and both parameters matter.
+SCORES = [0.2, 0.5, 0.9, 1.1, 1.4, 1.8, 2.0, 2.3, 2.7, 3.1, 0.7, 1.6]
+LABELS = [0, 0, 1, 0, 1, 0, 1, 1, 1, 1, 0, 0]
+
+
+# --- an independent reference: plain gradient descent on Platt's smoothed-target loss ---------
+
+
+def _targets(labels):
+    n_pos = sum(labels)
+    n_neg = len(labels) - n_pos
+    return [(n_pos + 1) / (n_pos + 2) if y else 1 / (n_neg + 2) for y in labels]
+
+
+def _reference_loss(a, b, scores, labels):
+    """-sum t log p + (1 - t) log(1 - p), written out directly (fine for moderate scores)."""
+    total = 0.0
+    for s, t in zip(scores, _targets(labels)):
+        p = 1 / (1 + math.exp(-(a * s + b)))
+        total -= t * math.log(p) + (1 - t) * math.log(1 - p)
+    return total
+
+
+def _reference_fit(scores, labels):
+    """Gradient descent with the fixed step 1/L, L = 1/4 * largest eigenvalue of sum (s, 1)(s, 1)^T."""
+    s = np.asarray(scores, dtype=float)
+    t = np.asarray(_targets(labels))
+    gram = np.array([[s @ s, s.sum()], [s.sum(), s.size]])
+    step = 1 / (0.25 * np.linalg.eigvalsh(gram).max())
+    a = b = 0.0
+    for _ in range(200_000):
+        p = 1 / (1 + np.exp(-(a * s + b)))
+        ga, gb = float(s @ (p - t)), float((p - t).sum())
+        if math.hypot(ga, gb) < 1e-10:
+            break
+        a, b = a - step * ga, b - step * gb
+    else:
+        raise AssertionError("reference gradient descent did not converge")
+    return a, b
+
+
+def test_platt_fit_matches_gradient_descent_reference():
+    a, b = platt_fit(SCORES, LABELS)
+    ref_a, ref_b = _reference_fit(SCORES, LABELS)
+    assert a == pytest.approx(ref_a, abs=1e-4) and b == pytest.approx(ref_b, abs=1e-4)
+    assert _reference_loss(a, b, SCORES, LABELS) <= _reference_loss(ref_a, ref_b, SCORES, LABELS) + 1e-12
+    assert a > 0  # higher scores are likelier answerable in this data
+
+
+def test_platt_fit_symmetric_data_puts_the_midpoint_at_the_centre():
+    # Scores mirrored around c with mirrored labels: the loss is symmetric in a*c + b, so the
+    # unique optimum has a*c + b = 0, i.e. P = 1/2 exactly at s = c.
+    c = 3.7
+    offsets = [0.5, 1.0, 1.5, 2.0, 0.3]
+    upper_labels = [1, 1, 0, 1, 1]
+    scores = [c + d for d in offsets] + [c - d for d in offsets]
+    labels = upper_labels + [1 - y for y in upper_labels]
+    a, b = platt_fit(scores, labels)
+    assert a > 0
+    assert b / a == pytest.approx(-c, abs=1e-9)
+    assert platt_predict(a, b, [c])[0] == pytest.approx(0.5, abs=1e-12)
+
+
+def test_platt_fit_equal_scores_give_the_mean_target():
+    # t+ = 3/4, t- = 1/3; with one score the best constant is the mean target, 11/18.
+    a, b = platt_fit([2.0, 2.0, 2.0], [1, 1, 0])
+    assert a == 0.0
+    assert platt_predict(a, b, [2.0])[0] == pytest.approx(11 / 18, abs=1e-12)
+
+
+def test_platt_fit_is_deterministic():
+    assert platt_fit(SCORES, LABELS) == platt_fit(SCORES, LABELS)
+
+
+def test_perfectly_separable_data_is_separated_in_sample():
+    ids = [f"q{i}" for i in range(6)]
+    scores = [1.0, 2.0, 3.0, 5.0, 6.0, 7.0]
+    labels = [0, 0, 0, 1, 1, 1]
+    result = calibrate(ids, scores, labels)
+    probs = platt_predict(result.a, result.b, scores)
+    assert math.isfinite(result.a) and math.isfinite(result.b)  # finite thanks to the smoothed targets
+    assert probs[2] < result.threshold <= probs[3]
+    assert result.threshold == probs[3]  # the lowest separating candidate
+    assert result.in_sample == {"tp": 3, "fn": 0, "tn": 3, "fp": 0, "tpr": 1.0, "tnr": 1.0, "balanced_accuracy": 1.0}
+
+
+def test_huge_scores_raise_no_floating_point_errors():
+    scores = [1e6, 2e6, 3e6, -1.5e6, -1e6, -2e6, -3e6, 1.2e6]  # separable, at huge scale
+    labels = [1, 1, 1, 0, 0, 0, 0, 1]
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a, b = platt_fit(scores, labels)
+        probs = platt_predict(a, b, scores + [1e9, -1e9])
+        result = calibrate([f"q{i}" for i in range(8)], scores, labels)
+        assert platt_predict(1.0, 0.0, [1e6, -1e6]).tolist() == [1.0, 0.0]
+    assert np.all(np.isfinite(probs)) and probs[-2] == 1.0 and 0.0 <= probs[-1] < 1e-100
+    assert result.in_sample["balanced_accuracy"] == 1.0
+
+
+def test_scores_far_from_zero_with_small_spread_still_fit():
+    # Same shape as SCORES, shifted by 1e6: the slope is unchanged and the intercept moves with it.
+    a, b = platt_fit(SCORES, LABELS)
+    shifted_a, shifted_b = platt_fit([s + 1e6 for s in SCORES], LABELS)
+    assert shifted_a == pytest.approx(a, rel=1e-6)
+    assert shifted_b + shifted_a * 1e6 == pytest.approx(b, abs=1e-4)
+
+
+def test_one_class_raises_a_calibration_error():
+    expected = r"at least one answerable and one no_answer.*got 3 answerable and 0 no_answer"
+    with pytest.raises(CalibrationError, match=expected):
+        platt_fit([1.0, 2.0, 3.0], [1, 1, 1])
+    with pytest.raises(CalibrationError, match="got 0 answerable and 2 no_answer"):
+        calibrate(["a", "b"], [1.0, 2.0], [0, 0])
+    assert issubclass(CalibrationError, AssayError)
+
+
+def test_one_class_among_questions_with_hits_says_no_hit_questions_are_left_out():
+    with pytest.raises(CalibrationError, match=r"got 2 answerable and 0 no_answer \(1 question\(s\) with no hits"):
+        calibrate(["a", "b", "c"], [1.0, 2.0, None], [1, 1, 0])
+
+
+# --- best_threshold and confusion ---------------------------------------------------------------
+
+
+def test_best_threshold_hand_computed():
+    # t=0.2: (3/3 + 0/3)/2 = 1/2   t=0.3: (1 + 1/3)/2   t=0.4: (1 + 2/3)/2 = 5/6   <- best
+    # t=0.6: (2/3 + 2/3)/2   t=0.8: (1/3 + 2/3)/2   t=0.9: (1/3 + 1)/2   t=inf: (0 + 1)/2
+    probs = [0.9, 0.8, 0.6, 0.4, 0.3, 0.2]
+    labels = [1, 0, 1, 1, 0, 0]
+    threshold, balanced = best_threshold(probs, labels)
+    assert threshold == 0.4
+    assert balanced == pytest.approx(5 / 6, abs=1e-15)
+
+
+def test_best_threshold_ties_go_to_the_lowest_threshold():
+    # t=0.3: 1/2   t=0.5: (1 + 1/2)/2 = 3/4   t=0.7: 1/2   t=0.9: (1/2 + 1)/2 = 3/4   t=inf: 1/2
+    threshold, balanced = best_threshold([0.9, 0.7, 0.5, 0.3], [1, 0, 1, 0])
+    assert (threshold, balanced) == (0.5, 0.75)
+    # keeping everything and abstaining on everything both score 1/2: keep everything
+    assert best_threshold([0.5, 0.5], [1, 0]) == (0.5, 0.5)
+
+
+def test_best_threshold_inverted_probabilities_keep_everything():
+    # Every no_answer question outscores every answerable one. Keeping everything and
+    # abstaining on everything both score 1/2, every threshold between scores less: keep all.
+    assert best_threshold([0.2, 0.3, 0.8, 0.9], [1, 1, 0, 0]) == (0.2, 0.5)
+
+
+def test_best_threshold_never_keeps_a_question_with_no_hits():
+    # Probability 0 marks no hits. A threshold of 0 would keep both answerable questions
+    # (balanced accuracy 1/2, tying +inf); 0 is not a candidate, so +inf wins.
+    assert best_threshold([0.0, 0.0, 0.5], [1, 1, 0]) == (math.inf, 0.5)
+
+
+def test_best_threshold_needs_both_labels():
+    with pytest.raises(CalibrationError, match="got 2 answerable and 0 no_answer"):
+        best_threshold([0.2, 0.8], [1, 1])
+
+
+def test_confusion_counts_and_rates():
+    result = confusion([0.9, 0.8, 0.6, 0.4, 0.3, 0.2], [1, 0, 1, 1, 0, 0], 0.6)
+    assert result == {"tp": 2, "fn": 1, "tn": 2, "fp": 1, "tpr": 2 / 3, "tnr": 2 / 3, "balanced_accuracy": 2 / 3}
+
+
+def test_confusion_rates_over_an_empty_class_are_none():
+    only_answerable = confusion([0.9, 0.2], [1, 1], 0.5)
+    assert only_answerable == {"tp": 1, "fn": 1, "tn": 0, "fp": 0, "tpr": 0.5, "tnr": None, "balanced_accuracy": None}
+    only_no_answer = confusion([0.9, 0.2, 0.1], [0, 0, 0], 0.5)
+    assert only_no_answer["tpr"] is None and only_no_answer["tnr"] == pytest.approx(2 / 3)
+    assert only_no_answer["balanced_accuracy"] is None
+    nothing = confusion([], [], 0.5)
+    assert nothing["tpr"] is None and nothing["tnr"] is None and nothing["tp"] == 0
+
+
+def test_confusion_refuses_a_threshold_that_would_keep_no_hit_questions():
+    with pytest.raises(CalibrationError, match="threshold must be above 0"):
+        confusion([0.0, 0.5], [1, 0], 0.0)
+
+
+# --- questions with no hits --------------------------------------------------------------------
+
+
+def test_no_hit_questions_are_left_out_of_the_fit_and_always_abstain():
+    ids = [f"q{i}" for i in range(len(SCORES))] + ["lost", "empty"]
+    scores = SCORES + [None, None]
+    labels = LABELS + [1, 0]  # an answerable and a no_answer question, both without hits
+    result = calibrate(ids, scores, labels)
+    assert (result.a, result.b) == platt_fit(SCORES, LABELS)
+    assert (result.n, result.n_answerable, result.n_no_answer, result.n_no_hits) == (14, 7, 7, 2)
+    scored_only = calibrate(ids[:-2], SCORES, LABELS)
+    # the answerable one is a miss, the no_answer one a correct abstention
+    assert result.in_sample["fn"] == scored_only.in_sample["fn"] + 1
+    assert result.in_sample["tn"] == scored_only.in_sample["tn"] + 1
+    assert result.in_sample["tp"] == scored_only.in_sample["tp"]
+    assert result.in_sample["fp"] == scored_only.in_sample["fp"]
+
+
+def test_no_hit_probability_is_zero_whatever_the_slope():
+    # With a < 0, substituting s = -inf would give probability 1.
+    probs = platt_predict(-1.0, 0.0, [None, 5.0])
+    assert probs[0] == 0.0
+    assert probs[1] == pytest.approx(1 / (1 + math.exp(5.0)))
+
+
+def test_non_finite_scores_are_refused_by_question_id():
+    with pytest.raises(CalibrationError, match=r"question 'b' has score nan"):
+        calibrate(["a", "b"], [1.0, float("nan")], [1, 0])
+
+
+# --- held-out splits and the fit-set hash ------------------------------------------------------
+
+IDS = ["q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8"]
+SPLIT_SCORES = [3.0, 0.5, 1.0, 2.5, 2.0, 1.5, 0.2, 2.8]
+SPLIT_LABELS = [1, 0, 0, 1, 1, 0, 0, 1]
+BY_ID = dict(zip(IDS, zip(SPLIT_SCORES, SPLIT_LABELS)))
+
+
+def _fit_and_test(fit_ids, test_ids):
+    fit_scores, fit_labels = zip(*(BY_ID[q] for q in fit_ids))
+    test_scores, test_labels = zip(*(BY_ID[q] for q in test_ids))
+    a, b = platt_fit(fit_scores, fit_labels)
+    threshold, _ = best_threshold(platt_predict(a, b, fit_scores), fit_labels)
+    return a, b, threshold, confusion(platt_predict(a, b, test_scores), test_labels, threshold)
+
+
+def test_held_out_splits_use_odd_and_even_positions():
+    result = calibrate(IDS, SPLIT_SCORES, SPLIT_LABELS)
+    odd, even = result.held_out
+    a, b, threshold, test_confusion = _fit_and_test(["q1", "q3", "q5", "q7"], ["q2", "q4", "q6", "q8"])
+    assert odd == {"fit": "odd", "test": "even", "a": a, "b": b, "threshold": threshold,
+                   "confusion": test_confusion, "error": None}
+    a, b, threshold, test_confusion = _fit_and_test(["q2", "q4", "q6", "q8"], ["q1", "q3", "q5", "q7"])
+    assert even == {"fit": "even", "test": "odd", "a": a, "b": b, "threshold": threshold,
+                    "confusion": test_confusion, "error": None}
+    assert odd["a"] != even["a"]  # the halves really differ
+
+
+def test_held_out_split_without_both_labels_reports_an_error():
+    # odd positions (q1, q3) are both answerable; even positions (q2, q4) hold both labels
+    result = calibrate(["q1", "q2", "q3", "q4"], [2.0, 1.0, 3.0, 2.5], [1, 0, 1, 1])
+    odd, even = result.held_out
+    assert odd["error"].startswith("cannot fit on the odd positions")
+    assert "got 2 answerable and 0 no_answer" in odd["error"]
+    assert odd["a"] is odd["b"] is odd["threshold"] is odd["confusion"] is None
+    assert even["error"] is None and even["confusion"]["tp"] + even["confusion"]["fn"] == 2
+
+
+def test_fit_set_hash_ignores_order_and_sees_every_label():
+    base = calibrate(IDS, SPLIT_SCORES, SPLIT_LABELS).fit_set_hash
+    order = [5, 0, 7, 2, 1, 6, 3, 4]
+    shuffled = calibrate([IDS[i] for i in order], [SPLIT_SCORES[i] for i in order], [SPLIT_LABELS[i] for i in order])
+    assert shuffled.fit_set_hash == base
+    flipped = list(SPLIT_LABELS)
+    flipped[1] = 1
+    assert calibrate(IDS, SPLIT_SCORES, flipped).fit_set_hash != base
+    rescored = list(SPLIT_SCORES)
+    rescored[0] = 3.5
+    assert calibrate(IDS, rescored, SPLIT_LABELS).fit_set_hash != base
+    assert len(base) == 64 and int(base, 16) >= 0
+
+
+def test_repeated_question_ids_are_refused():
+    with pytest.raises(CalibrationError, match="question ids repeat: q1"):
+        calibrate(["q1", "q2", "q1"], [1.0, 2.0, 3.0], [1, 0, 1])
+
+
+def test_to_dict_is_strict_json_and_reads_back():
+    result = calibrate(IDS, SPLIT_SCORES, SPLIT_LABELS)
+    data = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    assert data["a"] == result.a and data["threshold"] == result.threshold
+    assert data["held_out"][0]["confusion"] == result.held_out[0]["confusion"]
+    assert data["caveat"] == CAVEAT and "optimistic" in CAVEAT and "held-out" in CAVEAT
+    assert data["fit_set_hash"] == result.fit_set_hash
+    abstain_all = CalibrationResult(a=1.0, b=0.0, threshold=math.inf, in_sample={}, held_out=(), n=0,
+                                    n_answerable=0, n_no_answer=0, n_no_hits=0, fit_set_hash="")
+    encoded = json.dumps(abstain_all.to_dict(), allow_nan=False)
+    assert float(json.loads(encoded)["threshold"]) == math.inf
