@@ -58,7 +58,9 @@ def random_synthetic(rng: random.Random, n_queries: int = 40) -> Synthetic:
     return syn
 
 
-def write_synthetic(wh, syn: Synthetic, run_id: str = "synthetic-run", stage: str = "final") -> RunRecord:
+def write_synthetic(wh, syn: Synthetic, run_id: str = "synthetic-run", stage: str = "final",
+                    stages: dict | None = None) -> RunRecord:
+    """Write the run. ``stages`` ({query_id: {stage: [chunk ids]}}) records several stages instead of one."""
     documents = tuple(Document(d, "x" * DOC_LEN, DOC_LEN, "0" * 64) for d in syn.docs)
     corpus = Corpus(Path("synthetic"), "c" * 64, documents)
     judgments, gold = [], []
@@ -72,15 +74,19 @@ def write_synthetic(wh, syn: Synthetic, run_id: str = "synthetic-run", stage: st
     jset = JudgmentSet(Path("synthetic.jsonl"), "j" * 64, tuple(judgments))
     by_id = {c.chunk_id: c for c in syn.chunks}
     hits, query_rows = [], []
+    stage_names = [stage]
     for q in syn.queries:
-        query_rows.append((q.query_id, 0.0, len(q.ranking)))
-        for rank, cid in enumerate(q.ranking, 1):
-            hits.append((q.query_id, stage, rank, cid, by_id[cid].doc_id, float(len(q.ranking) - rank)))
+        lists = stages[q.query_id] if stages else {stage: q.ranking}
+        stage_names = list(lists)
+        query_rows.append((q.query_id, 0.0, len(lists.get("final", q.ranking))))
+        for name, ranking in lists.items():
+            for rank, cid in enumerate(ranking, 1):
+                hits.append((q.query_id, name, rank, cid, by_id[cid].doc_id, float(len(ranking) - rank)))
     config = {"pipeline": "synthetic", "chunker": {"name": "synthetic"}, "seed": 0, "tie_break": TIE_BREAK,
               "bootstrap_samples": 200, "depth": 100, "doc_depth": 10}
     record = RunRecord(run_id=run_id, started_at=datetime(2026, 1, 1), finished_at=datetime(2026, 1, 1),
                        config=config, config_hash=config_hash(config), corpus=corpus, chunk_set="s" * 64,
                        chunks=syn.chunks, judgments=jset, gold=gold, query_rows=query_rows, hits=hits,
-                       versions=dependency_versions(), git_commit=None)
+                       versions=dependency_versions(), git_commit=None, stages=stage_names)
     wh.write_run(record)
     return record
