@@ -1,6 +1,12 @@
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# Hermetic models: no test sees a developer's fastembed cache (bge-small, cross-encoders), so
+# `--embedder auto` means the offline model and a named cross-encoder is missing, everywhere.
+os.environ["FASTEMBED_CACHE_PATH"] = tempfile.mkdtemp(prefix="assay-empty-fastembed-cache-")
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -170,3 +170,58 @@ def test_every_command_is_documented_in_readme():
             for opt in param.opts:
                 if opt.startswith("--") and opt != "--help":
                     assert opt in readme, f"{full} {opt} is not documented in README.md"
+
+
+def test_models_lists_the_offline_model(runner):
+    out = invoke(runner, "models").stdout
+    assert "sentence-transformers/all-MiniLM-L6-v2 (offline, int8 ONNX)  installed at" in out
+    assert "default embedder (--embedder auto):" in out
+
+
+def test_ablate_ladder_with_a_local_reranker(runner, wh, mini_corpus, mini_judgments, tmp_path):
+    from rerank.tiny_cross_encoder import build_tiny_cross_encoder
+
+    ce = build_tiny_cross_encoder(tmp_path / "ce")
+    result = invoke(runner, "ablate", "--corpus", mini_corpus, "--judgments", mini_judgments, "--chunk-size", "120",
+                    "--reranker-path", ce, "--warehouse", wh)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for label in ("BM25 only (baseline)", "dense only", "+ lexical, RRF", "+ rerank", "weakened: dense only, top 3"):
+        assert re.search(rf"^{re.escape(label)}\s+5\s+\d\.\d{{3}} \[", out, re.M), label
+    assert "Delta against the BM25 baseline" in out and "Loss funnel" in out
+    assert re.search(r"^(sanity check passed|WARNING: the weakened pipeline is NOT)", out, re.M)
+    runs = invoke(runner, "runs", "--warehouse", wh).stdout.splitlines()
+    assert len(runs) == 5
+    as_json = json.loads(invoke(runner, "ablate", "--corpus", mini_corpus, "--judgments", mini_judgments,
+                                "--format", "json", "--warehouse", wh).stdout)
+    skipped = [r for r in as_json["rungs"] if r["skipped"]]
+    # without --reranker-path and with no cross-encoder in the cache, the rerank rung is skipped with the reason
+    assert [r["pipeline"] for r in skipped] == ["hybrid-rerank"]
+    assert "never downloads models" in skipped[0]["skipped"]
+
+
+def test_calibrate_then_apply(runner, wh, mini_corpus, mini_judgments):
+    run_id = do_run(runner, wh, mini_corpus, mini_judgments, "--pipeline", "dense", "--chunk-size", "120")
+    out = invoke(runner, "calibrate", run_id, "--format", "json", "--warehouse", wh)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["run_id"] == run_id and len(data["fit_set_hash"]) == 64
+    assert "optimistic" in data["caveat"] and len(data["held_out"]) == 2
+    stored = invoke(runner, "sql", "SELECT calibration_id, run_id, method, fit_set_hash FROM calibrations",
+                    "--format", "json", "--warehouse", wh)
+    row = json.loads(stored.stdout)[0]
+    assert row["calibration_id"] == data["calibration_id"] and row["fit_set_hash"] == data["fit_set_hash"]
+    applied = do_run(runner, wh, mini_corpus, mini_judgments, "--pipeline", "dense", "--chunk-size", "120",
+                     "--calibration", data["calibration_id"])
+    report = json.loads(invoke(runner, "report", applied, "--format", "json", "--warehouse", wh).stdout)
+    assert report["run"]["config"]["calibration"]["calibration_id"] == data["calibration_id"]
+    assert report["run"]["calibration"]["abstained"] >= 0
+    text = invoke(runner, "calibrate", run_id, "--warehouse", wh).stdout
+    assert text.startswith("calibration cal-") and "held-out (fit odd, test even):" in text
+
+
+def test_calibration_unknown_id(runner, wh, mini_corpus, mini_judgments):
+    do_run(runner, wh, mini_corpus, mini_judgments)
+    result = invoke(runner, "run", "--corpus", mini_corpus, "--judgments", mini_judgments, "--calibration", "cal-x",
+                    "--warehouse", wh)
+    assert result.exit_code == 1 and "no calibration 'cal-x'" in result.stderr
