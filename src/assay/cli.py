@@ -10,7 +10,8 @@ import click
 from assay.errors import AssayError
 
 EXIT_CODES = {0: "success", 1: "error (bad input, configuration or warehouse state)", 2: "usage error",
-              3: "judgments do not parse or resolve"}
+              3: "judgments do not parse or resolve", 4: "a model is not available", 6: "a gate rule failed",
+              7: "a regression was found"}
 DEMO_DIR = Path(__file__).resolve().parents[2] / "judgments" / "demo"
 
 
@@ -44,7 +45,8 @@ def cli(debug):
     """assay: evaluate RAG retrieval against quote-anchored golden sets.
 
     Every run is stored in a DuckDB warehouse; metrics are SQL over that history.
-    Exit codes: 0 success, 1 error, 2 usage error, 3 judgments do not parse or resolve.
+    Exit codes: 0 success, 1 error, 2 usage error, 3 judgments do not parse or resolve,
+    4 model not available, 6 gate failed, 7 regression found.
     """
 
 
@@ -191,6 +193,124 @@ def calibrate_cmd(run_ref, fmt, warehouse_path):
         click.echo(json.dumps({"calibration_id": calibration_id, "run_id": run_id, **data}, indent=2))
     else:
         click.echo(render(calibration_id, run_id, data), nl=False)
+
+
+@cli.command("compare")
+@click.argument("run_a", metavar="A")
+@click.argument("run_b", metavar="B")
+@click.option("--flips", "flip_metric", default="Success@3", show_default=True,
+              help="Hit measure whose flipped questions are listed.")
+@click.option("--flip-level", type=click.Choice(["chunk", "doc"]), default="doc", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@warehouse_option
+def compare_cmd(run_a, run_b, flip_metric, flip_level, fmt, warehouse_path):
+    """Compare run A with run B: deltas, paired intervals and tests, flipped questions, slices."""
+    import json
+
+    from assay import comparison
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(warehouse_path, read_only=True) as wh:
+        result = comparison.compare(wh, wh.resolve_run_id(run_a), wh.resolve_run_id(run_b),
+                                    flip_metric=flip_metric, flip_level=flip_level)
+    click.echo(json.dumps(result, indent=2, default=str) if fmt == "json" else comparison.render(result), nl=False)
+    if fmt == "json":
+        click.echo()
+
+
+@cli.command("gate")
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.option("--rule", "rules", multiple=True,
+              help="A rule such as 'Success@3:doc>=0.75' (repeatable; added to [gate] rules in assay.toml).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Project configuration (default: ./assay.toml when present).")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the rules as JUnit XML test cases to this file.")
+@warehouse_option
+def gate_cmd(run_ref, rules, config_path, junit_path, warehouse_path):
+    """Check a run against pass/fail rules; exit code 6 when any rule fails."""
+    import json as _json
+
+    from assay import gate
+    from assay.pipelines import load_config
+    from assay.warehouse import Warehouse
+
+    parsed = gate.rules_from(load_config(config_path), rules)
+    with Warehouse.open(warehouse_path, read_only=True) as wh:
+        run_id = wh.resolve_run_id(run_ref)
+        config = _json.loads(wh.con.execute("SELECT config FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0])
+        results = gate.check(wh, run_id, parsed, seed=config["seed"], samples=config.get("bootstrap_samples", 1000))
+    click.echo(gate.render(run_id, results), nl=False)
+    if junit_path:
+        junit_path.write_text(gate.junit_xml(run_id, results), encoding="utf-8")
+    if not all(r["passed"] for r in results):
+        sys.exit(gate.GATE_FAILED)
+
+
+@cli.command("regress")
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.option("--baseline", default="latest", show_default=True,
+              help="latest (newest comparable run of the same pipeline before it), best, or a run id.")
+@click.option("--max-drop", "drops", multiple=True, required=True,
+              help="Allowed drop, e.g. 'Success@1=0.02' or 'nDCG@10:doc=0.03' (repeatable).")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level of the paired tests.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@warehouse_option
+def regress_cmd(run_ref, baseline, drops, alpha, fmt, warehouse_path):
+    """Fail (exit code 7) when a metric drops more than allowed and significantly, overall or in a slice."""
+    import json
+
+    from assay import regression
+    from assay.warehouse import Warehouse
+
+    parsed = [regression.parse_drop(d) for d in drops]
+    with Warehouse.open(warehouse_path, read_only=True) as wh:
+        result = regression.regress(wh, wh.resolve_run_id(run_ref), baseline, parsed, alpha)
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2, default=str))
+    else:
+        click.echo(regression.render_regress(result), nl=False)
+    if result["regressed"]:
+        sys.exit(regression.REGRESSED)
+
+
+@cli.command("history")
+@click.option("--pipeline", required=True, help="Pipeline name.")
+@click.option("--metric", required=True, help="Measure, e.g. nDCG@10.")
+@click.option("--level", type=click.Choice(["chunk", "doc", "query"]), default=None,
+              help="Level (default chunk; query for Abstain).")
+@click.option("--slice", "slice_", default="all", show_default=True, help="Slice, e.g. form=gap.")
+@click.option("--tolerance", type=float, default=0.02, show_default=True,
+              help="How far below the earlier best a run must stay for a drop to count as lasting.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@warehouse_option
+def history_cmd(pipeline, metric, level, slice_, tolerance, fmt, warehouse_path):
+    """A metric across a pipeline's runs over time, and where a lasting drop began."""
+    import json
+
+    from assay import regression
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(warehouse_path, read_only=True) as wh:
+        h = regression.history(wh, pipeline, metric, level, slice_, tolerance)
+    click.echo(json.dumps(h, indent=2, default=str) + "\n" if fmt == "json" else regression.render_history(h), nl=False)
+
+
+@cli.command("rescore")
+@click.argument("run_ref", metavar="RUN_ID|latest")
+@click.option("--judgments", "judgments_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Corrected or extended judgments for the same questions.")
+@warehouse_option
+def rescore_cmd(run_ref, judgments_path, warehouse_path):
+    """Score a stored run again against other judgments, without retrieving; prints the new run id."""
+    from assay.rescore import rescore
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(warehouse_path) as wh:
+        result = rescore(wh, run_ref, judgments_path)
+    _progress(f"rescored run {result['source_run_id']} against {judgments_path} "
+              f"({result['questions']} questions) as run {result['run_id']}")
+    click.echo(result["run_id"])
 
 
 @cli.command()

@@ -47,3 +47,7 @@ class ModelNotAvailable(AssayError):
 
 class CalibrationError(AssayError):
     """Calibration cannot be fitted or applied: a missing label class, a malformed score, a bad threshold."""
+
+
+class ExportError(AssayError):
+    """An export that cannot be written as asked: a non-empty output directory, an id a TREC file cannot carry."""

@@ -79,7 +79,7 @@ def load_config(path: Path | None) -> dict:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     unknown = set(data) - {"run", "pipelines", "gate"}
     if unknown:
-        raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; allowed: run, pipelines")
+        raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; allowed: run, pipelines, gate")
     for key in data.get("run", {}):
         if key not in RUN_DEFAULTS:
             raise ConfigError(f"{path}: [run] has unknown setting {key!r}; allowed: {', '.join(RUN_DEFAULTS)}")

@@ -1,0 +1,181 @@
+"""Comparing runs: comparability, configuration differences, and `assay compare`.
+
+Two runs are comparable when their judgments hash and corpus hash match: then
+they asked the same questions against the same documents, and every metric can
+be compared question by question (paired). Deltas get a paired bootstrap 95%
+interval and a paired test (exact McNemar for 0/1 measures, Fisher randomization
+for graded ones); p-values are Holm-adjusted across every test in one table.
+"""
+
+from __future__ import annotations
+
+import json
+
+from assay.errors import AssayError
+from assay.metrics.compute import SLICE_FIELDS, per_query, question_labels
+from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
+from assay.metrics.stats import paired_bootstrap_delta
+
+SAMPLES = 10000
+
+
+class NotComparable(AssayError):
+    """The runs asked different questions or searched different corpora."""
+
+
+def run_identity(warehouse, run_id: str) -> dict:
+    rows = warehouse.con.execute(
+        "SELECT run_id, pipeline, config, judgments_hash, corpus_hash, started_at, seed FROM complete_runs "
+        "WHERE run_id = ?", [run_id]).fetchall()
+    rid, pipeline, config, jh, ch, started, seed = rows[0]
+    return {"run_id": rid, "pipeline": pipeline, "config": json.loads(config), "judgments_hash": jh,
+            "corpus_hash": ch, "started_at": started, "seed": seed}
+
+
+_ABSENT = object()
+
+
+def config_diff(a: dict, b: dict, prefix: str = "") -> list[tuple[str, object, object]]:
+    """(dotted key, value in a, value in b) for every setting that differs, sorted. A section present
+    on one side only is one entry holding the whole section (None on the other side)."""
+    out = []
+    for k in sorted(set(a) | set(b)):
+        key = f"{prefix}.{k}" if prefix else str(k)
+        va, vb = a.get(k, _ABSENT), b.get(k, _ABSENT)
+        if isinstance(va, dict) and isinstance(vb, dict):
+            out.extend(config_diff(va, vb, key))
+        elif va != vb:
+            out.append((key, None if va is _ABSENT else va, None if vb is _ABSENT else vb))
+    return out
+
+
+def describe_diff(diff) -> list[str]:
+    if not diff:
+        return ["configurations are identical"]
+    fmt = lambda v: "(absent)" if v is None else (json.dumps(v, sort_keys=True) if not isinstance(v, str) else repr(v))  # noqa: E731
+    return [f"{k}: {fmt(va)} -> {fmt(vb)}" for k, va, vb in diff]
+
+
+def check_comparable(a: dict, b: dict) -> None:
+    problems = []
+    if a["judgments_hash"] != b["judgments_hash"]:
+        problems.append(f"judgments differ ({a['judgments_hash'][:12]} vs {b['judgments_hash'][:12]})")
+    if a["corpus_hash"] != b["corpus_hash"]:
+        problems.append(f"corpora differ ({a['corpus_hash'][:12]} vs {b['corpus_hash'][:12]})")
+    if problems:
+        lines = describe_diff(config_diff(a["config"], b["config"]))
+        raise NotComparable(
+            f"runs {a['run_id']} and {b['run_id']} are not comparable: {'; '.join(problems)}. "
+            "Their questions or documents are not the same, so no paired comparison is meaningful. "
+            "Configuration difference:\n  " + "\n  ".join(lines))
+
+
+def metric_kind(measure) -> str:
+    return "binary" if measure.family.interval == "wilson" else "continuous"
+
+
+def paired_rows(warehouse, a: dict, b: dict, measures, slices: bool, seed: int) -> list[dict]:
+    """One row per (metric, level, slice): both values, delta, paired interval and paired test."""
+    from assay.metrics.significance import holm, paired_test
+
+    labels = question_labels(warehouse, a["run_id"])
+    rows = []
+    for measure in measures:
+        va, vb = per_query(warehouse, a["run_id"], measure), per_query(warehouse, b["run_id"], measure)
+        for level in measure.family.levels:
+            qids = sorted(q for (q, lvl) in va if lvl == level and (q, lvl) in vb)
+            groups = {"all": qids}
+            if slices:
+                for field in SLICE_FIELDS:
+                    for q in qids:
+                        groups.setdefault(f"{field}={labels[q][field]}", []).append(q)
+            for name in sorted(groups, key=lambda s: (s != "all", s)):
+                group = groups[name]
+                if not group:
+                    continue
+                before = [va[(q, level)] for q in group]
+                after = [vb[(q, level)] for q in group]
+                low, high = paired_bootstrap_delta(before, after, seed=seed)
+                test = paired_test(before, after, metric_kind(measure), seed=seed, samples=SAMPLES)
+                rows.append({"metric": measure.name, "level": level, "slice": name, "n": len(group),
+                             "a": sum(before) / len(group), "b": sum(after) / len(group),
+                             "delta": (sum(after) - sum(before)) / len(group), "ci_low": low, "ci_high": high,
+                             "test": test["test"], "p_value": test["p_value"]})
+    for scope in {r["slice"] for r in rows}:
+        scoped = [r for r in rows if r["slice"] == scope]
+        for r, adj in zip(scoped, holm([r["p_value"] for r in scoped])):
+            r["p_holm"] = adj
+            r["n_tests"] = len(scoped)
+    return rows
+
+
+def first_relevant_ranks(warehouse, run_id: str, level: str) -> dict[str, int | None]:
+    rows = warehouse.con.execute(
+        "SELECT q.query_id, MIN(j.rank) FROM eval_questions q LEFT JOIN judged_ranking j "
+        "ON j.run_id = q.run_id AND j.query_id = q.query_id AND j.stage = 'final' AND j.level = ? AND j.gain > 0 "
+        "WHERE q.run_id = ? AND q.answerable GROUP BY q.query_id", [level, run_id]).fetchall()
+    return dict(rows)
+
+
+def flips(warehouse, a: dict, b: dict, measure, level: str) -> dict:
+    """Questions a hit measure (Success@k) counts differently: won (miss -> hit) and lost (hit -> miss)."""
+    k = measure.k
+    ra, rb = first_relevant_ranks(warehouse, a["run_id"], level), first_relevant_ranks(warehouse, b["run_id"], level)
+    won, lost = [], []
+    for q in sorted(set(ra) & set(rb)):
+        hit_a = ra[q] is not None and ra[q] <= k
+        hit_b = rb[q] is not None and rb[q] <= k
+        if hit_a != hit_b:
+            (won if hit_b else lost).append({"query_id": q, "rank_a": ra[q], "rank_b": rb[q]})
+    return {"metric": measure.name, "level": level, "won": won, "lost": lost}
+
+
+def compare(warehouse, run_a: str, run_b: str, measures=DEFAULT_MEASURES, flip_metric: str = "Success@3",
+            flip_level: str = "doc") -> dict:
+    a, b = run_identity(warehouse, run_a), run_identity(warehouse, run_b)
+    check_comparable(a, b)
+    seed = a["seed"]
+    rows = paired_rows(warehouse, a, b, measures, slices=True, seed=seed)
+    return {
+        "a": {k: a[k] for k in ("run_id", "pipeline")}, "b": {k: b[k] for k in ("run_id", "pipeline")},
+        "config_diff": [{"key": k, "a": va, "b": vb} for k, va, vb in config_diff(a["config"], b["config"])],
+        "seed": seed, "bootstrap_samples": 1000, "randomization_samples": SAMPLES,
+        "rows": rows, "flips": flips(warehouse, a, b, parse_measure(flip_metric), flip_level),
+    }
+
+
+def _p(v: float) -> str:
+    return "<0.001" if v < 0.001 else f"{v:.3f}"
+
+
+def render(result: dict) -> str:
+    from assay.report import _grid
+
+    a, b = result["a"], result["b"]
+    out = [f"compare A {a['run_id']} ({a['pipeline']})  ->  B {b['run_id']} ({b['pipeline']})", "",
+           "configuration difference:"] + ["  " + line for line in describe_diff(
+               [(d["key"], d["a"], d["b"]) for d in result["config_diff"]])]
+    overall = [r for r in result["rows"] if r["slice"] == "all"]
+    body = [[r["metric"], r["level"], f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",
+             f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", r["test"], _p(r["p_value"]), _p(r["p_holm"]),
+             str(r["n"])] for r in overall]
+    heads = ["metric", "level", "A", "B", "delta", "95% CI (paired)", "test", "p", "p (Holm)", "n"]
+    n_tests = overall[0]["n_tests"] if overall else 0
+    out += ["", f"all questions (p-values Holm-adjusted across the {n_tests} tests of this table):", "",
+            _grid(heads, body, False)]
+    f = result["flips"]
+    out += ["", f"questions that flipped on {f['metric']} ({f['level']} level): {len(f['won'])} won, "
+                f"{len(f['lost'])} lost (first relevant rank in A -> B)"]
+    for tag, items in (("won", f["won"]), ("lost", f["lost"])):
+        for item in items:
+            ra = "-" if item["rank_a"] is None else str(item["rank_a"])
+            rb = "-" if item["rank_b"] is None else str(item["rank_b"])
+            out.append(f"  {tag:<4} {item['query_id']:<40} {ra:>4} -> {rb}")
+    headline = {("Success@3", "doc"), ("Success@10", "chunk"), ("nDCG@10", "chunk")}
+    sliced = [r for r in result["rows"] if r["slice"] != "all" and (r["metric"], r["level"]) in headline]
+    sbody = [[r["slice"], r["metric"], r["level"], str(r["n"]), f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",
+              f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", _p(r["p_holm"])] for r in sliced]
+    out += ["", "by slice (headline metrics; p-values Holm-adjusted within each slice over all its tests):", "",
+            _grid(["slice", "metric", "level", "n", "A", "B", "delta", "95% CI (paired)", "p (Holm)"], sbody, False),
+            "", "JSON output (--format json) has every metric for every slice."]
+    return "\n".join(out) + "\n"

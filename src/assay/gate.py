@@ -1,0 +1,112 @@
+"""`assay gate`: pass/fail rules on one run's metrics, for CI.
+
+A rule is ``METRIC[:LEVEL][[SLICE]] OP VALUE``, for example ``Success@3:doc>=0.75``,
+``nDCG@10>=0.6`` (level chunk when not given; ``query`` for Abstain and
+FalseAbstain) or ``Success@3:doc[form=gap]>=0.5``. OP is one of >=, >, <=, <.
+Rules come from ``[gate] rules = [...]`` in assay.toml and from ``--rule``.
+
+A rule whose slice has no questions fails: a gate never passes vacuously. A rule
+that passes on the point estimate while its 95% interval reaches past the bar is
+marked ``fragile``. Exit code 6 when any rule fails.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass
+from xml.sax.saxutils import escape, quoteattr
+
+from assay.errors import ConfigError
+from assay.metrics.compute import evaluate
+from assay.metrics.registry import parse_measure
+
+GATE_FAILED = 6
+OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
+_RULE = re.compile(r"^\s*(?P<metric>[A-Za-z]+(?:@\d+)?)(?::(?P<level>chunk|doc|query))?"
+                   r"(?:\[(?P<slice>[^\]]+)\])?\s*(?P<op>>=|<=|>|<)\s*(?P<value>-?\d+(?:\.\d+)?)\s*$")
+
+
+@dataclass(frozen=True)
+class Rule:
+    text: str
+    measure: object
+    level: str
+    slice: str
+    op: str
+    bar: float
+
+
+def parse_rule(text: str) -> Rule:
+    m = _RULE.match(text)
+    if not m:
+        raise ConfigError(f"cannot read gate rule {text!r}; write it like 'Success@3:doc>=0.75' or "
+                          "'nDCG@10[form=gap]>=0.5'")
+    measure = parse_measure(m.group("metric"))
+    levels = measure.family.levels
+    level = m.group("level") or ("chunk" if "chunk" in levels else levels[0])
+    if level not in levels:
+        raise ConfigError(f"gate rule {text!r}: {measure.name} has level(s) {', '.join(levels)}, not {level}")
+    return Rule(text.strip(), measure, level, (m.group("slice") or "all").strip(), m.group("op"),
+                float(m.group("value")))
+
+
+def rules_from(config: dict, cli_rules: tuple[str, ...]) -> list[Rule]:
+    texts = list(config.get("gate", {}).get("rules", [])) + list(cli_rules)
+    if not texts:
+        raise ConfigError("no gate rules: give --rule 'Success@3:doc>=0.75' or [gate] rules = [...] in assay.toml")
+    return [parse_rule(t) for t in texts]
+
+
+def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int) -> list[dict]:
+    measures = list(dict.fromkeys(r.measure for r in rules))
+    rows = {(r.metric, r.level, r.slice): r for r in evaluate(warehouse, run_id, measures, seed=seed, samples=samples)}
+    results = []
+    for rule in rules:
+        row = rows.get((rule.measure.name, rule.level, rule.slice))
+        if row is None or row.n == 0:
+            results.append({"rule": rule.text, "passed": False, "fragile": False, "value": None, "n": 0,
+                            "ci_low": None, "ci_high": None,
+                            "reason": f"no questions in slice {rule.slice!r}: a gate never passes vacuously"})
+            continue
+        passed = OPS[rule.op](row.value, rule.bar)
+        # the far end of the interval, in the direction the rule guards against
+        far = row.ci_low if rule.op in (">=", ">") else row.ci_high
+        fragile = passed and not OPS[rule.op](far, rule.bar)
+        reason = (f"{row.value:.3f} {rule.op} {rule.bar:g}" if passed else
+                  f"{row.value:.3f} is not {rule.op} {rule.bar:g}")
+        if fragile:
+            reason += f", but the 95% interval reaches {far:.3f}"
+        results.append({"rule": rule.text, "passed": passed, "fragile": fragile, "value": row.value, "n": row.n,
+                        "ci_low": row.ci_low, "ci_high": row.ci_high, "reason": reason})
+    return results
+
+
+def render(run_id: str, results: list[dict]) -> str:
+    lines = [f"gate on run {run_id}"]
+    for r in results:
+        status = "PASS" if r["passed"] else "FAIL"
+        if r["fragile"]:
+            status += " (fragile)"
+        value = "-" if r["value"] is None else f"{r['value']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        lines.append(f"  {status:<16} {r['rule']:<32} value {value}  n={r['n']}  {r['reason']}")
+    failed = sum(not r["passed"] for r in results)
+    lines.append(f"{len(results) - failed} passed, {failed} failed" +
+                 (f"; exit code {GATE_FAILED}" if failed else ""))
+    return "\n".join(lines) + "\n"
+
+
+def junit_xml(run_id: str, results: list[dict]) -> str:
+    failed = sum(not r["passed"] for r in results)
+    cases = []
+    for r in results:
+        body = ""
+        if not r["passed"]:
+            body = f"<failure message={quoteattr(r['reason'])}>{escape(r['reason'])}</failure>"
+        elif r["fragile"]:
+            body = f"<system-out>{escape('fragile: ' + r['reason'])}</system-out>"
+        cases.append(f'    <testcase classname="assay.gate" name={quoteattr(r["rule"])} time="0">{body}</testcase>')
+    return ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            f'<testsuites tests="{len(results)}" failures="{failed}">\n'
+            f'  <testsuite name={quoteattr("assay gate " + run_id)} tests="{len(results)}" failures="{failed}" '
+            f'errors="0" skipped="0">\n' + "\n".join(cases) + "\n  </testsuite>\n</testsuites>\n")

@@ -1,0 +1,147 @@
+"""`assay regress` and `assay history`: a run against its past.
+
+regress: the candidate run is compared with a baseline picked from history among
+comparable runs (same judgments and corpus) of the same pipeline: ``latest`` (the
+newest before the candidate), ``best`` (the highest on the first guarded metric),
+or a run id. A metric regresses when it drops by more than its allowed drop AND
+the drop is significant (paired test, Holm-adjusted within its slice, p < alpha),
+overall or in any slice. Exit code 7 when anything regresses.
+
+history: a metric across a pipeline's runs over time, and the first run where a
+lasting drop began: the earliest run from which no later run came back to within
+``tolerance`` of the best value before it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from assay.comparison import check_comparable, paired_rows, run_identity
+from assay.errors import ConfigError, RunNotFound
+from assay.metrics.compute import per_query
+from assay.metrics.registry import parse_measure
+
+REGRESSED = 7
+_DROP = re.compile(r"^\s*(?P<metric>[A-Za-z]+(?:@\d+)?)(?::(?P<level>chunk|doc|query))?\s*=\s*(?P<drop>\d+(?:\.\d+)?)\s*$")
+
+
+def parse_drop(text: str) -> tuple[object, str, float]:
+    m = _DROP.match(text)
+    if not m:
+        raise ConfigError(f"cannot read --max-drop {text!r}; write it like 'Success@1=0.02' or 'nDCG@10:doc=0.03'")
+    measure = parse_measure(m.group("metric"))
+    levels = measure.family.levels
+    level = m.group("level") or ("chunk" if "chunk" in levels else levels[0])
+    if level not in levels:
+        raise ConfigError(f"--max-drop {text!r}: {measure.name} has level(s) {', '.join(levels)}")
+    return measure, level, float(m.group("drop"))
+
+
+def _mean(warehouse, run_id, measure, level) -> float:
+    values = [v for (q, lvl), v in per_query(warehouse, run_id, measure).items() if lvl == level]
+    return sum(values) / len(values) if values else float("nan")
+
+
+def pick_baseline(warehouse, candidate: dict, how: str, guard) -> str:
+    _, rows = warehouse.query("reports/comparable_runs", run_id=candidate["run_id"], pipeline=candidate["pipeline"])
+    history = [r[0] for r in rows if r[0] != candidate["run_id"]]
+    if how not in ("latest", "best"):
+        return warehouse.resolve_run_id(how)
+    if how == "latest":
+        earlier = [r[0] for r in rows if (r[1], r[0]) < (candidate["started_at"], candidate["run_id"])]
+        if not earlier:
+            raise RunNotFound(f"no comparable {candidate['pipeline']} run before {candidate['run_id']} to use as "
+                              "the baseline; record one first or give --baseline RUN_ID")
+        return earlier[-1]
+    if not history:
+        raise RunNotFound(f"no other comparable {candidate['pipeline']} run to use as the baseline")
+    measure, level, _ = guard
+    return max(history, key=lambda r: (_mean(warehouse, r, measure, level), r))
+
+
+def regress(warehouse, run_id: str, baseline: str, drops: list, alpha: float = 0.05) -> dict:
+    if not drops:
+        raise ConfigError("give at least one --max-drop, e.g. --max-drop Success@1=0.02")
+    candidate = run_identity(warehouse, run_id)
+    base_id = pick_baseline(warehouse, candidate, baseline, drops[0])
+    base = run_identity(warehouse, base_id)
+    check_comparable(base, candidate)
+    measures = list(dict.fromkeys(m for m, _, _ in drops))
+    rows = paired_rows(warehouse, base, candidate, measures, slices=True, seed=candidate["seed"])
+    allowed = {(m.name, lvl): d for m, lvl, d in drops}
+    checks = []
+    for r in rows:
+        key = (r["metric"], r["level"])
+        if key not in allowed:
+            continue
+        drop = -r["delta"]
+        regressed = drop > allowed[key] and r["p_holm"] < alpha
+        checks.append({**r, "drop": drop, "max_drop": allowed[key], "regressed": regressed})
+    return {"candidate": run_id, "baseline": base_id, "baseline_rule": baseline, "alpha": alpha, "checks": checks,
+            "regressed": any(c["regressed"] for c in checks)}
+
+
+def render_regress(result: dict) -> str:
+    lines = [f"regress: candidate {result['candidate']} against baseline {result['baseline']} "
+             f"(--baseline {result['baseline_rule']}); a drop counts when it exceeds its allowance AND "
+             f"p (Holm, within its slice) < {result['alpha']}"]
+    for c in sorted(result["checks"], key=lambda c: (not c["regressed"], c["slice"] != "all", c["slice"], c["metric"])):
+        status = "REGRESSED" if c["regressed"] else "ok"
+        lines.append(f"  {status:<10} {c['metric']}:{c['level']} [{c['slice']}]  {c['a']:.3f} -> {c['b']:.3f}  "
+                     f"drop {c['drop']:+.3f} (allowed {c['max_drop']:g})  95% CI of delta "
+                     f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]  p(Holm) {c['p_holm']:.4f}  n={c['n']}")
+    n = sum(c["regressed"] for c in result["checks"])
+    lines.append(f"{n} regression(s)" + (f"; exit code {REGRESSED}" if n else ": no significant regression"))
+    return "\n".join(lines) + "\n"
+
+
+def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: str = "all",
+            tolerance: float = 0.02) -> dict:
+    from assay.metrics.compute import evaluate
+
+    measure = parse_measure(metric)
+    level = level or ("chunk" if "chunk" in measure.family.levels else measure.family.levels[0])
+    rows = warehouse.con.execute(
+        "SELECT run_id, started_at, judgments_hash, corpus_hash, seed FROM complete_runs WHERE pipeline = ? "
+        "ORDER BY started_at, run_id", [pipeline]).fetchall()
+    if not rows:
+        raise RunNotFound(f"no runs of pipeline {pipeline!r} in {warehouse.path}")
+    points = []
+    for run_id, started, jh, ch, seed in rows:
+        found = [r for r in evaluate(warehouse, run_id, [measure], seed=seed)
+                 if r.level == level and r.slice == slice_]
+        if found:
+            r = found[0]
+            points.append({"run_id": run_id, "started_at": started.isoformat(timespec="seconds"),
+                           "judgments_hash": jh, "corpus_hash": ch, "value": r.value, "n": r.n,
+                           "ci_low": r.ci_low, "ci_high": r.ci_high})
+    groups = sorted({(p["judgments_hash"], p["corpus_hash"]) for p in points})
+    drop = None
+    latest_group = (points[-1]["judgments_hash"], points[-1]["corpus_hash"]) if points else None
+    series = [p for p in points if (p["judgments_hash"], p["corpus_hash"]) == latest_group]
+    for i in range(1, len(series)):
+        prior_best = max(series[:i], key=lambda p: p["value"])
+        if max(p["value"] for p in series[i:]) < prior_best["value"] - tolerance:
+            drop = {"run_id": series[i]["run_id"], "value": series[i]["value"], "prior_best": prior_best["value"],
+                    "prior_best_run": prior_best["run_id"]}
+            break
+    return {"pipeline": pipeline, "metric": measure.name, "level": level, "slice": slice_, "tolerance": tolerance,
+            "points": points, "comparable_groups": len(groups), "lasting_drop": drop}
+
+
+def render_history(h: dict) -> str:
+    lines = [f"history of {h['metric']} ({h['level']}, slice {h['slice']}) for pipeline {h['pipeline']}"]
+    if h["comparable_groups"] > 1:
+        lines.append(f"note: these runs span {h['comparable_groups']} different judgment/corpus sets; the drop "
+                     "search uses only the runs comparable with the newest one")
+    for p in h["points"]:
+        bar = "#" * int(round(p["value"] * 40))
+        lines.append(f"  {p['run_id']}  {p['started_at']}  {p['value']:.3f} [{p['ci_low']:.3f}, {p['ci_high']:.3f}]"
+                     f"  n={p['n']}  {bar}")
+    d = h["lasting_drop"]
+    if d:
+        lines.append(f"a lasting drop began at run {d['run_id']} ({d['value']:.3f}; best before it {d['prior_best']:.3f} "
+                     f"at {d['prior_best_run']}): no later run came back within {h['tolerance']:g}")
+    else:
+        lines.append(f"no lasting drop (tolerance {h['tolerance']:g})")
+    return "\n".join(lines) + "\n"
