@@ -260,9 +260,11 @@ def export_runs(warehouse, run_ids: list[str], fmt: str, out_dir: Path) -> dict:
     out_dir = Path(out_dir)
     _check_out_dir(out_dir)
 
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = out_dir.parent / f".{out_dir.name}.{secrets.token_hex(4)}.partial"
-    staging.mkdir()
+    try:
+        staging.mkdir(parents=True)
+    except OSError as exc:
+        raise ExportError(f"cannot create the export next to {out_dir}: {exc}") from None
     try:
         if fmt == "trec":
             files = _write_trec(warehouse, resolved, staging)

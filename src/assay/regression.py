@@ -69,14 +69,17 @@ def regress(warehouse, run_id: str, baseline: str, drops: list, alpha: float = 0
     measures = list(dict.fromkeys(m for m, _, _ in drops))
     rows = paired_rows(warehouse, base, candidate, measures, slices=True, seed=candidate["seed"])
     allowed = {(m.name, lvl): d for m, lvl, d in drops}
-    checks = []
-    for r in rows:
-        key = (r["metric"], r["level"])
-        if key not in allowed:
-            continue
-        drop = -r["delta"]
-        regressed = drop > allowed[key] and r["p_holm"] < alpha
-        checks.append({**r, "drop": drop, "max_drop": allowed[key], "regressed": regressed})
+    from assay.metrics.significance import holm
+
+    checks = [dict(r) for r in rows if (r["metric"], r["level"]) in allowed]
+    for scope in {c["slice"] for c in checks}:  # Holm over the guarded tests of each slice
+        scoped = [c for c in checks if c["slice"] == scope]
+        for c, adj in zip(scoped, holm([c["p_value"] for c in scoped])):
+            c["p_holm"], c["n_tests"] = adj, len(scoped)
+    for c in checks:
+        c["drop"] = -c["delta"]
+        c["max_drop"] = allowed[(c["metric"], c["level"])]
+        c["regressed"] = c["drop"] > c["max_drop"] and c["p_holm"] < alpha
     return {"candidate": run_id, "baseline": base_id, "baseline_rule": baseline, "alpha": alpha, "checks": checks,
             "regressed": any(c["regressed"] for c in checks)}
 

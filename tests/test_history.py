@@ -1,0 +1,221 @@
+"""Run history on real demo runs: compare, gate (+ JUnit), regress, history, rescore."""
+
+import dataclasses
+import json
+import xml.etree.ElementTree as ET
+from datetime import timedelta
+
+import pytest
+from click.testing import CliRunner
+
+from assay.cli import cli
+from assay.comparison import NotComparable, compare, config_diff
+from assay.metrics.compute import per_query
+from assay.metrics.registry import parse_measure
+from assay.regression import history, regress
+from assay.rescore import rescore
+from assay.runner import RunOptions, execute_run, new_run_id, run
+from assay.warehouse import Warehouse
+from conftest import DEMO
+
+CORPUS, JUDGMENTS = DEMO / "corpus", DEMO / "judgments.jsonl"
+
+
+@pytest.fixture(scope="module")
+def demo_runs(tmp_path_factory):
+    path = tmp_path_factory.mktemp("hist") / "w.duckdb"
+    with Warehouse.open(path) as wh:
+        a = run(wh, CORPUS, JUDGMENTS, RunOptions(chunk_size=800))
+        b = run(wh, CORPUS, JUDGMENTS, RunOptions(chunk_size=300))
+    return path, a, b
+
+
+@pytest.fixture
+def demo_wh(demo_runs):
+    """The demo warehouse, open in this process; closed before a test's CLI calls open it again."""
+    path, a, b = demo_runs
+    wh = Warehouse.open(path)
+    yield wh, a, b
+    wh.close()
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_compare_two_chunk_sizes(demo_wh):
+    wh, a, b = demo_wh
+    result = compare(wh, a.run_id, b.run_id)
+    assert [d["key"] for d in result["config_diff"]] == ["chunker.size", "settings.chunk_size"]
+    rows = {(r["metric"], r["level"], r["slice"]): r for r in result["rows"]}
+    row = rows[("nDCG@10", "chunk", "all")]
+    va = per_query(wh, a.run_id, parse_measure("nDCG@10"))
+    vb = per_query(wh, b.run_id, parse_measure("nDCG@10"))
+    qs = [q for (q, lvl) in va if lvl == "chunk"]
+    assert row["delta"] == pytest.approx(sum(vb[(q, "chunk")] - va[(q, "chunk")] for q in qs) / len(qs))
+    assert row["ci_low"] <= row["delta"] <= row["ci_high"] and row["n"] == 56
+    assert row["test"] == "fisher-randomization" and row["p_value"] <= row["p_holm"] <= 1
+    assert rows[("Success@3", "doc", "all")]["test"] == "mcnemar-exact"
+    assert ("Success@3", "doc", "form=gap") in rows and ("nDCG@10", "chunk", "hard_class=prose-free") in rows
+    # flips agree with the per-question Success@3 values
+    s3a = per_query(wh, a.run_id, parse_measure("Success@3"))
+    s3b = per_query(wh, b.run_id, parse_measure("Success@3"))
+    won = {q for (q, lvl), v in s3b.items() if lvl == "doc" and v == 1 and s3a[(q, lvl)] == 0}
+    lost = {q for (q, lvl), v in s3b.items() if lvl == "doc" and v == 0 and s3a[(q, lvl)] == 1}
+    assert {f["query_id"] for f in result["flips"]["won"]} == won
+    assert {f["query_id"] for f in result["flips"]["lost"]} == lost
+    wh.close()
+    out = invoke("compare", a.run_id, b.run_id, "--warehouse", wh.path)
+    assert "chunker.size: 800 -> 300" in out.stdout and "Holm-adjusted across the 18 tests" in out.stdout
+
+
+def test_config_diff_shows_whole_missing_sections():
+    assert config_diff({"a": 1, "x": {"y": 2}}, {"a": 1, "x": {"y": 3}, "z": {"k": 1}}) == [
+        ("x.y", 2, 3), ("z", None, {"k": 1})]
+
+
+def test_not_comparable_says_so(demo_wh, mini_corpus, mini_judgments):
+    wh, a, _ = demo_wh
+    other = run(wh, mini_corpus, mini_judgments, RunOptions())
+    with pytest.raises(NotComparable, match="not comparable: judgments differ .* corpora differ"):
+        compare(wh, a.run_id, other.run_id)
+    wh.close()
+    out = invoke("compare", a.run_id, other.run_id, "--warehouse", wh.path)
+    assert out.exit_code == 1 and "Configuration difference" in out.stderr
+
+
+def test_gate_fails_with_exit_6_and_junit(demo_wh, tmp_path):
+    wh, a, _ = demo_wh
+    wh.close()
+    junit = tmp_path / "gate.xml"
+    out = invoke("gate", a.run_id, "--rule", "Success@10:doc>=0.5", "--rule", "Success@1:doc>=0.95",
+                 "--rule", "nDCG@10[form=gap]>=0.3", "--rule", "Success@3:doc[category=nope]>=0.1",
+                 "--junit", junit, "--warehouse", wh.path)
+    assert out.exit_code == 6
+    lines = out.stdout.splitlines()
+    assert lines[1].lstrip().startswith("PASS") and "Success@10:doc>=0.5" in lines[1]
+    assert lines[2].lstrip().startswith("FAIL") and "is not >= 0.95" in lines[2]
+    assert "no questions in slice 'category=nope'" in out.stdout  # never passes vacuously
+    assert lines[-1] == "2 passed, 2 failed; exit code 6"
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite.get("tests") == "4" and suite.get("failures") == "2"
+    names = [c.get("name") for c in suite.findall("testcase")]
+    assert names[0] == "Success@10:doc>=0.5" and len(suite.findall("testcase/failure")) == 2
+    ok = invoke("gate", a.run_id, "--rule", "Success@10:doc>=0.5", "--warehouse", wh.path)
+    assert ok.exit_code == 0 and ok.stdout.splitlines()[-1] == "1 passed, 0 failed"
+
+
+def test_gate_marks_fragile_passes(demo_wh):
+    wh, a, _ = demo_wh
+    value = sum(v for (q, lvl), v in per_query(wh, a.run_id, parse_measure("Success@1")).items() if lvl == "doc") / 56
+    wh.close()
+    out = invoke("gate", a.run_id, "--rule", f"Success@1:doc>={value - 0.01:.3f}", "--warehouse", wh.path)
+    assert out.exit_code == 0 and "PASS (fragile)" in out.stdout
+
+
+def test_gate_rules_from_assay_toml(demo_wh, tmp_path):
+    wh, a, _ = demo_wh
+    wh.close()
+    cfg = tmp_path / "assay.toml"
+    cfg.write_text('[gate]\nrules = ["Success@10:doc>=0.99"]\n')
+    out = invoke("gate", a.run_id, "--config", cfg, "--warehouse", wh.path)
+    assert out.exit_code == 6 and "Success@10:doc>=0.99" in out.stdout
+    bad = invoke("gate", a.run_id, "--rule", "Success@3=>0.7", "--warehouse", wh.path)
+    assert bad.exit_code == 1 and "cannot read gate rule" in bad.stderr
+
+
+def _injected(wh, base_record, slice_qids, seconds):
+    """A copy of a run whose final ranking is reversed for some questions: a regression in one slice."""
+    hits = [h for h in base_record.hits if h[1] == "final"]
+    by_q = {}
+    for h in hits:
+        by_q.setdefault(h[0], []).append(h)
+    new_hits = []
+    for q, hs in by_q.items():
+        hs = sorted(hs, key=lambda h: h[2])
+        if q in slice_qids:
+            hs = list(reversed(hs))
+        new_hits += [(q, "bm25", i, h[3], h[4], h[5]) for i, h in enumerate(hs, 1)]
+        new_hits += [(q, "final", i, h[3], h[4], h[5]) for i, h in enumerate(hs, 1)]
+    started = base_record.started_at + timedelta(seconds=seconds)
+    record = dataclasses.replace(base_record, run_id=new_run_id(started), started_at=started, hits=new_hits)
+    wh.write_run(record)
+    return record
+
+
+def test_regression_in_one_slice_is_caught(tmp_path):
+    wh = Warehouse.open(tmp_path / "w.duckdb")
+    if True:
+        base = execute_run(CORPUS, JUDGMENTS, RunOptions())
+        wh.write_run(base)
+        prose_free = {j.query_id for j in base.judgments.judgments if j.hard_class == "prose-free"}
+        bad = _injected(wh, base, prose_free, 60)
+        result = regress(wh, bad.run_id, "latest", [(parse_measure("nDCG@10"), "chunk", 0.15)])
+        assert result["baseline"] == base.run_id
+        checks = {c["slice"]: c for c in result["checks"]}
+        assert not checks["all"]["regressed"] and checks["all"]["drop"] < 0.15  # overall barely moves
+        assert checks["hard_class=prose-free"]["regressed"] and checks["hard_class=prose-free"]["drop"] > 0.5
+        assert result["regressed"]
+        same = _injected(wh, base, set(), 120)  # identical rankings: nothing regresses
+        best = regress(wh, same.run_id, "best", [(parse_measure("nDCG@10"), "chunk", 0.15)])
+        assert best["baseline"] == base.run_id  # the broken run is never the best
+        wh.close()
+        out = invoke("regress", bad.run_id, "--max-drop", "nDCG@10=0.15", "--warehouse", wh.path)
+        assert out.exit_code == 7 and "REGRESSED  nDCG@10:chunk [hard_class=prose-free]" in out.stdout
+        fine = invoke("regress", same.run_id, "--baseline", base.run_id, "--max-drop", "nDCG@10=0.15",
+                      "--warehouse", wh.path)
+        assert fine.exit_code == 0 and "no significant regression" in fine.stdout
+
+
+def test_history_points_to_the_lasting_drop(tmp_path):
+    with Warehouse.open(tmp_path / "w.duckdb") as wh:
+        base = execute_run(CORPUS, JUDGMENTS, RunOptions())
+        wh.write_run(base)
+        gap = {j.query_id for j in base.judgments.judgments if j.form == "gap"}
+        good2 = _injected(wh, base, set(), 60)
+        drop1 = _injected(wh, base, gap, 120)
+        drop2 = _injected(wh, base, gap, 180)
+        h = history(wh, "bm25", "nDCG@10", None)
+        assert [p["run_id"] for p in h["points"]] == [base.run_id, good2.run_id, drop1.run_id, drop2.run_id]
+        assert h["lasting_drop"]["run_id"] == drop1.run_id
+        _injected(wh, base, set(), 240)  # recovered: the drop was not lasting
+        assert history(wh, "bm25", "nDCG@10", None)["lasting_drop"] is None
+    out = invoke("history", "--pipeline", "bm25", "--metric", "nDCG@10", "--warehouse", tmp_path / "w.duckdb")
+    assert "no lasting drop" in out.stdout and out.stdout.count("\n  2") == 5
+
+
+def test_rescore_changes_exactly_the_affected_questions(demo_wh, tmp_path):
+    wh, a, _ = demo_wh
+    lines = JUDGMENTS.read_text().splitlines()
+    fixed = []
+    changed = None
+    for line in lines:
+        obj = json.loads(line)
+        if changed is None and obj["category"] == "normal" and len(obj["gold"]) == 1 and "quote" in obj["gold"][0]:
+            obj["gold"] = [{"doc": "glossary.md"}]  # a judgment "fix": the answer is the whole glossary
+            changed = obj["query_id"]
+        fixed.append(json.dumps(obj))
+    path = tmp_path / "fixed.jsonl"
+    path.write_text("\n".join(fixed) + "\n")
+    result = rescore(wh, a.run_id, path)
+    assert result["source_run_id"] == a.run_id and result["questions"] == 71
+    kind, source = wh.con.execute("SELECT kind, source_run_id FROM runs WHERE run_id = ?",
+                                  [result["run_id"]]).fetchall()[0]
+    assert (kind, source) == ("rescore", a.run_id)
+    for name in ("nDCG@10", "Success@3", "AP"):
+        before = per_query(wh, a.run_id, parse_measure(name))
+        after = per_query(wh, result["run_id"], parse_measure(name))
+        differing = {q for q in before if before[q] != after[q]}
+        assert {q for q, _ in differing} <= {changed}
+    assert per_query(wh, a.run_id, parse_measure("nDCG@10"))[(changed, "doc")] != \
+        per_query(wh, result["run_id"], parse_measure("nDCG@10"))[(changed, "doc")]
+
+
+def test_rescore_refuses_new_questions(demo_wh, tmp_path):
+    wh, a, _ = demo_wh
+    path = tmp_path / "more.jsonl"
+    path.write_text(JUDGMENTS.read_text() + json.dumps(
+        {"query_id": "zz-new", "query": "q", "category": "no_answer", "form": "gap", "gold": []}) + "\n")
+    wh.close()
+    out = invoke("rescore", a.run_id, "--judgments", path, "--warehouse", wh.path)
+    assert out.exit_code == 1 and "were never asked in run" in out.stderr and "zz-new" in out.stderr
