@@ -36,9 +36,10 @@ def store_vectors(warehouse, identity, vectors: dict[str, np.ndarray]) -> None:
         if not exists:
             d = identity.as_dict()
             warehouse.con.execute(
-                "INSERT INTO embedding_identities VALUES (?, ?, ?, ?, ?, ?, ?, now())",
+                "INSERT INTO embedding_identities (identity_hash, model, onnx_sha256, dim, normalized, query_prefix, "
+                "passage_prefix, created_at, max_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, now(), ?)",
                 [identity.hash, d["model"], d["onnx_sha256"], d["dim"], d["normalized"], d["query_prefix"],
-                 d["passage_prefix"]])
+                 d["passage_prefix"], d["max_tokens"]])
         warehouse._insert("embeddings", ["identity_hash", "text_sha256", "vector"],
                           [(identity.hash, h, v.astype(np.float32).tobytes()) for h, v in vectors.items()])
 

@@ -15,6 +15,7 @@ class EmbeddingIdentity:
     normalized: bool
     query_prefix: str
     passage_prefix: str
+    max_tokens: int  # inputs are truncated to this many word pieces
 
     def as_dict(self) -> dict:
         return asdict(self)
