@@ -71,7 +71,7 @@ def test_compare_two_chunk_sizes(demo_wh):
 
 def test_config_diff_shows_whole_missing_sections():
     assert config_diff({"a": 1, "x": {"y": 2}}, {"a": 1, "x": {"y": 3}, "z": {"k": 1}}) == [
-        ("x.y", 2, 3), ("z", None, {"k": 1})]
+        ("x.y", 2, 3), ("z", "<absent>", {"k": 1})]
 
 
 def test_not_comparable_says_so(demo_wh, mini_corpus, mini_judgments):

@@ -33,11 +33,12 @@ def run_identity(warehouse, run_id: str) -> dict:
 
 
 _ABSENT = object()
+ABSENT = "<absent>"  # how a setting or section one run lacks is shown
 
 
 def config_diff(a: dict, b: dict, prefix: str = "") -> list[tuple[str, object, object]]:
     """(dotted key, value in a, value in b) for every setting that differs, sorted. A section present
-    on one side only is one entry holding the whole section (None on the other side)."""
+    on one side only is one entry holding the whole section ("<absent>" on the other side)."""
     out = []
     for k in sorted(set(a) | set(b)):
         key = f"{prefix}.{k}" if prefix else str(k)
@@ -45,14 +46,14 @@ def config_diff(a: dict, b: dict, prefix: str = "") -> list[tuple[str, object, o
         if isinstance(va, dict) and isinstance(vb, dict):
             out.extend(config_diff(va, vb, key))
         elif va != vb:
-            out.append((key, None if va is _ABSENT else va, None if vb is _ABSENT else vb))
+            out.append((key, ABSENT if va is _ABSENT else va, ABSENT if vb is _ABSENT else vb))
     return out
 
 
 def describe_diff(diff) -> list[str]:
     if not diff:
         return ["configurations are identical"]
-    fmt = lambda v: "(absent)" if v is None else (json.dumps(v, sort_keys=True) if not isinstance(v, str) else repr(v))  # noqa: E731
+    fmt = lambda v: v if v == ABSENT else (json.dumps(v, sort_keys=True) if not isinstance(v, str) else repr(v))  # noqa: E731
     return [f"{k}: {fmt(va)} -> {fmt(vb)}" for k, va, vb in diff]
 
 
