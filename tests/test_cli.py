@@ -225,3 +225,12 @@ def test_calibration_unknown_id(runner, wh, mini_corpus, mini_judgments):
     result = invoke(runner, "run", "--corpus", mini_corpus, "--judgments", mini_judgments, "--calibration", "cal-x",
                     "--warehouse", wh)
     assert result.exit_code == 1 and "no calibration 'cal-x'" in result.stderr
+
+
+def test_export_command(runner, wh, mini_corpus, mini_judgments, tmp_path):
+    run_id = do_run(runner, wh, mini_corpus, mini_judgments)
+    out = invoke(runner, "export", run_id, "--format", "csv", "--out", tmp_path / "csv", "--warehouse", wh)
+    assert out.exit_code == 0 and out.stdout.startswith(f"exported 1 run(s) as csv to {tmp_path / 'csv'}: runs 1,")
+    assert (tmp_path / "csv" / "hits.csv").read_text().splitlines()[0].startswith("run_id,")
+    again = invoke(runner, "export", run_id, "--out", tmp_path / "csv", "--warehouse", wh)
+    assert again.exit_code == 1 and "error:" in again.stderr

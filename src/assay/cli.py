@@ -313,6 +313,25 @@ def rescore_cmd(run_ref, judgments_path, warehouse_path):
     click.echo(result["run_id"])
 
 
+@cli.command("export")
+@click.argument("run_refs", nargs=-1, required=True, metavar="RUN_ID...")
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "json", "trec"]), default="parquet",
+              show_default=True)
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="A new or empty directory.")
+@warehouse_option
+def export_cmd(run_refs, fmt, out_dir, warehouse_path):
+    """Write runs, questions, hits, metrics and stage attribution as files for BI tools (docs/exports.md)."""
+    from assay.export import export_runs
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(warehouse_path, read_only=True) as wh:
+        manifest = export_runs(wh, list(run_refs), fmt, out_dir)
+    tables = ", ".join(f"{t} {n}" for t, n in manifest["tables"].items())
+    click.echo(f"exported {len(manifest['runs'])} run(s) as {fmt} to {out_dir}: {tables} rows; "
+               f"{len(manifest['files'])} files (manifest.json)")
+
+
 @cli.command()
 @warehouse_option
 def runs(warehouse_path):
