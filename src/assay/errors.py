@@ -31,6 +31,20 @@ class JudgmentsError(AssayError):
         super().__init__(head + ":\n" + "\n".join("  " + p for p in self.problems))
 
 
+class FormatError(AssayError):
+    """A test-collection file (BEIR, TREC) that does not parse.
+
+    ``path`` and the 1-based ``line`` (None when the problem is not on one line) say where; the
+    message says what was expected there.
+    """
+
+    def __init__(self, path, line: int | None, message: str):
+        self.path = str(path)
+        self.line = line
+        where = self.path if line is None else f"{self.path}:{line}"
+        super().__init__(f"{where}: {message}")
+
+
 class WarehouseError(AssayError):
     """The warehouse is missing, locked, too new, or lacks the run asked for."""
 
@@ -51,3 +65,9 @@ class CalibrationError(AssayError):
 
 class ExportError(AssayError):
     """An export that cannot be written as asked: a non-empty output directory, an id a TREC file cannot carry."""
+
+
+class RetrieverError(AssayError):
+    """An external retriever failed: a program or service that does not answer, answers badly, or is missing."""
+
+    exit_code = 5

@@ -31,6 +31,9 @@ RUN_DEFAULTS = {
 PIPELINE_DEFAULTS = {
     "lexical": False, "dense": False, "fusion": None, "rrf_k": 60, "weights": None, "rerank": False,
     "reranker": DEFAULT_RERANKER, "reranker_path": None, "rerank_top_n": 50, "embedder": "auto", "final_k": None,
+    # a retriever outside assay: "command", "http", "plugin", "trec-run" or "python" (the Python API)
+    "retriever": None, "command": None, "url": None, "plugin": None, "run_file": None, "timeout_s": 30.0,
+    "api_key_env": None,
 }
 BUILTIN = {
     "bm25": {"lexical": True},
@@ -38,7 +41,12 @@ BUILTIN = {
     "hybrid": {"lexical": True, "dense": True, "fusion": "rrf"},
     "hybrid-rerank": {"lexical": True, "dense": True, "fusion": "rrf", "rerank": True},
     "dense-top3": {"dense": True, "final_k": 3},  # deliberately weakened: the ablation's sanity row
+    "command": {"retriever": "command"},  # a program answering JSON lines (--command)
+    "http": {"retriever": "http"},  # a service answering POSTed questions (--url)
+    "trec-run": {"retriever": "trec-run"},  # a stored TREC run file (--run-file)
+    "python": {"retriever": "python"},  # a Python callable, through assay.evaluate(retriever=...)
 }
+EXTERNAL = ("command", "http", "plugin", "trec-run", "python")
 SETTINGS = tuple(RUN_DEFAULTS) + tuple(PIPELINE_DEFAULTS)
 CONFIG_FILE = "assay.toml"
 
@@ -57,6 +65,8 @@ class Pipeline:
     @property
     def stages(self) -> list[str]:
         s = self.settings
+        if s["retriever"]:
+            return ["external"] + (["rerank"] if s["rerank"] else []) + ["final"]
         stages = (["bm25"] if s["lexical"] else []) + (["dense"] if s["dense"] else [])
         if s["lexical"] and s["dense"]:
             stages.append("fusion")
@@ -106,7 +116,11 @@ def _pipeline_table(name: str, config: dict, seen: tuple = ()) -> dict:
         return {**(_pipeline_table(base, config, seen + (name,)) if base else {}), **table}
     if name in BUILTIN:
         return dict(BUILTIN[name])
-    raise ConfigError(f"unknown pipeline {name!r}; available: {', '.join(pipeline_names(config))}")
+    from assay.retrieval.external import plugin_names
+
+    if name in plugin_names():
+        return {"retriever": "plugin", "plugin": name}
+    raise ConfigError(f"unknown pipeline {name!r}; available: {', '.join(pipeline_names(config) + plugin_names())}")
 
 
 def resolve_pipeline(name: str, config: dict, overrides: dict) -> Pipeline:
@@ -121,6 +135,16 @@ def resolve_pipeline(name: str, config: dict, overrides: dict) -> Pipeline:
 
 def _validate(name: str, s: dict) -> None:
     where = f"pipeline {name!r}"
+    if s["retriever"] is not None:
+        need = {"command": "command", "http": "url", "trec-run": "run_file", "plugin": "plugin"}
+        if s["retriever"] not in EXTERNAL:
+            raise ConfigError(f"{where}: retriever must be one of {', '.join(EXTERNAL)}, got {s['retriever']!r}")
+        key = need.get(s["retriever"])
+        if key and not s[key]:
+            raise ConfigError(f"{where} needs --{key.replace('_', '-')} (or {key} = ... in assay.toml)")
+        if s["lexical"] or s["dense"]:
+            raise ConfigError(f"{where}: an external retriever runs alone; set lexical and dense to false")
+        return
     if not (s["lexical"] or s["dense"]):
         raise ConfigError(f"{where} retrieves nothing: set lexical = true or dense = true")
     if s["lexical"] and s["dense"] and s["fusion"] not in ("rrf", "weighted"):

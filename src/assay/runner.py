@@ -50,9 +50,17 @@ class RunOptions:
     reranker_path: str | None = None
     final_k: int | None = None
     calibration: str | None = None
+    command: str | None = None
+    url: str | None = None
+    run_file: str | None = None
+    timeout_s: float | None = None
+    api_key_env: str | None = None
+    python_retriever: object = None  # the Python API's callable (not a setting: it is not serializable)
 
     def overrides(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k not in ("pipeline", "config_path")}
+        skip = ("pipeline", "config_path", "python_retriever")
+        return {k: (str(v) if k == "run_file" and v is not None else v)
+                for k, v in self.__dict__.items() if k not in skip}
 
 
 @dataclass
@@ -129,11 +137,11 @@ def calibrated_probability(calibration: dict, score: float | None) -> float:
 class _Stages:
     """Builds one question's stage lists and times them."""
 
-    def __init__(self, pipeline, bm25, dense, reranker, texts, calibration):
+    def __init__(self, pipeline, bm25, dense, reranker, texts, calibration, external=None):
         self.p, self.bm25, self.dense, self.reranker = pipeline, bm25, dense, reranker
-        self.texts, self.calibration = texts, calibration
+        self.texts, self.calibration, self.external = texts, calibration, external
 
-    def run(self, query: str):
+    def run(self, query: str, query_id: str | None = None):
         from assay.fusion import fuse
 
         s, lists, timing = self.p.settings, {}, {}
@@ -145,6 +153,8 @@ class _Stages:
             return lists[stage]
 
         firsts = {}
+        if self.external is not None:
+            firsts["external"] = timed("external", lambda: self.external.search(query, s["depth"], query_id=query_id))
         if self.bm25 is not None:
             firsts["bm25"] = timed("bm25", lambda: _deepen(self.bm25.search, query, s["depth"], s["doc_depth"]))
         if self.dense is not None:
@@ -183,18 +193,21 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     s = pipeline.settings
     chunker = make_chunker(s["chunker"], s["chunk_size"], s["overlap"])
     started = datetime.now(timezone.utc).replace(tzinfo=None)
-    judgments = load_judgments(judgments_path)
-    corpus = load_corpus(corpus_dir)
+    from assay.stored import is_ref, stored_corpus, stored_judgments
+
+    judgments = stored_judgments(get_wh(), judgments_path) if is_ref(judgments_path) else load_judgments(judgments_path)
+    corpus = stored_corpus(get_wh(), corpus_dir) if is_ref(corpus_dir) else load_corpus(corpus_dir)
     gold = resolve_gold(judgments, corpus)
     say(f"resolved {len(gold)} gold entries for {len(judgments.judgments)} questions "
         f"against {len(corpus.documents)} documents")
 
     chunks = [c for d in corpus.documents for c in chunker.chunk(d.doc_id, d.text)]
     chunk_set = sha256_text(corpus.corpus_hash + canonical_json(chunker.config()))
+    n_chunked = len(chunks)
     say(f"{len(chunks)} chunks, {chunker_label(chunker.config())}; pipeline {pipeline.name}: "
         f"{' -> '.join(pipeline.stages)}")
     calibration = load_calibration(get_wh(), s["calibration"]) if s["calibration"] else None
-    retrieval, stats, bm25, dense, reranker = {}, {}, None, None, None
+    retrieval, stats, bm25, dense, reranker, external = {}, {}, None, None, None, None
     try:
         if s["lexical"]:
             from assay.retrieval.bm25 import AnalyzerOptions, BM25Index
@@ -212,6 +225,9 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
             stats["embeddings"] = {"computed": computed, "reused": reused}
             dense = DenseIndex(chunks, vectors, embedder)
             retrieval["dense"] = dense.config()
+        if s["retriever"]:
+            external = _external(s, corpus, options.python_retriever)
+            retrieval["external"] = external.config()
         if len(retrieval) == 2:
             retrieval["fusion"] = ({"method": "rrf", "k": s["rrf_k"]} if s["fusion"] == "rrf"
                                    else {"method": "weighted", "weights": s["weights"] or {"bm25": 0.5, "dense": 0.5}})
@@ -226,12 +242,12 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
             "final_k": s["final_k"] or s["depth"], "seed": s["seed"], "bootstrap_samples": BOOTSTRAP_SAMPLES,
             "tie_break": TIE_BREAK, "calibration": calibration,
         }
-        texts = {c.chunk_id: c.text for c in chunks}
-        stage_runner = _Stages(pipeline, bm25, dense, reranker, texts, calibration)
+        texts = _ChunkTexts(corpus, chunks)
+        stage_runner = _Stages(pipeline, bm25, dense, reranker, texts, calibration, external)
         query_rows, hit_rows, latency_rows = [], [], []
         for j in judgments.judgments:
             t0 = time.perf_counter()
-            lists, timing = stage_runner.run(j.query)
+            lists, timing = stage_runner.run(j.query, j.query_id)
             latency_ms = (time.perf_counter() - t0) * 1000.0
             query_rows.append((j.query_id, latency_ms, len(lists["final"])))
             for stage in pipeline.stages:
@@ -241,6 +257,11 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     finally:
         if bm25 is not None:
             bm25.close()
+        if external is not None:
+            external.close()
+    chunks = chunks + _external_chunks(corpus, chunks, hit_rows)
+    if len(chunks) != n_chunked:  # spans an external retriever returned become chunks of this run's chunk set
+        chunk_set = sha256_text(chunk_set + canonical_json(sorted(c.chunk_id for c in chunks[n_chunked:])))
     if calibration is not None:
         stats["calibration"] = {"calibration_id": calibration["calibration_id"],
                                 "abstained": sum(1 for _, _, n in query_rows if n == 0)}
@@ -252,6 +273,57 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         versions=dependency_versions(), git_commit=git_commit(), stages=pipeline.stages,
         stage_latency=latency_rows, stats=stats,
     )
+
+
+class _ChunkTexts(dict):
+    """Chunk id -> text, for our chunks and for any '<doc>#<start>-<end>' span of the corpus."""
+
+    def __init__(self, corpus, chunks):
+        super().__init__((c.chunk_id, c.text) for c in chunks)
+        self._docs = corpus.by_id()
+
+    def __contains__(self, chunk_id) -> bool:
+        return dict.__contains__(self, chunk_id) or chunk_id.rsplit("#", 1)[0] in self._docs
+
+    def __missing__(self, chunk_id: str) -> str:
+        doc, span = chunk_id.rsplit("#", 1)
+        start, end = (int(x) for x in span.split("-"))
+        return self._docs[doc].text[start:end]
+
+
+def _external(s: dict, corpus, python_retriever):
+    import shlex
+
+    from assay.retrieval import external as ext
+
+    docs = {d.doc_id: len(d.text) for d in corpus.documents}
+    kind = s["retriever"]
+    if kind == "python":
+        if python_retriever is None:
+            raise ConfigError("the python retriever is only available through assay.evaluate(retriever=...)")
+        return ext.CallableRetriever(python_retriever, docs)
+    if kind == "command":
+        argv = shlex.split(s["command"]) if isinstance(s["command"], str) else list(s["command"])
+        return ext.CommandRetriever(argv, docs, timeout_s=s["timeout_s"])
+    if kind == "http":
+        return ext.HttpRetriever(s["url"], docs, timeout_s=s["timeout_s"], api_key_env=s["api_key_env"])
+    if kind == "trec-run":
+        return ext.TrecRunRetriever(s["run_file"], docs)
+    return ext.load_plugin(s["plugin"])(docs)
+
+
+def _external_chunks(corpus, chunks, hit_rows) -> list:
+    """Chunks for hits whose span no chunker produced (external retrievers return their own spans)."""
+    from assay.chunking import Chunk
+
+    known = {c.chunk_id for c in chunks}
+    texts = corpus.by_id()
+    extra = {}
+    for _, _, _, chunk_id, doc_id, _ in hit_rows:
+        if chunk_id not in known and chunk_id not in extra:
+            start, end = (int(x) for x in chunk_id.rsplit("#", 1)[1].split("-"))
+            extra[chunk_id] = Chunk(doc_id, -1, start, end, texts[doc_id].text[start:end])
+    return [extra[k] for k in sorted(extra)]
 
 
 def run(warehouse, corpus_dir, judgments_path, options: RunOptions, progress=None) -> RunRecord:

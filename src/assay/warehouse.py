@@ -203,6 +203,10 @@ class Warehouse:
                 [(h, j.query_id, j.query, j.category, j.form, j.hard_class, j.unanswerable, j.notes, j.line)
                  for j in judgments.judgments],
             )
+            self._insert(
+                "judgment_gold", ["judgments_hash", "query_id", "gold_idx", "doc_id", "quote", "grade"],
+                [(h, j.query_id, i, g.doc, g.quote, g.grade) for j in judgments.judgments for i, g in enumerate(j.gold)],
+            )
         if not self._exists("gold_spans", "judgments_hash = ? AND corpus_hash = ?", [h, corpus_hash]):
             self._insert(
                 "gold_spans",

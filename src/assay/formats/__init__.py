@@ -1,0 +1,61 @@
+"""Streaming readers for standard test-collection formats.
+
+One module per format: ``beir`` (a dataset directory of ``corpus.jsonl``, ``queries.jsonl`` and
+``qrels/<split>.tsv``) and ``trec`` (``<DOC>`` files, ``<top>`` topics, qrels and run files).
+Every reader is a generator that reads its file one line at a time and yields one record at a
+time, so memory does not grow with the collection; the one exception is the set of ids a reader
+keeps to refuse duplicates (O(number of ids) strings, never the records). A file that does not
+parse raises ``FormatError`` naming the file, the 1-based line and what was expected there.
+
+Ids are kept as the exact strings in the file: ``"007"`` stays ``"007"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from assay.errors import FormatError
+
+
+@dataclass(frozen=True)
+class Doc:
+    doc_id: str
+    title: str  # "" when the collection gives none
+    text: str
+
+
+@dataclass(frozen=True)
+class Query:
+    query_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Qrel:
+    query_id: str
+    doc_id: str
+    grade: int
+
+
+def numbered_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """Each line of a UTF-8 file with its 1-based number, line ending removed, read incrementally.
+
+    Lines are decoded one by one (not the file as a whole) so an invalid byte is reported at its
+    line; a byte-order mark at the start is dropped.
+    """
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise FormatError(path, None, f"cannot read: {exc.strerror or exc}") from exc
+    with handle:
+        for lineno, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise FormatError(path, lineno, f"not valid UTF-8 ({exc.reason} at byte {exc.start}); "
+                                                "expected a UTF-8 text file") from exc
+            if lineno == 1:
+                line = line.removeprefix("\ufeff")
+            yield lineno, line.rstrip("\r\n")

@@ -1,0 +1,56 @@
+"""Corpora and judgment sets stored in the warehouse, referred to as '@name' (imports) or by hash.
+
+`assay run --corpus @scifact --judgments @scifact/test` reads them from the
+warehouse instead of from files. Imported corpora keep each document's title
+apart (documents.title); the text a run chunks is the title, a blank line, and
+the body.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay.corpus import Corpus, Document
+from assay.errors import CorpusError, JudgmentsError
+from assay.judgments.model import GoldEntry, Judgment, JudgmentSet
+
+
+def is_ref(value) -> bool:
+    return isinstance(value, str) and value.startswith("@") or (isinstance(value, Path) and str(value).startswith("@"))
+
+
+def _known(warehouse, table: str) -> str:
+    names = [n for n, in warehouse.con.execute(f"SELECT name FROM {table} WHERE name IS NOT NULL ORDER BY name").fetchall()]
+    return ", ".join("@" + n for n in names) or "none yet (`assay import beir|trec` stores them)"
+
+
+def stored_corpus(warehouse, ref: str) -> Corpus:
+    name = str(ref)[1:]
+    rows = warehouse.con.execute("SELECT corpus_hash FROM corpora WHERE name = ?", [name]).fetchall()
+    if not rows:
+        raise CorpusError(f"no stored corpus named {ref} in {warehouse.path}; stored: {_known(warehouse, 'corpora')}")
+    corpus_hash = rows[0][0]
+    docs = warehouse.con.execute(
+        "SELECT doc_id, text, byte_size, sha256 FROM documents WHERE corpus_hash = ? ORDER BY doc_id",
+        [corpus_hash]).fetchall()
+    return Corpus(Path(str(ref)), corpus_hash, tuple(Document(d, t, b, s) for d, t, b, s in docs))
+
+
+def stored_judgments(warehouse, ref: str) -> JudgmentSet:
+    name = str(ref)[1:]
+    rows = warehouse.con.execute("SELECT judgments_hash FROM judgment_sets WHERE name = ?", [name]).fetchall()
+    if not rows:
+        raise JudgmentsError([f"no stored judgment set named {ref} in {warehouse.path}; stored: "
+                              f"{_known(warehouse, 'judgment_sets')}"], "cannot read judgments")
+    h = rows[0][0]
+    gold: dict[str, list[GoldEntry]] = {}
+    for qid, doc, quote, grade in warehouse.con.execute(
+            "SELECT query_id, doc_id, quote, grade FROM judgment_gold WHERE judgments_hash = ? "
+            "ORDER BY query_id, gold_idx", [h]).fetchall():
+        gold.setdefault(qid, []).append(GoldEntry(doc, quote, grade))
+    judgments = tuple(
+        Judgment(qid, text, category, form, hard_class, tuple(gold.get(qid, ())), unanswerable, notes, line)
+        for qid, text, category, form, hard_class, unanswerable, notes, line in warehouse.con.execute(
+            "SELECT query_id, query_text, category, form, hard_class, unanswerable, notes, line FROM queries "
+            "WHERE judgments_hash = ? ORDER BY query_id", [h]).fetchall())
+    return JudgmentSet(Path(str(ref)), h, judgments)
