@@ -10,7 +10,8 @@ import click
 from assay.errors import AssayError
 
 EXIT_CODES = {0: "success", 1: "error (bad input, configuration or warehouse state)", 2: "usage error",
-              3: "judgments do not parse or resolve", 4: "a model is not available", 6: "a gate rule failed",
+              3: "judgments do not parse or resolve", 4: "a model is not available",
+              5: "an external retriever failed", 6: "a gate rule failed",
               7: "a regression was found"}
 DEMO_DIR = Path(__file__).resolve().parents[2] / "judgments" / "demo"
 
@@ -46,7 +47,7 @@ def cli(debug):
 
     Every run is stored in a DuckDB warehouse; metrics are SQL over that history.
     Exit codes: 0 success, 1 error, 2 usage error, 3 judgments do not parse or resolve,
-    4 model not available, 6 gate failed, 7 regression found.
+    4 model not available, 5 external retriever failed, 6 gate failed, 7 regression found.
     """
 
 

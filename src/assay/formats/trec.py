@@ -82,7 +82,8 @@ def read_topics(path: str | Path, fields: tuple[str, ...] = ("title",)) -> Itera
     wanted = (fields,) if isinstance(fields, str) else tuple(fields)
     unknown = [f for f in wanted if f not in TOPIC_FIELDS]
     if not wanted or unknown:
-        raise ConfigError(f"topic fields {list(wanted)!r} not understood; choose one or more of {', '.join(TOPIC_FIELDS)}")
+        raise ConfigError(f"topic fields {list(wanted)!r} not understood; "
+                          f"choose one or more of {', '.join(TOPIC_FIELDS)}")
     return _read_topics(path, wanted)
 
 
@@ -110,7 +111,8 @@ def read_run(path: str | Path) -> Iterator[tuple[str, str, int, float, str]]:
             raise FormatError(path, lineno, f"rank {rank!r} is not an integer; expected 6 columns {RUN_COLUMNS!r}")
         value = float(score) if _NUMBER.fullmatch(score) else math.nan
         if not math.isfinite(value):
-            raise FormatError(path, lineno, f"score {score!r} is not a finite number; expected 6 columns {RUN_COLUMNS!r}")
+            raise FormatError(path, lineno, f"score {score!r} is not a finite number; "
+                                            f"expected 6 columns {RUN_COLUMNS!r}")
         yield query_id, doc_id, int(rank), value, tag
 
 
@@ -180,14 +182,15 @@ def _read_topics(path, wanted: tuple[str, ...]) -> Iterator[Query]:
         if query_id in seen:
             raise FormatError(path, lineno, f"duplicate topic number {query_id!r}; expected each id once per file")
         seen.add(query_id)
+        tags = ", ".join(f"<{f}>" for f in wanted)
         missing = [f for f in wanted if f not in fields]
         if missing:
-            raise FormatError(path, block.start, f"topic {query_id!r} has no <{missing[0]}>; "
-                                                 f"expected {', '.join(f'<{f}>' for f in wanted)} in every topic")
+            raise FormatError(path, block.start,
+                              f"topic {query_id!r} has no <{missing[0]}>; expected {tags} in every topic")
         text = " ".join(fields[f][0] for f in wanted if fields[f][0])
         if not text:
             raise FormatError(path, block.line_at(fields[wanted[0]][1]),
-                              f"topic {query_id!r} has empty {', '.join(f'<{f}>' for f in wanted)}; expected query text")
+                              f"topic {query_id!r} has empty {tags}; expected query text")
         yield Query(query_id, text)
 
 

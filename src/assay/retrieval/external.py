@@ -16,7 +16,6 @@ Programs and services may also answer ``{"results": [...]}``.
 
 from __future__ import annotations
 
-import collections
 import hashlib
 import json
 import math
@@ -35,6 +34,7 @@ from assay.retrieval import Hit
 
 PLUGIN_GROUP = "assay.retrievers"
 STDERR_TAIL_CHARS = 500
+STDERR_KEEP_BYTES = 4 * STDERR_TAIL_CHARS  # enough for 500 characters of UTF-8
 EXCERPT_CHARS = 200
 
 
@@ -202,7 +202,7 @@ class CommandRetriever:
         except OSError as exc:
             raise RetrieverError(f"{self._where}: cannot start {self.argv[0]!r}: {exc}") from exc
         self._lines: queue.Queue = queue.Queue()
-        self._stderr_tail: collections.deque = collections.deque(maxlen=8)  # last chunks of raw bytes
+        self._stderr_tail = bytearray()  # the last STDERR_KEEP_BYTES bytes the program wrote there
         self._readers = [
             threading.Thread(target=self._read_stdout, daemon=True),
             threading.Thread(target=self._read_stderr, daemon=True),
@@ -223,12 +223,13 @@ class CommandRetriever:
         fd = self._proc.stderr.fileno()
         try:
             while chunk := os.read(fd, 4096):
-                self._stderr_tail.append(chunk)
+                self._stderr_tail += chunk
+                del self._stderr_tail[:-STDERR_KEEP_BYTES]
         except OSError:
             pass
 
     def stderr_tail(self) -> str:
-        text = b"".join(self._stderr_tail).decode("utf-8", errors="replace")
+        text = bytes(self._stderr_tail).decode("utf-8", errors="replace")
         return text[-STDERR_TAIL_CHARS:].strip()
 
     def config(self) -> dict:
@@ -272,8 +273,8 @@ class CommandRetriever:
             try:
                 payload = json.loads(line)
             except json.JSONDecodeError:
-                raise self._fail(f"{where}: answered with a line that is not JSON: "
-                                 f"{_excerpt(line.rstrip(chr(10)))!r}") from None
+                line = line.rstrip("\n")
+                raise self._fail(f"{where}: answered with a line that is not JSON: {_excerpt(line)!r}") from None
         return parse_results(_unwrap(payload, where), self.docs, where)[:limit]
 
     def close(self) -> None:

@@ -1,0 +1,463 @@
+"""External retrievers against real things: a subprocess, an HTTP server on loopback, a run file, an entry point."""
+
+import importlib
+import json
+import socket
+import sys
+import textwrap
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from assay.errors import RetrieverError
+from assay.retrieval import Hit
+from assay.retrieval.external import (
+    CallableRetriever,
+    CommandRetriever,
+    HttpRetriever,
+    TrecRunRetriever,
+    load_plugin,
+    parse_results,
+    plugin_names,
+    plugin_retriever,
+)
+
+DOCS = {"a.md": 100, "b.md": 50, "c.md": 20, "d.md": 10}
+
+
+# parse_results ------------------------------------------------------------------------------
+
+def test_every_result_form_in_the_given_order():
+    raw = [
+        {"doc_id": "c.md", "score": 0.1},                 # lower score first: the system's order is kept
+        "a.md",                                           # whole document, no score
+        {"doc_id": "b.md", "start": 10, "end": 20, "score": 0.7},
+        {"chunk_id": "a.md#5-9", "score": 0.5},
+        "d.md#0-4",                                       # a bare chunk id
+        {"doc_id": "b.md"},
+        "a.md",                                           # duplicate: dropped
+        {"chunk_id": "b.md#10-20", "score": 9.0},         # duplicate of the span above: dropped
+    ]
+    assert parse_results(raw, DOCS, "here") == [
+        Hit("c.md#0-20", "c.md", 0.1),
+        Hit("a.md#0-100", "a.md", -2.0),
+        Hit("b.md#10-20", "b.md", 0.7),
+        Hit("a.md#5-9", "a.md", 0.5),
+        Hit("d.md#0-4", "d.md", -5.0),
+        Hit("b.md#0-50", "b.md", -6.0),
+    ]
+
+
+def test_missing_scores_fall_with_position():
+    hits = parse_results(["b.md", "a.md", "d.md", "c.md"], DOCS, "here")
+    assert [h.doc_id for h in hits] == ["b.md", "a.md", "d.md", "c.md"]
+    assert [h.score for h in hits] == [-1.0, -2.0, -3.0, -4.0]
+    assert parse_results([], DOCS, "here") == []
+
+
+def test_python_pairs_and_integer_scores():
+    hits = parse_results([("a.md", 3), ("b.md#1-2", 2.5)], DOCS, "here")
+    assert hits == [Hit("a.md#0-100", "a.md", 3.0), Hit("b.md#1-2", "b.md", 2.5)]
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"results": ["a.md"]}, "expected a list of results, got dict"),
+    ("a.md", "expected a list of results, got str"),
+    (None, "expected a list of results, got NoneType"),
+    (["a.md", "zzz.md"], "result 2: unknown document id 'zzz.md'"),
+    ([{"doc_id": "zzz.md", "score": 1}], "unknown document id 'zzz.md'"),
+    ([{"chunk_id": "zzz.md#0-5"}], "unknown document id 'zzz.md'"),
+    (["zzz.md#0-5"], "unknown document id 'zzz.md'"),
+    ([{"doc_id": 7}], "unknown document id 7"),
+    ([{"doc_id": "a.md", "start": 10, "end": 5}], "bad span [10, 5) for 'a.md'"),
+    ([{"doc_id": "a.md", "start": 5, "end": 5}], "bad span [5, 5)"),
+    ([{"doc_id": "c.md", "start": 0, "end": 21}], "end <= 20"),
+    ([{"doc_id": "a.md", "start": -1, "end": 5}], "bad span [-1, 5)"),
+    ([{"doc_id": "a.md", "start": 5}], "bad span [5, None)"),
+    ([{"doc_id": "a.md", "start": 0.0, "end": 5}], "bad span [0.0, 5)"),
+    (["a.md#9-3"], "bad span [9, 3)"),
+    ([{"chunk_id": "a.md#1-x"}], "chunk_id 'a.md#1-x' is not of the form"),
+    ([{"chunk_id": "a.md#1-5", "doc_id": "a.md"}], "either chunk_id or doc_id"),
+    ([{"score": 1.0}], "needs doc_id or chunk_id"),
+    ([{"doc_id": "a.md", "score": "high"}], "score must be a finite number, got 'high'"),
+    ([{"doc_id": "a.md", "score": float("nan")}], "score must be a finite number"),
+    ([{"doc_id": "a.md", "score": True}], "score must be a finite number, got True"),
+    ([42], "a result must be a document id or an object, got 42"),
+])
+def test_invalid_results_name_the_problem_and_where(raw, message):
+    with pytest.raises(RetrieverError) as err:
+        parse_results(raw, DOCS, "system X (query q7)")
+    assert str(err.value).startswith("system X (query q7)")
+    assert message in str(err.value)
+
+
+# CallableRetriever --------------------------------------------------------------------------
+
+def test_callable_retriever():
+    calls = []
+
+    def lookup(question, limit):
+        calls.append((question, limit))
+        return [("b.md", 2.0), ("a.md", 1.0), {"doc_id": "c.md", "start": 0, "end": 4}]
+
+    r = CallableRetriever(lookup, DOCS)
+    assert r.search("where?", 2) == [Hit("b.md#0-50", "b.md", 2.0), Hit("a.md#0-100", "a.md", 1.0)]
+    assert calls == [("where?", 2)]
+    assert r.search("where?", 0) == []
+    assert r.config() == {"name": "lookup", "kind": "callable", "function": f"{__name__}.{lookup.__qualname__}"}
+    assert CallableRetriever(lookup, DOCS, name="mine").config()["name"] == "mine"
+
+
+def test_callable_errors_carry_the_question():
+    def broken(question, limit):
+        raise ValueError("index not loaded")
+
+    r = CallableRetriever(broken, DOCS)
+    with pytest.raises(RetrieverError, match=r"retriever 'broken' \(question 'how do I rotate keys\?'\): "
+                                             r"ValueError: index not loaded"):
+        r.search("how do I rotate keys?", 5)
+    with pytest.raises(RetrieverError, match="unknown document id 'nope'"):
+        CallableRetriever(lambda q, n: ["nope"], DOCS).search("q", 5)
+
+
+# CommandRetriever ---------------------------------------------------------------------------
+
+SERVER_SCRIPT = textwrap.dedent("""
+    import json, os, sys, time
+    log = open(sys.argv[1], "a")
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            break
+        req = json.loads(line)
+        log.write(line); log.flush()
+        q = req["query"]
+        if q == "hang":
+            time.sleep(60)
+        elif q == "crash":
+            sys.stderr.write("x" * 600 + "fatal: index missing\\n"); sys.stderr.flush()
+            sys.exit(3)
+        elif q == "junk":
+            print("Loading model weights... " + "." * 300, flush=True)
+        elif q == "wrapped":
+            print(json.dumps({"results": [{"doc_id": "b.md", "score": 2.0}, "c.md"]}), flush=True)
+        elif q == "pid":
+            print(json.dumps([{"doc_id": "a.md", "score": os.getpid()}]), flush=True)
+        elif q == "unknown":
+            print(json.dumps(["a.md", "ghost.md"]), flush=True)
+        else:
+            print(json.dumps(["a.md", {"chunk_id": "b.md#10-20", "score": 0.5}, "c.md", "d.md"]), flush=True)
+""")
+
+
+@pytest.fixture
+def program(tmp_path):
+    script = tmp_path / "answer.py"
+    script.write_text(SERVER_SCRIPT)
+    log = tmp_path / "requests.jsonl"
+    opened = []
+
+    def start(timeout_s=5.0):
+        r = CommandRetriever([sys.executable, str(script), str(log)], DOCS, timeout_s=timeout_s, name="answerer")
+        opened.append(r)
+        return r
+
+    start.log = log
+    yield start
+    for r in opened:
+        r.close()
+
+
+def test_command_answers_line_by_line_from_one_process(program):
+    r = program()
+    assert r.search("anything", 3, query_id="q1") == [
+        Hit("a.md#0-100", "a.md", -1.0), Hit("b.md#10-20", "b.md", 0.5), Hit("c.md#0-20", "c.md", -3.0)]
+    assert r.search("wrapped", 10) == [Hit("b.md#0-50", "b.md", 2.0), Hit("c.md#0-20", "c.md", -2.0)]
+    first, second = r.search("pid", 1), r.search("pid", 1)
+    assert first == second  # the same process answered both
+    requests = [json.loads(line) for line in program.log.read_text().splitlines()]
+    assert requests[:2] == [{"query_id": "q1", "query": "anything", "limit": 3},
+                            {"query_id": None, "query": "wrapped", "limit": 10}]
+    assert r.config() == {"name": "answerer", "kind": "command", "argv": r.argv}
+    with pytest.raises(RetrieverError, match=r"command 'answerer' \(query q9, question 'unknown'\), result 2: "
+                                             "unknown document id 'ghost.md'"):
+        r.search("unknown", 5, query_id="q9")
+    assert r.search("again", 1) == [Hit("a.md#0-100", "a.md", -1.0)]  # bad results do not stop the program
+    r.close()
+    assert r._proc.poll() is not None
+
+
+def test_command_that_hangs_times_out_and_is_stopped(program):
+    r = program(timeout_s=1)
+    started = time.monotonic()
+    with pytest.raises(RetrieverError, match=r"command 'answerer' \(question 'hang'\): no answer within 1s"):
+        r.search("hang", 5)
+    assert time.monotonic() - started < 4
+    assert r._proc.poll() is not None
+    with pytest.raises(RetrieverError, match="stopped after an earlier error: .*no answer within 1s"):
+        r.search("anything", 5)
+
+
+def test_command_that_crashes_reports_exit_code_and_stderr(program):
+    r = program()
+    with pytest.raises(RetrieverError) as err:
+        r.search("crash", 5)
+    message = str(err.value)
+    assert "exited with code 3 before answering" in message
+    assert message.endswith("fatal: index missing")
+    assert "x" * 500 not in message  # only the last 500 characters of stderr
+
+
+def test_command_that_prints_something_else_than_json(program):
+    r = program()
+    with pytest.raises(RetrieverError) as err:
+        r.search("junk", 5)
+    assert "answered with a line that is not JSON: 'Loading model weights... ...." in str(err.value)
+    assert "." * 200 not in str(err.value)  # quotes the first 200 characters only
+
+
+def test_command_that_cannot_start(tmp_path):
+    with pytest.raises(RetrieverError, match="cannot start"):
+        CommandRetriever([str(tmp_path / "no-such-program")], DOCS)
+
+
+# HttpRetriever ------------------------------------------------------------------------------
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def _send(self, status, body: str):
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.received.append((self.path, dict(self.headers), body))
+        if self.path == "/list":
+            self._send(200, json.dumps([{"doc_id": "b.md", "score": 3.0}, {"chunk_id": "a.md#0-10", "score": 1.0}]))
+        elif self.path == "/wrapped":
+            self._send(200, json.dumps({"results": ["c.md", "a.md"]}))
+        elif self.path == "/error":  # a careless server that echoes the credentials back
+            self._send(500, "internal error; auth was " + str(self.headers.get("Authorization")) + " " + "z" * 300)
+        elif self.path == "/not-json":
+            self._send(200, "<html>gateway</html>")
+        elif self.path == "/slow":
+            time.sleep(1.5)
+            try:
+                self._send(200, "[]")
+            except OSError:
+                pass
+        else:
+            self._send(404, "no such endpoint")
+
+
+@pytest.fixture
+def http_server(monkeypatch):
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.received = []
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    server.base = f"http://127.0.0.1:{server.server_address[1]}"
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_http_answers(http_server):
+    r = HttpRetriever(http_server.base + "/list", DOCS)
+    assert r.search("where?", 5, query_id="q3") == [Hit("b.md#0-50", "b.md", 3.0), Hit("a.md#0-10", "a.md", 1.0)]
+    assert r.search("where?", 1) == [Hit("b.md#0-50", "b.md", 3.0)]
+    path, headers, body = http_server.received[0]
+    assert body == {"query_id": "q3", "query": "where?", "limit": 5}
+    assert headers["Content-Type"] == "application/json"
+    assert "Authorization" not in headers
+    wrapped = HttpRetriever(http_server.base + "/wrapped", DOCS)
+    assert [h.chunk_id for h in wrapped.search("q", 5)] == ["c.md#0-20", "a.md#0-100"]
+
+
+def test_http_sends_the_key_and_never_shows_it(http_server, monkeypatch):
+    monkeypatch.setenv("ASSAY_TEST_API_KEY", "sk-very-secret-123")
+    r = HttpRetriever(http_server.base + "/list", DOCS, api_key_env="ASSAY_TEST_API_KEY",
+                      headers={"X-Tenant": "t-42"})
+    r.search("q", 5)
+    headers = http_server.received[-1][1]
+    assert headers["Authorization"] == "Bearer sk-very-secret-123"
+    assert headers["X-Tenant"] == "t-42"
+    config = r.config()
+    assert "sk-very-secret-123" not in json.dumps(config) and "t-42" not in json.dumps(config)
+    assert config["api_key_env"] == "ASSAY_TEST_API_KEY"
+
+    failing = HttpRetriever(http_server.base + "/error", DOCS, api_key_env="ASSAY_TEST_API_KEY")
+    with pytest.raises(RetrieverError) as err:
+        failing.search("q", 5)
+    assert "sk-very-secret-123" not in str(err.value)
+    assert "auth was Bearer ***" in str(err.value)
+
+
+def test_http_missing_key_variable(http_server, monkeypatch):
+    monkeypatch.delenv("ASSAY_TEST_API_KEY", raising=False)
+    with pytest.raises(RetrieverError, match="environment variable ASSAY_TEST_API_KEY is not set"):
+        HttpRetriever(http_server.base + "/list", DOCS, api_key_env="ASSAY_TEST_API_KEY")
+
+
+def test_http_status_error_quotes_the_body(http_server):
+    url = http_server.base + "/error"
+    with pytest.raises(RetrieverError) as err:
+        HttpRetriever(url, DOCS).search("q", 5)
+    message = str(err.value)
+    assert message.startswith(f"HTTP retriever {url} (question 'q'): HTTP status 500: internal error; auth was None")
+    assert "z" * 200 not in message  # the first 200 characters of the body only
+
+
+def test_http_invalid_json(http_server):
+    url = http_server.base + "/not-json"
+    with pytest.raises(RetrieverError, match=f"HTTP retriever {url} .*the answer is not JSON: '<html>gateway</html>'"):
+        HttpRetriever(url, DOCS).search("q", 5)
+
+
+def test_http_slow_reply_times_out(http_server):
+    url = http_server.base + "/slow"
+    started = time.monotonic()
+    with pytest.raises(RetrieverError, match=f"HTTP retriever {url} .*no answer within 0.3s"):
+        HttpRetriever(url, DOCS, timeout_s=0.3).search("q", 5)
+    assert time.monotonic() - started < 1.4
+
+
+def test_http_connection_refused():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/search"
+    with pytest.raises(RetrieverError, match=f"HTTP retriever {url} .*cannot reach the service"):
+        HttpRetriever(url, DOCS, timeout_s=2).search("q", 5)
+
+
+# TrecRunRetriever ---------------------------------------------------------------------------
+
+RUN = """\
+q1 Q0 b.md 1 1.0 bm25
+q1 Q0 a.md 4 2.5 bm25
+q1 Q0 d.md 2 1.0 bm25
+q1 Q0 c.md 3 1.0 bm25
+
+q2 Q0 c.md 1 0.2 bm25
+"""
+
+
+def test_trec_run_orders_by_score_then_docno_descending(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_text(RUN)
+    r = TrecRunRetriever(path, DOCS)
+    assert r.search("ignored", 10, query_id="q1") == [
+        Hit("a.md#0-100", "a.md", 2.5),
+        Hit("d.md#0-10", "d.md", 1.0),
+        Hit("c.md#0-20", "c.md", 1.0),
+        Hit("b.md#0-50", "b.md", 1.0),
+    ]
+    assert [h.doc_id for h in r.search("x", 2, query_id="q1")] == ["a.md", "d.md"]
+    assert r.search("x", 10, query_id="q2") == [Hit("c.md#0-20", "c.md", 0.2)]
+    assert r.search("x", 10, query_id="q404") == []
+    assert r.query_ids() == ["q1", "q2"]
+    config = r.config()
+    assert config["name"] == "run" and config["kind"] == "trec_run" and config["tags"] == ["bm25"]
+    assert len(config["sha256"]) == 64
+    with pytest.raises(RetrieverError, match="needs the query id"):
+        r.search("x", 10)
+
+
+def test_trec_tie_order_agrees_with_trec_eval(tmp_path):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    path = tmp_path / "run.txt"
+    path.write_text("q Q0 b.md 1 1.0 t\nq Q0 d.md 2 1.0 t\nq Q0 c.md 3 1.0 t\n")
+    run = {"q": {"b.md": 1.0, "d.md": 1.0, "c.md": 1.0}}
+    first = TrecRunRetriever(path, DOCS).search("x", 1, query_id="q")[0].doc_id
+    for doc in ("b.md", "c.md", "d.md"):
+        evaluator = pytrec_eval.RelevanceEvaluator({"q": {doc: 1}}, {"P_1"})
+        assert evaluator.evaluate(run)["q"]["P_1"] == (1.0 if doc == first else 0.0)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("q1 Q0 a.md 1 2.0 t\nq1 Q0 b.md 2 1.0\n", "run.txt:2: expected 6 fields"),
+    ("q1 Q0 a.md 1 high t\n", "run.txt:1: score 'high' is not a finite number"),
+    ("q1 Q0 a.md 1 nan t\n", "run.txt:1: score 'nan' is not a finite number"),
+    ("\nq1 Q0 ghost.md 1 1.0 t\n", "run.txt:2: unknown document id 'ghost.md'"),
+    ("q1 Q0 a.md 1 2.0 t\nq1 Q0 a.md 2 1.0 t\n", "run.txt:2: 'a.md' appears twice for query q1 (first at line 1)"),
+])
+def test_trec_run_malformed_lines(tmp_path, text, message):
+    path = tmp_path / "run.txt"
+    path.write_text(text)
+    with pytest.raises(RetrieverError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        TrecRunRetriever(path, DOCS)
+
+
+def test_trec_run_missing_file(tmp_path):
+    with pytest.raises(RetrieverError, match="cannot read"):
+        TrecRunRetriever(tmp_path / "absent.txt", DOCS)
+
+
+# Plugins ------------------------------------------------------------------------------------
+
+PLUGIN_MODULE = textwrap.dedent("""
+    from assay.retrieval.external import CallableRetriever
+
+    def make(docs, answer="a.md"):
+        return CallableRetriever(lambda question, limit: [answer], docs, name="fixed")
+
+    def make_nothing(docs):
+        return object()
+""")
+
+
+@pytest.fixture
+def plugin_site(tmp_path):
+    site = tmp_path / "site"
+    dist = site / "assay_test_plugin-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: assay-test-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[assay.retrievers]\n"
+        "fixed = assay_test_plugin_mod:make\n"
+        "hollow = assay_test_plugin_mod:make_nothing\n"
+        "broken = assay_test_plugin_missing_mod:make\n"
+    )
+    (site / "assay_test_plugin_mod.py").write_text(PLUGIN_MODULE)
+    sys.path.insert(0, str(site))
+    importlib.invalidate_caches()
+    yield site
+    sys.path.remove(str(site))
+    sys.modules.pop("assay_test_plugin_mod", None)
+    importlib.invalidate_caches()
+
+
+def test_plugin_from_an_entry_point(plugin_site):
+    assert {"fixed", "hollow", "broken"} <= set(plugin_names())
+    factory = load_plugin("fixed")
+    r = factory(DOCS, answer="c.md")
+    assert r.search("q", 5) == [Hit("c.md#0-20", "c.md", -1.0)]
+    assert plugin_retriever("fixed", DOCS).search("q", 5) == [Hit("a.md#0-100", "a.md", -1.0)]
+
+
+def test_plugin_errors(plugin_site):
+    with pytest.raises(RetrieverError) as err:
+        load_plugin("nope")
+    assert "unknown retriever plugin 'nope'" in str(err.value)
+    assert "broken, fixed, hollow" in str(err.value)
+    with pytest.raises(RetrieverError, match="'broken' .* cannot be loaded: ModuleNotFoundError"):
+        load_plugin("broken")
+    with pytest.raises(RetrieverError, match="'hollow' returned object, which lacks search\\(\\) and config\\(\\)"):
+        plugin_retriever("hollow", DOCS)
+    with pytest.raises(RetrieverError, match="'fixed' failed to start: TypeError"):
+        plugin_retriever("fixed", DOCS, colour="red")
+
+
+def test_plugins_are_gone_with_their_distribution():
+    assert "fixed" not in plugin_names()
