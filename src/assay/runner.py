@@ -316,7 +316,7 @@ def _external(s: dict, corpus, python_retriever):
         return ext.HttpRetriever(s["url"], docs, timeout_s=s["timeout_s"], api_key_env=s["api_key_env"])
     if kind == "trec-run":
         return ext.TrecRunRetriever(s["run_file"], docs)
-    return ext.load_plugin(s["plugin"])(docs)
+    return ext.plugin_retriever(s["plugin"], docs)
 
 
 def _external_chunks(corpus, chunks, hit_rows) -> list:
