@@ -1,0 +1,99 @@
+"""Published baselines reproduced: `python bench/reproduce.py scifact|vaswani [--dense]`.
+
+Imports the collection from ../shared/collections into a temporary warehouse
+(`assay import beir|trec`), runs assay's BM25 at whole-document granularity, and
+prints one JSON object: each metric's value, the published figure it is compared
+with, the difference, and the settings used. Document-level metrics; the
+published figures are those listed in ../shared/collections/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COLLECTIONS = ROOT.parent / "shared" / "collections"
+BM25_SETTINGS = ("tantivy BM25 k1=1.2 b=0.75 over title + blank line + text as one field; simple tokenizer, "
+                 "lowercase, Lucene's 33 English stop words, Snowball English stemmer; document chunker")
+PUBLISHED = {
+    "scifact": {
+        "bm25": {"source": "Anserini beir-v1.0.0-scifact.flat (k1=0.9 b=0.4, Porter, Lucene stopwords)",
+                 "nDCG@10": 0.6789, "R@100": 0.9253, "R@1000": 0.9767},
+        "bm25s": {"source": "MTEB baseline-bm25s (k1=1.5 b=0.75, Snowball)", "nDCG@10": 0.6874, "R@100": 0.9127,
+                  "R@10": 0.8187},
+        "dense": {"source": "MTEB all-MiniLM-L6-v2", "nDCG@10": 0.6451, "R@10": 0.7833, "R@100": 0.925},
+    },
+    "vaswani": {
+        "bm25": {"source": "PyTerrier BM25 (k1=1.2 b=0.75, Terrier stopwords, Porter), 1,000 results",
+                 "AP": 0.2965, "nDCG": 0.6212},
+    },
+}
+
+
+def _means(wh, run_id: str, names) -> dict:
+    from assay.metrics.compute import per_query
+    from assay.metrics.registry import parse_measure
+
+    out = {}
+    for name in names:
+        values = [v for (q, lvl), v in per_query(wh, run_id, parse_measure(name)).items() if lvl == "doc"]
+        out[name] = round(sum(values) / len(values), 4)
+    out["n"] = len(values)
+    return out
+
+
+def _compare(figures: dict, published: dict) -> dict:
+    return {k: {"assay": v, "published": published[k], "delta": round(v - published[k], 4)}
+            for k, v in figures.items() if k in published}
+
+
+def reproduce(name: str, dense: bool = False) -> dict:
+    from assay.imports import import_beir, import_trec
+    from assay.runner import RunOptions, execute_run
+    from assay.warehouse import Warehouse
+
+    out = {"collection": name, "level": "doc"}
+    with tempfile.TemporaryDirectory() as tmp, Warehouse.open(Path(tmp) / "w.duckdb") as wh:
+        t0 = time.perf_counter()
+        if name == "scifact":
+            summary = import_beir(wh, COLLECTIONS / "scifact", "test", "scifact")
+            corpus, judgments, depth = "@scifact", "@scifact/test", 1000
+            names = ("nDCG@10", "R@10", "R@100", "R@1000", "RR@10", "AP@10")
+        else:
+            v = COLLECTIONS / "vaswani"
+            summary = import_trec(wh, v / "doc-text.trec", v / "query-text.trec", v / "qrels", "vaswani")
+            corpus, judgments, depth = "@vaswani", "@vaswani", 1000
+            names = ("AP", "nDCG", "nDCG@10", "P@10", "R@1000")
+        out["import_s"] = round(time.perf_counter() - t0, 2)
+        out["documents"], out["questions"] = summary["documents"], summary["queries"]
+        runs = [("bm25", RunOptions("bm25", chunker="document", depth=depth, doc_depth=depth), BM25_SETTINGS)]
+        if dense and name == "scifact":
+            runs.append(("dense", RunOptions("dense", chunker="document", depth=100, doc_depth=100,
+                                             embedder="offline"), "all-MiniLM-L6-v2 int8 (offline), 256 word pieces, "
+                                                                  "exact cosine"))
+        for label, options, settings in runs:
+            t0 = time.perf_counter()
+            record = execute_run(corpus, judgments, options, warehouse=wh)
+            wh.write_run(record)
+            figures = _means(wh, record.run_id, names)
+            out[label] = {"settings": settings, "wall_s": round(time.perf_counter() - t0, 2), **figures,
+                          "vs_published": {k: _compare(figures, p) | {"source": p["source"]}
+                                           for k, p in PUBLISHED[name].items() if (k == label or
+                                                                                  (label == "bm25" and k == "bm25s"))}}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("collection", choices=sorted(PUBLISHED))
+    parser.add_argument("--dense", action="store_true", help="also the offline MiniLM (SciFact; 5-20 minutes)")
+    args = parser.parse_args()
+    print(json.dumps(reproduce(args.collection, args.dense), indent=2))
+
+
+if __name__ == "__main__":
+    main()
