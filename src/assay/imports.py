@@ -34,7 +34,8 @@ def _check_name(warehouse, table: str, name: str) -> None:
     if not name or "@" in name or any(c.isspace() for c in name):
         raise ConfigError(f"name {name!r} must be non-empty, without spaces or '@'")
     if warehouse.con.execute(f"SELECT COUNT(*) FROM {table} WHERE name = ?", [name]).fetchall()[0][0]:
-        raise AssayError(f"the warehouse already holds {table.replace('_', ' ')[:-1]} @{name}; choose another --name")
+        what = {"corpora": "a corpus", "judgment_sets": "a judgment set"}[table]
+        raise AssayError(f"the warehouse already holds {what} named @{name}; choose another --name")
 
 
 def _doc_text(title: str, text: str) -> str:
