@@ -107,6 +107,21 @@ def run_options(f):
                      help="command/http pipelines: seconds to wait for each answer (default 30)."),
         click.option("--api-key-env", default=None,
                      help="http pipeline: environment variable holding a bearer token (never stored)."),
+        click.option("--generator", type=click.Choice(["extractive", "openai"]), default=None,
+                     help="Answer stage: extractive (offline) or openai (any OpenAI-compatible endpoint)."),
+        click.option("--generator-url", "generator_base_url", default=None,
+                     help="openai generator: base URL of the chat-completions endpoint (…/v1)."),
+        click.option("--generator-model", default=None, help="openai generator: model name."),
+        click.option("--generator-api-key-env", default=None,
+                     help="openai generator: environment variable holding the API key (default OPENAI_API_KEY)."),
+        click.option("--generator-timeout", "generator_timeout_s", type=float, default=None,
+                     help="openai generator: seconds per request (default 60)."),
+        click.option("--min-interval", "min_interval_s", type=float, default=None,
+                     help="openai generator: minimum seconds between request starts (default 0)."),
+        click.option("--context-k", type=int, default=None, help="Final chunks given to the generator (default 5)."),
+        click.option("--max-quote", type=int, default=None, help="Longest citation quote, characters (default 240)."),
+        click.option("--force-generation/--no-force-generation", default=None,
+                     help="Answer even where a calibration says abstain (diagnostic; the run is not a gate run)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -236,8 +251,9 @@ def compare_cmd(run_a, run_b, flip_metric, flip_level, fmt, warehouse_path):
               help="Project configuration (default: ./assay.toml when present).")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the rules as JUnit XML test cases to this file.")
+@click.option("--preset", default=None, help="A named set of rules: rag (retrieval and answers) or retrieval.")
 @warehouse_option
-def gate_cmd(run_ref, rules, config_path, junit_path, warehouse_path):
+def gate_cmd(run_ref, rules, config_path, junit_path, preset, warehouse_path):
     """Check a run against pass/fail rules; exit code 6 when any rule fails."""
     import json as _json
 
@@ -245,7 +261,7 @@ def gate_cmd(run_ref, rules, config_path, junit_path, warehouse_path):
     from assay.pipelines import load_config
     from assay.warehouse import Warehouse
 
-    parsed = gate.rules_from(load_config(config_path), rules)
+    parsed = gate.rules_from(load_config(config_path), rules, preset)
     with Warehouse.open(warehouse_path, read_only=True) as wh:
         run_id = wh.resolve_run_id(run_ref)
         config = _json.loads(wh.con.execute("SELECT config FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0])
@@ -452,6 +468,59 @@ def import_trec_cmd(docs, topics, qrels, name, topic_fields, warehouse_path):
     fields = tuple(f.strip() for f in topic_fields.split(",") if f.strip())
     with Warehouse.open(warehouse_path) as wh:
         _imported(import_trec(wh, docs, topics, qrels, name, fields))
+
+
+@cli.group()
+def answers():
+    """The answer stage: failure records, and validating stored replies again."""
+
+
+@answers.command("show")
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.option("--failures", is_flag=True, help="Only questions whose answer refused or failed.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@warehouse_option
+def answers_show(run_ref, failures, fmt, warehouse_path):
+    """Each question's answer record: status, refusal reason, stage, mode, HTTP status, claims kept, drops."""
+    import json
+
+    from assay.answer.stage import ANSWER_COLUMNS
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(warehouse_path, read_only=True) as wh:
+        run_id = wh.resolve_run_id(run_ref)
+        rows = wh.con.execute(f"SELECT {', '.join(ANSWER_COLUMNS)} FROM answers WHERE run_id = ? "
+                              + ("AND status <> 'answered' " if failures else "") + "ORDER BY query_id",
+                              [run_id]).fetchall()
+    records = [dict(zip(ANSWER_COLUMNS, r)) for r in rows]
+    if fmt == "json":
+        click.echo(json.dumps(records, indent=2))
+        return
+    click.echo(f"answers of run {run_id}: {len(records)} question(s)")
+    for r in records:
+        detail = ", ".join(f"{k}={r[k]}" for k in ("mode", "http_status", "finish_reason", "drops", "repair_turns",
+                                                   "parse_errors", "error") if r[k] not in (None, 0))
+        click.echo(f"  {r['query_id']:<40} {r['status']:<9} {r['refusal'] or '':<22} "
+                   f"kept {r['claims_kept']}/{r['claims_returned']}  {detail}")
+        if r["status"] != "answered" and r["response_excerpt"]:
+            click.echo(f"      reply: {r['response_excerpt']!r}")
+
+
+@answers.command("revalidate")
+@click.argument("run_ref", metavar="RUN_ID|latest")
+@click.option("--max-quote", type=int, required=True, help="The quote length limit to validate with.")
+@warehouse_option
+def answers_revalidate(run_ref, max_quote, warehouse_path):
+    """Apply the citation contract again to a run's stored replies (no model call); prints the new run id."""
+    from assay.answer.revalidate import revalidate
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(warehouse_path) as wh:
+        result = revalidate(wh, run_ref, max_quote)
+    _progress(f"revalidated run {result['source_run_id']} with max quote {max_quote}: "
+              f"{result['answers_changed']} of {result['questions']} answers changed, no model call; "
+              f"new run {result['run_id']}")
+    click.echo(result["run_id"])
 
 
 @cli.group()

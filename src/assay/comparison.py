@@ -81,7 +81,7 @@ def paired_rows(warehouse, a: dict, b: dict, measures, slices: bool, seed: int) 
 
     labels = question_labels(warehouse, a["run_id"])
     rows = []
-    for measure in measures:
+    for measure in [m for m in measures if m.family.unit == "question"]:  # citations and claims do not pair
         va, vb = per_query(warehouse, a["run_id"], measure), per_query(warehouse, b["run_id"], measure)
         for level in measure.family.levels:
             qids = sorted(q for (q, lvl) in va if lvl == level and (q, lvl) in vb)

@@ -71,3 +71,25 @@ class RetrieverError(AssayError):
     """An external retriever failed: a program or service that does not answer, answers badly, or is missing."""
 
     exit_code = 5
+
+
+class ModelEndpointError(AssayError):
+    """A model endpoint failed one request: a status error, a timeout, an unreachable host, an answer that is not JSON.
+
+    ``status`` is the HTTP status (None when no answer came), ``raw`` the answer's text when
+    there was one, so a caller can store what came back; ``attempts`` counts the HTTP requests
+    made. The message never contains the API key.
+    """
+
+    exit_code = 5
+
+    def __init__(self, message: str, status: int | None = None, raw: str | None = None,
+                 attempts: int = 1):
+        self.status = status
+        self.raw = raw
+        self.attempts = attempts
+        super().__init__(message)
+
+
+class RunBlocked(ModelEndpointError):
+    """The endpoint is rate-limiting every request: the run must stop, and is marked blocked."""

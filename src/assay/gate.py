@@ -23,7 +23,7 @@ from assay.metrics.registry import parse_measure
 
 GATE_FAILED = 6
 OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
-_RULE = re.compile(r"^\s*(?P<metric>[A-Za-z]+(?:@\d+)?)(?::(?P<level>chunk|doc|query))?"
+_RULE = re.compile(r"^\s*(?P<metric>[A-Za-z_]+(?:@\d+)?)(?::(?P<level>chunk|doc|query|answer))?"
                    r"(?:\[(?P<slice>[^\]]+)\])?\s*(?P<op>>=|<=|>|<)\s*(?P<value>-?\d+(?:\.\d+)?)\s*$")
 
 
@@ -44,21 +44,37 @@ def parse_rule(text: str) -> Rule:
                           "'nDCG@10[form=gap]>=0.5'")
     measure = parse_measure(m.group("metric"))
     levels = measure.family.levels
-    level = m.group("level") or ("chunk" if "chunk" in levels else levels[0])
+    level = m.group("level") or ("chunk" if "chunk" in levels else levels[0])  # answer measures: 'answer' 
     if level not in levels:
         raise ConfigError(f"gate rule {text!r}: {measure.name} has level(s) {', '.join(levels)}, not {level}")
     return Rule(text.strip(), measure, level, (m.group("slice") or "all").strip(), m.group("op"),
                 float(m.group("value")))
 
 
-def rules_from(config: dict, cli_rules: tuple[str, ...]) -> list[Rule]:
-    texts = list(config.get("gate", {}).get("rules", [])) + list(cli_rules)
+PRESETS = {
+    # retrieval and answers of a RAG pipeline, as the answer stage issue sets them
+    "rag": ("Success@3:doc>=0.75", "answer_rate>=0.5", "refusal_rate>=0.8", "citation_precision>=0.8",
+            "faithfulness>=0.8"),
+    "retrieval": ("Success@3:doc>=0.75", "nDCG@10:chunk>=0.5"),
+}
+
+
+def rules_from(config: dict, cli_rules: tuple[str, ...], preset: str | None = None) -> list[Rule]:
+    if preset is not None and preset not in PRESETS:
+        raise ConfigError(f"unknown gate preset {preset!r}; known: {', '.join(PRESETS)}")
+    texts = list(PRESETS.get(preset, ())) + list(config.get("gate", {}).get("rules", [])) + list(cli_rules)
     if not texts:
         raise ConfigError("no gate rules: give --rule 'Success@3:doc>=0.75' or [gate] rules = [...] in assay.toml")
     return [parse_rule(t) for t in texts]
 
 
 def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int) -> list[dict]:
+    eligible = warehouse.con.execute("SELECT COALESCE(gate_eligible, TRUE) FROM runs WHERE run_id = ?",
+                                     [run_id]).fetchall()[0][0]
+    if not eligible:
+        reason = "the run used --force-generation: a diagnostic run, never a gate run"
+        return [{"rule": r.text, "passed": False, "fragile": False, "value": None, "n": 0, "ci_low": None,
+                 "ci_high": None, "reason": reason} for r in rules]
     measures = list(dict.fromkeys(r.measure for r in rules))
     rows = {(r.metric, r.level, r.slice): r for r in evaluate(warehouse, run_id, measures, seed=seed, samples=samples)}
     results = []

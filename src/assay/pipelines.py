@@ -34,7 +34,11 @@ PIPELINE_DEFAULTS = {
     # a retriever outside assay: "command", "http", "plugin", "trec-run" or "python" (the Python API)
     "retriever": None, "command": None, "url": None, "plugin": None, "run_file": None, "timeout_s": 30.0,
     "api_key_env": None,
+    # the answer stage
+    "generator": None, "generator_model": None, "generator_base_url": None, "generator_api_key_env": "OPENAI_API_KEY",
+    "generator_timeout_s": 60.0, "min_interval_s": 0.0, "context_k": 5, "max_quote": 240, "force_generation": False,
 }
+GENERATORS = ("extractive", "openai")
 BUILTIN = {
     "bm25": {"lexical": True},
     "dense": {"dense": True},
@@ -135,6 +139,15 @@ def resolve_pipeline(name: str, config: dict, overrides: dict) -> Pipeline:
 
 def _validate(name: str, s: dict) -> None:
     where = f"pipeline {name!r}"
+    if s["generator"] is not None:
+        if s["generator"] not in GENERATORS:
+            raise ConfigError(f"{where}: generator must be one of {', '.join(GENERATORS)}, got {s['generator']!r}")
+        if s["generator"] == "openai" and not (s["generator_base_url"] and s["generator_model"]):
+            raise ConfigError(f"{where}: the openai generator needs --generator-url and --generator-model "
+                              "(any OpenAI-compatible chat-completions endpoint)")
+        for key in ("context_k", "max_quote"):
+            if not isinstance(s[key], int) or s[key] < 1:
+                raise ConfigError(f"{where}: {key.replace('_', '-')} must be an integer of at least 1")
     if s["retriever"] is not None:
         need = {"command": "command", "http": "url", "trec-run": "run_file", "plugin": "plugin"}
         if s["retriever"] not in EXTERNAL:

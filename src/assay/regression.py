@@ -22,7 +22,7 @@ from assay.metrics.compute import per_query
 from assay.metrics.registry import parse_measure
 
 REGRESSED = 7
-_DROP = re.compile(r"^\s*(?P<metric>[A-Za-z]+(?:@\d+)?)(?::(?P<level>chunk|doc|query))?\s*=\s*(?P<drop>\d+(?:\.\d+)?)\s*$")
+_DROP = re.compile(r"^\s*(?P<metric>[A-Za-z_]+(?:@\d+)?)(?::(?P<level>chunk|doc|query|answer))?\s*=\s*(?P<drop>\d+(?:\.\d+)?)\s*$")
 
 
 def parse_drop(text: str) -> tuple[object, str, float]:

@@ -52,6 +52,11 @@ def attribution(warehouse, run_id: str) -> dict:
     out = {"funnel": {lost_at: n for lost_at, n in funnel}}
     if fusion:
         out["fusion"] = {"rescued": fusion[0][0], "lost": fusion[0][1]}
+    _, answer_funnel = warehouse.query("reports/answer_funnel", run_id=run_id)
+    if answer_funnel:
+        out["answer_funnel"] = {lost_at: n for lost_at, n in answer_funnel}
+        _, reasons = warehouse.query("reports/answer_reasons", run_id=run_id)
+        out["answers"] = [{"status": st, "refusal": rf or None, "n": n} for st, rf, n in reasons]
     return out
 
 
@@ -120,7 +125,8 @@ def _text_report(report: dict, markdown: bool) -> str:
     for m in metrics:
         cells = [m]
         for level in ("chunk", "doc"):
-            r = index.get((m, level, "all")) or (index.get((m, "query", "all")) if level == "chunk" else None)
+            r = index.get((m, level, "all")) or (
+                (index.get((m, "query", "all")) or index.get((m, "answer", "all"))) if level == "chunk" else None)
             cells += [_fmt(r["value"]), _ci(r)] if r else ["", ""]
         n = next(r["n"] for r in overall if r["metric"] == m)
         body.append(cells + [str(n)])
@@ -140,7 +146,12 @@ def _text_report(report: dict, markdown: bool) -> str:
     parts = _header_lines(run)
     if markdown:
         parts = [f"## assay report `{run['run_id']}`", ""] + [f"- {line}" for line in parts]
-    parts += ["", "Abstain and FalseAbstain are per question (shown in the chunk column).", "", main,
+    note = "Abstain and FalseAbstain are per question (shown in the chunk column)."
+    gen = run["config"].get("retrieval", {}).get("generator")
+    if gen:
+        note += (f" Answer metrics (answer_rate, refusal_rate, citation_precision, faithfulness) come from the "
+                 f"{gen['name']} generator; citation_precision and faithfulness are rule-based (no judge model).")
+    parts += ["", note, "", main,
               "", "By slice (answerable questions):", "", breakdown]
     if len(abst) > 1:
         parts += ["", "Abstention by slice (no_answer questions):", "", _grid(["slice", "n", "Abstain"], abst, markdown)]
@@ -153,6 +164,13 @@ def _text_report(report: dict, markdown: bool) -> str:
         if "fusion" in att:
             parts.append(f"fusion rescued {att['fusion']['rescued']} questions (gold missing from one input list, "
                          f"kept) and lost {att['fusion']['lost']}")
+    if att.get("answer_funnel"):
+        total = sum(att["answer_funnel"].values())
+        rows_ = [[k, str(v), f"{v / total:.3f}"] for k, v in att["answer_funnel"].items()]
+        parts += ["", "Through the answer stage (answerable questions):", "", _grid(["lost at", "n", "share"], rows_, markdown)]
+        parts += ["", "Answers by status (all questions):", "",
+                  _grid(["status", "refusal", "n"], [[a["status"], a["refusal"] or "", str(a["n"])]
+                                                      for a in att["answers"]], markdown)]
     return "\n".join(parts) + "\n"
 
 

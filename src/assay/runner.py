@@ -55,6 +55,15 @@ class RunOptions:
     run_file: str | None = None
     timeout_s: float | None = None
     api_key_env: str | None = None
+    generator: str | None = None
+    generator_model: str | None = None
+    generator_base_url: str | None = None
+    generator_api_key_env: str | None = None
+    generator_timeout_s: float | None = None
+    min_interval_s: float | None = None
+    context_k: int | None = None
+    max_quote: int | None = None
+    force_generation: bool | None = None
     python_retriever: object = None  # the Python API's callable (not a setting: it is not serializable)
 
     def overrides(self) -> dict:
@@ -82,6 +91,14 @@ class RunRecord:
     stages: list = field(default_factory=lambda: ["bm25", "final"])
     stage_latency: list = field(default_factory=list)  # (query_id, stage, latency_ms)
     stats: dict = field(default_factory=dict)
+    status: str = "complete"  # or 'blocked': the model endpoint rate-limited every request
+    gate_eligible: bool = True  # false for --force-generation runs
+    answers: list = field(default_factory=list)
+    claims: list = field(default_factory=list)
+    citations: list = field(default_factory=list)
+    answer_raw: list = field(default_factory=list)
+    answer_context: list = field(default_factory=list)
+    model_requests: list = field(default_factory=list)
 
 
 def new_run_id(now: datetime) -> str:
@@ -169,6 +186,7 @@ class _Stages:
             current = timed("rerank", lambda: rerank_hits(self.reranker, query, current, self.texts,
                                                           s["rerank_top_n"]))
         final = current[: s["final_k"]] if s["final_k"] else current
+        lists["_precal"] = final
         if self.calibration is not None:
             p = calibrated_probability(self.calibration, final[0].score if final else None)
             if p < self.calibration["threshold"]:
@@ -243,8 +261,17 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
             "tie_break": TIE_BREAK, "calibration": calibration,
         }
         texts = _ChunkTexts(corpus, chunks)
+        generator, client = _generator(s)
+        if generator is not None:
+            retrieval["generator"] = {**generator.config(), "context_k": s["context_k"],
+                                      "force_generation": bool(s["force_generation"]),
+                                      "judge": "none: citation precision and faithfulness are rule-based"}
+            say(f"answers by the {generator.name} generator")
         stage_runner = _Stages(pipeline, bm25, dense, reranker, texts, calibration, external)
         query_rows, hit_rows, latency_rows = [], [], []
+        answers = {"answers": [], "claims": [], "citations": [], "answer_raw": [], "answer_context": [],
+                   "model_requests": []}
+        status = "complete"
         prep_ms = 0.0
         if dense is not None:  # questions are embedded in one batch; each is charged an equal share
             t0 = time.perf_counter()
@@ -261,6 +288,10 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
                 latency_rows.append((j.query_id, stage, timing[stage]))
                 hit_rows.extend((j.query_id, stage, rank, h.chunk_id, h.doc_id, h.score)
                                 for rank, h in enumerate(lists[stage], 1))
+            if generator is not None and not _answer(generator, client, s, j, lists, texts, calibration, answers):
+                status = "blocked"
+                say("the model endpoint rate-limited three requests in a row: the run stops and is marked blocked")
+                break
     finally:
         if bm25 is not None:
             bm25.close()
@@ -273,13 +304,68 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         stats["calibration"] = {"calibration_id": calibration["calibration_id"],
                                 "abstained": sum(1 for _, _, n in query_rows if n == 0)}
     finished = datetime.now(timezone.utc).replace(tzinfo=None)
+    if generator is not None:
+        stats["answers"] = {"generator": generator.name, **(client.stats() if client is not None else {})}
     return RunRecord(
         run_id=new_run_id(started), started_at=started, finished_at=finished, config=config,
         config_hash=config_hash(config), corpus=corpus, chunk_set=chunk_set, chunks=chunks,
         judgments=judgments, gold=gold, query_rows=query_rows, hits=hit_rows,
         versions=dependency_versions(), git_commit=git_commit(), stages=pipeline.stages,
-        stage_latency=latency_rows, stats=stats,
+        stage_latency=latency_rows, stats=stats, status=status,
+        gate_eligible=not (generator is not None and s["force_generation"]), **answers,
     )
+
+
+def _generator(s: dict):
+    """(generator, model client or None) for the settings; (None, None) without an answer stage."""
+    if s["generator"] is None:
+        return None, None
+    from assay.answer.generate import ExtractiveAdapter, OpenAIGenerator
+
+    if s["generator"] == "extractive":
+        return ExtractiveAdapter(s["max_quote"]), None
+    from assay.answer.client import ChatClient
+
+    client = ChatClient(s["generator_base_url"], s["generator_model"], api_key_env=s["generator_api_key_env"],
+                        timeout_s=s["generator_timeout_s"], min_interval_s=s["min_interval_s"])
+    return OpenAIGenerator(client, s["max_quote"]), client
+
+
+def _answer(generator, client, s, j, lists, texts, calibration, out) -> bool:
+    """Answer one question into ``out``; False when the endpoint blocked the run."""
+    from assay.answer.stage import answer_question
+    from assay.errors import RunBlocked
+
+    hits, refusal = lists["final"], None
+    if not hits:
+        if calibration is not None and lists["_precal"]:
+            refusal = "calibration"
+            if s["force_generation"]:  # diagnostic: answer anyway, and the run is not a gate run
+                hits, refusal = lists["_precal"], None
+        else:
+            refusal = "no_results"
+    first_request = len(client.log) if client is not None else 0
+    try:
+        rows = answer_question(generator, j.query_id, j.query, hits, texts, s["context_k"], s["max_quote"], refusal)
+    except RunBlocked:
+        _log_requests(client, first_request, j.query_id, out)
+        return False
+    _log_requests(client, first_request, j.query_id, out)
+    out["answers"].append(rows.answer)
+    out["claims"] += rows.claims
+    out["citations"] += rows.citations
+    out["answer_raw"] += rows.raws
+    out["answer_context"] += rows.context
+    return True
+
+
+def _log_requests(client, first: int, query_id: str, out) -> None:
+    if client is None:
+        return
+    for entry in client.log[first:]:
+        out["model_requests"].append((len(out["model_requests"]) + 1, query_id, entry.get("started_at"),
+                                      entry.get("latency_ms"), entry.get("status"), entry.get("error"),
+                                      entry.get("rate_limited"), entry.get("retry"), entry.get("waited_s")))
 
 
 class _ChunkTexts(dict):

@@ -224,12 +224,12 @@ class Warehouse:
                 "runs",
                 ["run_id", "started_at", "finished_at", "status", "pipeline", "config", "config_hash", "corpus_hash",
                  "judgments_hash", "chunk_set", "assay_version", "versions", "git_commit", "seed", "tie_break",
-                 "stats"],
-                [(record.run_id, record.started_at, record.finished_at, "complete", record.config["pipeline"],
+                 "stats", "gate_eligible"],
+                [(record.run_id, record.started_at, record.finished_at, record.status, record.config["pipeline"],
                   canonical_json(record.config), record.config_hash, record.corpus.corpus_hash,
                   record.judgments.sha256, record.chunk_set, record.versions["assay"],
                   canonical_json(record.versions), record.git_commit, record.config["seed"],
-                  record.config["tie_break"], canonical_json(record.stats))],
+                  record.config["tie_break"], canonical_json(record.stats), record.gate_eligible)],
             )
             self._insert("run_queries", ["run_id", "query_id", "latency_ms", "n_results"],
                          [(record.run_id, *row) for row in record.query_rows])
@@ -239,3 +239,16 @@ class Warehouse:
                          [(record.run_id, stage, i) for i, stage in enumerate(record.stages, 1)])
             self._insert("stage_latency", ["run_id", "query_id", "stage", "latency_ms"],
                          [(record.run_id, *row) for row in record.stage_latency])
+            if record.answers or record.model_requests:
+                from assay.answer.stage import (ANSWER_COLUMNS, CITATION_COLUMNS, CLAIM_COLUMNS, CONTEXT_COLUMNS,
+                                                RAW_COLUMNS)
+
+                for table, cols, rows in (("answers", ANSWER_COLUMNS, record.answers),
+                                          ("claims", CLAIM_COLUMNS, record.claims),
+                                          ("citations", CITATION_COLUMNS, record.citations),
+                                          ("answer_raw", RAW_COLUMNS, record.answer_raw),
+                                          ("answer_context", CONTEXT_COLUMNS, record.answer_context)):
+                    self._insert(table, ["run_id"] + cols, [(record.run_id, *r) for r in rows])
+                self._insert("model_requests", ["run_id", "seq", "query_id", "started_at", "latency_ms", "status",
+                                                "error", "rate_limited", "retry", "waited_s"],
+                             [(record.run_id, *r) for r in record.model_requests])

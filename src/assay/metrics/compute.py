@@ -27,6 +27,10 @@ class MetricRow:
 def per_query(warehouse, run_id: str, measure: Measure, stage: str = "final") -> dict[tuple[str, str], float]:
     """{(query_id, level): value} for every question the measure covers."""
     fam = measure.family
+    if fam.levels == ("answer",):
+        # answer measures may count citations or claims: a row's unit is 'query_id|...', its question the prefix
+        _, rows = warehouse.query(fam.sql, run_id=run_id)
+        return {((r[3] if len(r) > 3 else r[0]), "answer"): float(r[2]) for r in rows}
     if fam.levels == ("query",):
         _, rows = warehouse.query(fam.sql, run_id=run_id)
         want_answerable = fam.answerable_only
@@ -60,7 +64,7 @@ def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "fi
             slices = {"all": sorted(by_query)}
             for field in SLICE_FIELDS:
                 for qid in sorted(by_query):
-                    slices.setdefault(f"{field}={labels[qid][field]}", []).append(qid)
+                    slices.setdefault(f"{field}={labels[qid.split('|')[0]][field]}", []).append(qid)
             for name in sorted(slices, key=lambda s: (s != "all", s)):
                 vals = [by_query[q] for q in slices[name]]
                 if not vals:

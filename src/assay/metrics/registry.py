@@ -28,6 +28,7 @@ class MeasureFamily:
     definition: str
     levels: tuple[str, ...] = ("chunk", "doc")
     answerable_only: bool = True
+    unit: str = "question"  # what one value is about: question, citation or claim (only questions pair across runs)
 
 
 FAMILIES = {
@@ -51,6 +52,18 @@ FAMILIES = {
         MeasureFamily("FalseAbstain", "measures/abstention", "wilson", "none",
                       "share of answerable questions for which the pipeline wrongly returned nothing",
                       levels=("query",), answerable_only=True),
+        MeasureFamily("answer_rate", "measures/answer_rate", "wilson", "none",
+                      "share of answerable questions whose answer kept at least one valid claim",
+                      levels=("answer",)),
+        MeasureFamily("refusal_rate", "measures/refusal_rate", "wilson", "none",
+                      "share of no_answer questions whose answer refused (kept no claim)",
+                      levels=("answer",), answerable_only=False),
+        MeasureFamily("citation_precision", "measures/citation_precision", "wilson", "none",
+                      "rule-based: share of citations (of kept claims) whose chunk overlaps a gold span",
+                      levels=("answer",), answerable_only=False, unit="citation"),
+        MeasureFamily("faithfulness", "measures/faithfulness", "wilson", "none",
+                      "rule-based: share of kept claims whose every citation quotes text overlapping a gold span",
+                      levels=("answer",), answerable_only=False, unit="claim"),
     )
 }
 
@@ -73,7 +86,7 @@ class Measure:
 
 
 def parse_measure(text: str) -> Measure:
-    m = re.fullmatch(r"\s*([A-Za-z]+)(?:@(\d+))?\s*", text)
+    m = re.fullmatch(r"\s*([A-Za-z_]+)(?:@(\d+))?\s*", text)
     family = FAMILIES.get(m.group(1)) if m else None
     if family is None:
         raise ConfigError(f"unknown measure {text!r}; known: {', '.join(FAMILIES)} (e.g. nDCG@10, Success@3, AP)")
@@ -89,6 +102,7 @@ def parse_measure(text: str) -> Measure:
 
 DEFAULT_MEASURES = tuple(
     parse_measure(name)
-    for name in ("Success@1", "Success@3", "Success@10", "R@10", "P@5", "RR@10", "nDCG@10", "AP", "Abstain", "FalseAbstain")
+    for name in ("Success@1", "Success@3", "Success@10", "R@10", "P@5", "RR@10", "nDCG@10", "AP", "Abstain", "FalseAbstain",
+                 "answer_rate", "refusal_rate", "citation_precision", "faithfulness")
 )
 MEASURES = FAMILIES

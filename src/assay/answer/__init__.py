@@ -1,0 +1,1 @@
+"""The answer stage: asking a chat model to answer each question from the retrieved passages."""

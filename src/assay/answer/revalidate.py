@@ -1,0 +1,125 @@
+"""`assay answers revalidate RUN --max-quote N`: apply the citation contract again to stored replies.
+
+Every model reply (or extractive payload) is stored in ``answer_raw``, and the chunks each
+question saw in ``answer_context``, so a change to the validator (here: the quote length
+limit) or to the labels recomputes every answer metric without calling the model. The
+result is a new run of kind 'revalidate' linked to the source run, with the source's hits.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import datetime, timezone
+
+from assay.answer.contract import parse_claims, validate
+from assay.answer.generate import _tool_payload
+from assay.answer.stage import (ANSWER_COLUMNS, CITATION_COLUMNS, CLAIM_COLUMNS, _span_of)
+from assay.hashing import canonical_json, config_hash
+
+
+def payload_from_raw(mode: str, raw: str):
+    """(payload, problem) from one stored reply, parsed as the generator parsed it."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON ({exc.msg})"
+    if mode == "extractive":
+        return data, None
+    message = ((data.get("choices") or [{}])[0] or {}).get("message") or {}
+    if mode == "tool":
+        return _tool_payload(message)
+    try:
+        return json.loads(message.get("content") or ""), None
+    except json.JSONDecodeError as exc:
+        return None, f"json-fallback: not JSON ({exc.msg})"
+
+
+def revalidate(warehouse, run_ref: str, max_quote: int) -> dict:
+    from assay.rescore import stored_corpus
+
+    source = warehouse.resolve_run_id(run_ref)
+    (config, corpus_hash), = warehouse.con.execute(
+        "SELECT config, corpus_hash FROM runs WHERE run_id = ?", [source]).fetchall()
+    config = json.loads(config)
+    if "generator" not in config.get("retrieval", {}):
+        from assay.errors import AssayError
+
+        raise AssayError(f"run {source} has no answer stage (run it with --generator)")
+    docs = stored_corpus(warehouse, corpus_hash).by_id()
+
+    def text_of(chunk_id):
+        doc, span = chunk_id.rsplit("#", 1)
+        a, b = (int(x) for x in span.split("-"))
+        return docs[doc].text[a:b]
+
+    contexts: dict[str, list[str]] = {}
+    for qid, cid in warehouse.con.execute("SELECT query_id, chunk_id FROM answer_context WHERE run_id = ? "
+                                          "ORDER BY query_id, position", [source]).fetchall():
+        contexts.setdefault(qid, []).append(cid)
+    raws: dict[str, list[tuple[str, str]]] = {}
+    for qid, mode, raw in warehouse.con.execute("SELECT query_id, mode, raw FROM answer_raw WHERE run_id = ? "
+                                                "ORDER BY query_id, attempt", [source]).fetchall():
+        raws.setdefault(qid, []).append((mode, raw))
+    old = warehouse.con.execute(f"SELECT {', '.join(ANSWER_COLUMNS)} FROM answers WHERE run_id = ? ORDER BY query_id",
+                                [source]).fetchall()
+    answers, claims, citations, changed = [], [], [], 0
+    for row in old:
+        a = dict(zip(ANSWER_COLUMNS, row))
+        qid = a["query_id"]
+        if a["status"] == "failed" or a["refusal"] in ("no_results", "calibration") or qid not in raws:
+            answers.append(row)
+            continue
+        mode, raw = raws[qid][-1]
+        payload, problem = payload_from_raw(mode, raw)
+        parsed, insufficient, errors = parse_claims(payload) if problem is None else ([], False, [problem])
+        context = {cid: text_of(cid) for cid in contexts.get(qid, [])}
+        checked = validate(parsed, context, max_quote) if parsed and not errors else []
+        for claim in checked:
+            claims.append((qid, claim.index, claim.text, claim.kept, claim.reason))
+            for j, c in enumerate(claim.citations):
+                doc, start, end = _span_of(c.chunk_id, c.start, c.end) if c.valid else (None, None, None)
+                citations.append((qid, claim.index, j, c.chunk_id, c.quote, c.valid, c.reason, doc, start, end))
+        kept = sum(c.kept for c in checked)
+        drops: dict[str, int] = {}
+        for c in checked:
+            if not c.kept:
+                drops[c.reason] = drops.get(c.reason, 0) + 1
+        if errors:
+            status, reason, stage = "refused", "schema", "schema"
+        elif kept:
+            status, reason, stage = "answered", None, None
+        elif insufficient:
+            status, reason, stage = "refused", "insufficient_evidence", "generation"
+        else:
+            status, reason, stage = "refused", "no_valid_claim", "validation"
+        new = {**a, "status": status, "refusal": reason, "failure_stage": stage, "claims_returned": len(checked),
+               "claims_kept": kept, "drops": json.dumps(dict(sorted(drops.items()))) if drops else None,
+               "parse_errors": json.dumps(errors) if errors else None}
+        changed += new["claims_kept"] != a["claims_kept"] or new["status"] != a["status"]
+        answers.append(tuple(new[c] for c in ANSWER_COLUMNS))
+    config["revalidate_of"] = source
+    config["retrieval"]["generator"]["max_quote"] = max_quote
+    config["settings"]["max_quote"] = max_quote
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    run_id = f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+    with warehouse.transaction():
+        warehouse.con.execute(
+            "INSERT INTO runs (run_id, started_at, finished_at, status, pipeline, config, config_hash, corpus_hash, "
+            "judgments_hash, chunk_set, assay_version, versions, git_commit, seed, tie_break, stats, kind, "
+            "source_run_id, gate_eligible) SELECT ?, ?, ?, status, pipeline, ?, ?, corpus_hash, judgments_hash, "
+            "chunk_set, assay_version, versions, git_commit, seed, tie_break, stats, 'revalidate', run_id, "
+            "gate_eligible FROM runs WHERE run_id = ?",
+            [run_id, now, now, canonical_json(config), config_hash(config), source])
+        for table, cols in (("run_queries", "query_id, latency_ms, n_results"),
+                            ("hits", "query_id, stage, rank, chunk_id, doc_id, score"),
+                            ("stage_latency", "query_id, stage, latency_ms"), ("run_stages", "stage, position"),
+                            ("answer_raw", "query_id, attempt, mode, raw"),
+                            ("answer_context", "query_id, position, chunk_id")):
+            warehouse.con.execute(f"INSERT INTO {table} (run_id, {cols}) SELECT ?, {cols} FROM {table} "
+                                  f"WHERE run_id = ?", [run_id, source])
+        warehouse._insert("answers", ["run_id"] + ANSWER_COLUMNS, [(run_id, *r) for r in answers])
+        warehouse._insert("claims", ["run_id"] + CLAIM_COLUMNS, [(run_id, *r) for r in claims])
+        warehouse._insert("citations", ["run_id"] + CITATION_COLUMNS, [(run_id, *r) for r in citations])
+    return {"run_id": run_id, "source_run_id": source, "max_quote": max_quote, "questions": len(answers),
+            "answers_changed": changed, "model_calls": 0}

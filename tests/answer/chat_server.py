@@ -1,0 +1,168 @@
+"""A scripted OpenAI-compatible chat-completions server on loopback, for tests of the answer stage.
+
+    with ChatServer([status(429), tool_call({"answer": "42"})]) as server:
+        ChatClient(server.url, "m").chat(messages)
+
+Each POST to ``/chat/completions`` consumes the next scripted reply; one that finds none left is
+answered 500 "no scripted reply left". Every request is recorded in ``server.requests`` as
+``{"path", "headers", "body", "started", "finished"}``: ``time.monotonic()`` seconds when the
+request arrived and when its answer began to go out (None when shutdown cut a hang short).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODEL = "scripted-model"
+
+
+# Full chat-completion payloads ------------------------------------------------------------------
+
+def completion(message: dict, finish_reason: str | None, model: str = MODEL) -> dict:
+    """A whole chat.completion object with one choice."""
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+    }
+
+
+def tool_call_completion(arguments: dict | str, name: str = "submit_answer",
+                         finish_reason: str = "tool_calls") -> dict:
+    """A completion whose message calls ``name``; a str ``arguments`` is sent as is (it may be malformed JSON)."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    message = {"role": "assistant", "content": None,
+               "tool_calls": [{"id": "call_0", "type": "function",
+                               "function": {"name": name, "arguments": text}}]}
+    return completion(message, finish_reason)
+
+
+def content_completion(text: str, finish_reason: str = "stop") -> dict:
+    return completion({"role": "assistant", "content": text}, finish_reason)
+
+
+# Scripted replies -------------------------------------------------------------------------------
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: str = ""
+    headers: dict = field(default_factory=dict)
+    delay_s: float = 0.0
+    echo_headers: bool = False
+
+
+def tool_call(arguments: dict | str, name: str = "submit_answer", finish_reason: str = "tool_calls") -> Reply:
+    return Reply(body=json.dumps(tool_call_completion(arguments, name, finish_reason)))
+
+
+def content(text: str, finish_reason: str = "stop") -> Reply:
+    return Reply(body=json.dumps(content_completion(text, finish_reason)))
+
+
+def status(code: int, body: str = '{"error": {"message": "scripted error"}}', headers: dict | None = None) -> Reply:
+    """Any status with any body: 429, 503, 500, or 200 with text that is not JSON."""
+    return Reply(status=code, body=body, headers=dict(headers or {}))
+
+
+def hang(seconds: float, then: Reply | None = None) -> Reply:
+    """Waits ``seconds`` before answering ``then`` (a content reply by default); shutdown cuts the wait short."""
+    reply = then or content("answered late")
+    return Reply(reply.status, reply.body, dict(reply.headers), seconds, reply.echo_headers)
+
+
+def echo_headers() -> Reply:
+    """A 400 whose body quotes every request header, as some servers do: the client must scrub the key."""
+    return Reply(status=400, echo_headers=True)
+
+
+# The server -------------------------------------------------------------------------------------
+
+class ChatServer:
+    def __init__(self, replies=()):
+        self.replies = deque(replies)
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def remaining(self) -> int:
+        return len(self.replies)
+
+    def add(self, *replies: Reply) -> None:
+        with self._lock:
+            self.replies.extend(replies)
+
+    def __enter__(self) -> ChatServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                server._handle(self)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True  # a hanging handler never holds up shutdown
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._closing.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=2)
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        started = time.monotonic()
+        length = int(handler.headers.get("Content-Length") or 0)
+        data = handler.rfile.read(length) if length else b""
+        try:
+            body = json.loads(data) if data else None
+        except json.JSONDecodeError:
+            body = None
+        record = {"path": handler.path, "headers": dict(handler.headers.items()), "body": body,
+                  "started": started, "finished": None}
+        with self._lock:
+            self.requests.append(record)
+            if handler.path != "/chat/completions":
+                reply = Reply(status=404, body=f"no such endpoint: {handler.path}")
+            elif self.replies:
+                reply = self.replies.popleft()
+            else:
+                reply = Reply(status=500, body="no scripted reply left")
+        if reply.delay_s and self._closing.wait(reply.delay_s):
+            return
+        text = reply.body
+        if reply.echo_headers:
+            text = "bad request; you sent:\n" + "".join(f"{k}: {v}\n" for k, v in sorted(handler.headers.items()))
+        payload = text.encode("utf-8")
+        # Set before sending: a client can only start its next request after this answer arrives.
+        record["finished"] = time.monotonic()
+        try:
+            handler.send_response(reply.status)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(payload)))
+            for name, value in reply.headers.items():
+                handler.send_header(name, str(value))
+            handler.end_headers()
+            handler.wfile.write(payload)
+        except OSError:  # the client gave up (a timeout test): nothing to answer
+            pass
