@@ -1,5 +1,5 @@
--- Every complete run, newest first.
+-- Every run, newest first; runs that did not complete (status 'blocked') are listed with their status.
 SELECT r.run_id, r.started_at, r.pipeline, r.config, r.corpus_hash, r.judgments_hash,
-       (SELECT COUNT(*) FROM run_queries q WHERE q.run_id = r.run_id) AS n_questions
-FROM complete_runs r
+       (SELECT COUNT(*) FROM run_queries q WHERE q.run_id = r.run_id) AS n_questions, r.status
+FROM runs r
 ORDER BY r.started_at DESC, r.run_id DESC

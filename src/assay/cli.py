@@ -372,10 +372,11 @@ def runs(warehouse_path):
     if not rows:
         click.echo("no runs yet")
         return
-    for run_id, started, pipeline, config, corpus_hash, judgments_hash, n in rows:
+    for run_id, started, pipeline, config, corpus_hash, judgments_hash, n, status in rows:
         chunker = chunker_label(json.loads(config)["chunker"])
+        flag = "" if status == "complete" else f"  [{status}: not used by reports]"
         click.echo(f"{run_id}  {started:%Y-%m-%d %H:%M:%S}  {pipeline:<6} {chunker}  "
-                   f"{n} questions  corpus {corpus_hash[:8]}  judgments {judgments_hash[:8]}")
+                   f"{n} questions  corpus {corpus_hash[:8]}  judgments {judgments_hash[:8]}{flag}")
 
 
 @cli.command()

@@ -47,7 +47,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "per_query_metrics": (
         ("run_id", "VARCHAR"), ("query_id", "VARCHAR"), ("metric", "VARCHAR"), ("level", "VARCHAR"),
-        ("value", "DOUBLE"),
+        ("value", "DOUBLE"), ("unit", "VARCHAR"),
     ),
     "metrics": (
         ("run_id", "VARCHAR"), ("metric", "VARCHAR"), ("level", "VARCHAR"), ("slice", "VARCHAR"),
@@ -77,7 +77,8 @@ def _per_query_metrics(warehouse, run: dict) -> list[tuple]:
     rows = []
     for measure in DEFAULT_MEASURES:
         values = per_query(warehouse, run["run_id"], measure, stage="final")
-        rows += [(run["run_id"], qid, measure.name, level, value) for (qid, level), value in sorted(values.items())]
+        rows += [(run["run_id"], unit.split("|")[0], measure.name, level, value, unit)
+                 for (unit, level), value in sorted(values.items())]
     return rows
 
 

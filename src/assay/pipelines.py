@@ -37,6 +37,7 @@ PIPELINE_DEFAULTS = {
     # the answer stage
     "generator": None, "generator_model": None, "generator_base_url": None, "generator_api_key_env": "OPENAI_API_KEY",
     "generator_timeout_s": 60.0, "min_interval_s": 0.0, "context_k": 5, "max_quote": 240, "force_generation": False,
+    "generator_backoff_s": [5.0, 10.0],  # waits before the two retries of a 429 or 503
 }
 GENERATORS = ("extractive", "openai")
 BUILTIN = {

@@ -64,6 +64,7 @@ class RunOptions:
     context_k: int | None = None
     max_quote: int | None = None
     force_generation: bool | None = None
+    generator_backoff_s: list | None = None
     python_retriever: object = None  # the Python API's callable (not a setting: it is not serializable)
 
     def overrides(self) -> dict:
@@ -327,7 +328,8 @@ def _generator(s: dict):
     from assay.answer.client import ChatClient
 
     client = ChatClient(s["generator_base_url"], s["generator_model"], api_key_env=s["generator_api_key_env"],
-                        timeout_s=s["generator_timeout_s"], min_interval_s=s["min_interval_s"])
+                        timeout_s=s["generator_timeout_s"], min_interval_s=s["min_interval_s"],
+                        backoff_s=tuple(s["generator_backoff_s"]))
     return OpenAIGenerator(client, s["max_quote"]), client
 
 

@@ -104,13 +104,15 @@ class OpenAIGenerator:
                 {"role": "user", "content": f"Context:\n\n{context_block(context)}\n\nQuestion: {question}"}]
 
     def generate(self, question: str, context: list[tuple[str, str]]) -> Generation:
-        from assay.errors import ModelEndpointError
+        from assay.errors import ModelEndpointError, RunBlocked
 
         gen = Generation("tool")
         messages = self._messages(question, context)
         try:
             resp = self.client.chat(messages, tools=[SUBMIT_ANSWER],
                                     tool_choice={"type": "function", "function": {"name": "submit_answer"}})
+        except RunBlocked:
+            raise
         except ModelEndpointError as exc:
             return _failed(gen, exc)
         gen.raws.append(("tool", resp.raw))
@@ -129,6 +131,8 @@ class OpenAIGenerator:
                             {"role": "user", "content": JSON_ONLY}]
         try:
             resp2 = self.client.chat(retry, response_format={"type": "json_object"})
+        except RunBlocked:
+            raise
         except ModelEndpointError as exc:
             return _failed(gen, exc)
         gen.raws.append(("json-fallback", resp2.raw))
