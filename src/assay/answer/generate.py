@@ -103,18 +103,25 @@ class OpenAIGenerator:
         return [{"role": "system", "content": SYSTEM.format(max_quote=self.max_quote)},
                 {"role": "user", "content": f"Context:\n\n{context_block(context)}\n\nQuestion: {question}"}]
 
-    def generate(self, question: str, context: list[tuple[str, str]]) -> Generation:
+    def _call(self, gen: Generation, messages, **kw):
+        """The reply, or None with the failure recorded on ``gen``. RunBlocked stops the run."""
         from assay.errors import ModelEndpointError, RunBlocked
 
-        gen = Generation("tool")
-        messages = self._messages(question, context)
         try:
-            resp = self.client.chat(messages, tools=[SUBMIT_ANSWER],
-                                    tool_choice={"type": "function", "function": {"name": "submit_answer"}})
+            return self.client.chat(messages, **kw)
         except RunBlocked:
             raise
         except ModelEndpointError as exc:
-            return _failed(gen, exc)
+            _failed(gen, exc)
+            return None
+
+    def generate(self, question: str, context: list[tuple[str, str]]) -> Generation:
+        gen = Generation("tool")
+        messages = self._messages(question, context)
+        resp = self._call(gen, messages, tools=[SUBMIT_ANSWER],
+                          tool_choice={"type": "function", "function": {"name": "submit_answer"}})
+        if resp is None:
+            return gen
         gen.raws.append(("tool", resp.raw))
         gen.http_status, gen.finish_reason = resp.status, resp.finish_reason
         payload, problem = _tool_payload(resp.message)
@@ -129,12 +136,9 @@ class OpenAIGenerator:
         gen.schema_errors = problem if isinstance(problem, list) else [problem]
         retry = messages + [{"role": "assistant", "content": resp.message.get("content") or ""},
                             {"role": "user", "content": JSON_ONLY}]
-        try:
-            resp2 = self.client.chat(retry, response_format={"type": "json_object"})
-        except RunBlocked:
-            raise
-        except ModelEndpointError as exc:
-            return _failed(gen, exc)
+        resp2 = self._call(gen, retry, response_format={"type": "json_object"})
+        if resp2 is None:
+            return gen
         gen.raws.append(("json-fallback", resp2.raw))
         gen.http_status, gen.finish_reason = resp2.status, resp2.finish_reason
         try:

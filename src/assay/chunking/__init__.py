@@ -40,6 +40,35 @@ def trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+class SizedChunker:
+    """What chunkers with a size and an overlap share: validation, defaults, configuration."""
+
+    name = ""
+    default_size = 800
+    default_overlap = 0
+
+    def __init__(self, size: int, overlap: int):
+        from assay.errors import ConfigError
+
+        if size < 1:
+            raise ConfigError(f"chunk size must be at least 1, got {size}")
+        if not 0 <= overlap < size:
+            raise ConfigError(f"overlap must be at least 0 and below the chunk size {size}, got {overlap}")
+        self.size, self.overlap = size, overlap
+
+    @classmethod
+    def default_overlap_for(cls, size: int) -> int:
+        return cls.default_overlap
+
+    @classmethod
+    def from_options(cls, size=None, overlap=None):
+        size = size if size is not None else cls.default_size
+        return cls(size, overlap if overlap is not None else cls.default_overlap_for(size))
+
+    def config(self) -> dict:
+        return {"name": self.name, "size": self.size, "overlap": self.overlap}
+
+
 def chunk_document(doc_id: str, text: str, spans: list[tuple[int, int]]) -> list[Chunk]:
     return [Chunk(doc_id, i, s, e, text[s:e]) for i, (s, e) in enumerate(spans)]
 

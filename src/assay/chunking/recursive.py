@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import re
 
-from assay.chunking import Chunk, chunk_document, trim
-from assay.errors import ConfigError
+from assay.chunking import Chunk, SizedChunker, chunk_document, trim
 
 _SEPARATORS = (
     re.compile(r"\n[ \t]*\n\s*"),  # paragraphs
@@ -93,25 +92,8 @@ def _is_heading_piece(text: str, start: int, end: int) -> bool:
     )
 
 
-class RecursiveChunker:
+class RecursiveChunker(SizedChunker):
     name = "recursive"
-    default_size = 800
-    default_overlap = 0
-
-    def __init__(self, size: int, overlap: int):
-        if size < 1:
-            raise ConfigError(f"chunk size must be at least 1, got {size}")
-        if not 0 <= overlap < size:
-            raise ConfigError(f"overlap must be at least 0 and below the chunk size {size}, got {overlap}")
-        self.size, self.overlap = size, overlap
-
-    @classmethod
-    def from_options(cls, size=None, overlap=None):
-        return cls(size if size is not None else cls.default_size,
-                   overlap if overlap is not None else cls.default_overlap)
-
-    def config(self) -> dict:
-        return {"name": self.name, "size": self.size, "overlap": self.overlap}
 
     # -- splitting -------------------------------------------------------------------------
     def _length(self, text: str, start: int, end: int) -> int:

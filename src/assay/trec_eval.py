@@ -1,0 +1,275 @@
+"""TREC run files scored against TREC qrels by the warehouse's own measure SQL, as trec_eval scores them.
+
+Both files are bulk-loaded into an in-memory DuckDB database, which then gets the tables the
+measure files read (``eval_questions``, ``judged_ranking``, ``unit_counts``, ``ideal_gains``,
+``levels``) for one pseudo-run: run ``trec``, stage ``final``, level ``doc``. Every measure is
+then the unchanged ``sql/measures/*.sql`` file of the registry, so a TREC run and a stored run
+are scored by one definition. Per query, the values agree with pytrec_eval (trec_eval 9) to 1e-9.
+
+trec_eval's rules, kept here:
+
+- Ranking: by score descending, ties broken by document id descending (byte order). The rank
+  column of the run file is ignored, as are its Q0 and tag columns.
+- Relevance: a document is relevant at relevance >= 1; grades <= 0 are judged non-relevant.
+  nDCG's gain is the relevance (linear), so negative grades gain nothing.
+- Queries: those of the qrels that the run answers, including a qrels query with no relevant
+  document (every measure scores it 0, as trec_eval does). A run query absent from the qrels is
+  not scored. A qrels query absent from the run is skipped unless ``complete`` (trec_eval -c),
+  which scores it 0 on every measure. The "all" row is the mean over the queries scored.
+- A document listed twice for one query, in the run or in the qrels, is refused (trec_eval
+  stops with "duplicate docs"; pytrec_eval's own parsers refuse it too).
+
+Files: columns are separated by any run of spaces and tabs (leading and trailing blanks are
+ignored, blank lines skipped, CRLF line ends read). A run line is ``query_id Q0 doc_id rank score
+tag`` with a score that is a number (not NaN; +-inf sorts as trec_eval sorts it); a qrels line is
+``query_id iteration doc_id relevance`` with a whole-number relevance. A line that breaks this
+raises ``FormatError`` naming the file and line.
+
+Reading: a run file whose separators are all single spaces (or all single tabs) is parsed by
+DuckDB's CSV reader, typed and in parallel (the fast path, about 1 s for ten million lines on two
+cores). DuckDB's reader cannot collapse runs of blanks and a regular-expression split is about
+seven times slower, so any other file is read as lines and split on blanks with list functions
+(``trec_fields`` in ``sql/trec/macros.sql``: the reference reading, about twice the time of the fast path); the fast
+path gives up, to that reading, on any line it cannot take exactly. Qrels files, small, always
+take the reference reading.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import mmap
+import os
+from pathlib import Path
+
+from assay.errors import AssayError, ConfigError, FormatError
+from assay.formats import numbered_lines
+from assay.formats.trec import QRELS_COLUMNS, RUN_COLUMNS
+from assay.metrics.registry import FAMILIES, Measure, parse_measure
+from assay.sqlfiles import load_sql
+
+# The pseudo-run of sql/trec/measure_views.sql.
+RUN_ID, STAGE, LEVEL = "trec", "final", "doc"
+FORMATS = ("table", "json", "csv")
+ROW_FIELDS = ("metric", "query_id", "value", "n")
+ALL = "all"
+# Malformed lines fetched from SQL; the first of them in the file is the one reported.
+_PROBLEM_LINES = 1000
+# Hashes of possibly duplicated pairs checked on the strings; true duplicates are found among the
+# first of them unless this many different pairs collide on 64 bits.
+_DUPLICATE_CANDIDATES = 1000
+
+
+def trec_families() -> list[str]:
+    """The measure families that apply to a TREC run: those with a document level."""
+    return [name for name, family in FAMILIES.items() if LEVEL in family.levels]
+
+
+def parse_trec_measures(names: list[str]) -> list[Measure]:
+    """Measures by name (``nDCG@10``, ``AP``), each once, in the order given."""
+    measures: dict[str, Measure] = {}
+    for text in names:
+        measure = parse_measure(text)
+        if LEVEL not in measure.family.levels:
+            raise ConfigError(f"measure {measure.name} does not apply to a TREC run (it needs what only an assay "
+                              f"run stores); choose from {', '.join(trec_families())}")
+        measures.setdefault(measure.name, measure)
+    if not measures:
+        raise ConfigError(f"no measure given; choose from {', '.join(trec_families())} (e.g. -m nDCG@10 -m AP)")
+    return list(measures.values())
+
+
+def open_trec(qrels_path, run_path, *, complete: bool = False):
+    """An in-memory DuckDB connection holding both files and the tables the measure SQL reads."""
+    import duckdb
+
+    con = duckdb.connect(":memory:", config={"preserve_insertion_order": False})
+    try:
+        con.execute(load_sql("trec/macros"))
+        _load_qrels(con, Path(qrels_path))
+        _load_run(con, Path(run_path))
+        con.execute(load_sql("trec/queries"), {"complete": complete})
+        con.execute(load_sql("trec/relevant_ranks"))
+        con.execute(load_sql("trec/measure_views"))
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def scored_queries(con) -> list[tuple[str, int]]:
+    """(query_id, number of relevant documents) of every query scored, by query id."""
+    return con.execute(load_sql("trec/scored_queries")).fetchall()
+
+
+def measure_values(con, measure: Measure, queries: list[tuple[str, int]] | None = None) -> dict[str, float]:
+    """{query_id: value} of one measure for every query scored (``queries``: scored_queries(con))."""
+    rows = con.execute(load_sql(measure.family.sql), {"run_id": RUN_ID, "stage": STAGE, "k": measure.k}).fetchall()
+    found = {qid: float(value) for qid, level, value in rows if level == LEVEL}
+    values = {}
+    for qid, n_relevant in scored_queries(con) if queries is None else queries:
+        if qid in found:
+            values[qid] = found[qid]
+        elif n_relevant == 0:
+            # The measure SQL scores only questions with a gold unit; trec_eval gives a query without
+            # a relevant document 0 on every measure.
+            values[qid] = 0.0
+        else:
+            raise AssayError(f"measure {measure.name} gave no value for query {qid!r}, which has "
+                             f"{n_relevant} relevant document(s); this is a bug in {measure.family.sql}.sql")
+    return values
+
+
+def evaluate_trec(qrels_path, run_path, measures: list[str], per_query: bool = True,
+                  complete: bool = False) -> list[dict]:
+    """Score a TREC run against TREC qrels, as trec_eval does (see the module docstring).
+
+    Returns rows ``{"metric", "query_id", "value", "n"}``: for each measure in the order given,
+    one row per query scored (sorted by query id, ``n`` 1) when ``per_query``, then the
+    ``"all"`` row, the mean over the ``n`` queries scored (``value`` None when there are none).
+    """
+    wanted = parse_trec_measures(measures)
+    con = open_trec(qrels_path, run_path, complete=complete)
+    try:
+        queries = scored_queries(con)
+        rows = []
+        for measure in wanted:
+            values = measure_values(con, measure, queries)
+            if per_query:
+                rows += [{"metric": measure.name, "query_id": qid, "value": v, "n": 1} for qid, v in values.items()]
+            mean = sum(values.values()) / len(values) if values else None
+            rows.append({"metric": measure.name, "query_id": ALL, "value": mean, "n": len(values)})
+        return rows
+    finally:
+        con.close()
+
+
+def render(rows: list[dict], fmt: str) -> str:
+    """The rows as ``table`` (trec_eval-like columns, 4 decimals), ``json`` (a list of row objects)
+    or ``csv`` (full precision; an empty value is None)."""
+    if fmt == "json":
+        return json.dumps(rows, indent=2) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=ROW_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({key: row.get(key) for key in ROW_FIELDS} for row in rows)
+        return buf.getvalue()
+    if fmt == "table":
+        body = [[row["metric"], row["query_id"], "-" if row["value"] is None else f"{row['value']:.4f}", str(row["n"])]
+                for row in rows]
+        widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(ROW_FIELDS)]
+        right = (False, False, True, True)
+
+        def line(cells):
+            return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
+
+        return "\n".join([line(ROW_FIELDS), line(["-" * w for w in widths])] + [line(r) for r in body]) + "\n"
+    raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+# -- loading -------------------------------------------------------------------------------
+_KINDS = {"run": (6, RUN_COLUMNS), "qrels": (4, QRELS_COLUMNS)}
+
+
+def _load_qrels(con, path: Path) -> None:
+    _load_lines(con, path, "qrels")
+    duplicate = con.execute(load_sql("trec/qrels_duplicate")).fetchone()
+    if duplicate:
+        _raise_duplicate(path, "qrels", *duplicate)
+
+
+def _load_run(con, path: Path) -> None:
+    import duckdb
+
+    separator = _single_separator(path)
+    loaded = False
+    if separator is not None:
+        try:
+            con.execute(load_sql("trec/run_fast"), {"path": str(path), "delim": separator})
+            loaded = True
+        except duckdb.Error:
+            pass  # a line the fast path cannot take exactly: the reference reading decides, and names it
+    if not loaded:
+        _load_lines(con, path, "run")
+    candidates = [h for (h,) in con.execute(load_sql("trec/run_duplicate_candidates"),
+                                            {"limit": _DUPLICATE_CANDIDATES}).fetchall()]
+    if candidates:
+        duplicate = con.execute(load_sql("trec/run_duplicate"), {"hashes": candidates}).fetchone()
+        if duplicate:
+            _raise_duplicate(path, "run", *duplicate)
+    con.execute(load_sql("trec/run_queries"))
+
+
+def _single_separator(path: Path) -> str | None:
+    """' ' when the file holds no tab, '\\t' when it holds tabs but no space, else None (also when empty)."""
+    try:
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size == 0:
+                return None
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                if data.find(b"\t") < 0:
+                    return " "
+                if data.find(b" ") < 0:
+                    return "\t"
+    except OSError as exc:
+        raise FormatError(path, None, f"cannot read: {exc.strerror or exc}") from exc
+    return None
+
+
+def _load_lines(con, path: Path, kind: str) -> None:
+    import duckdb
+
+    if not path.is_file():
+        raise FormatError(path, None, f"cannot read: no such file; expected a TREC {kind} file")
+    try:
+        con.execute(load_sql(f"trec/{kind}_lines"), {"path": str(path)})
+    except duckdb.Error as exc:
+        _raise_unreadable(path, exc)
+    problems = con.execute(load_sql(f"trec/{kind}_problems"), {"limit": _PROBLEM_LINES}).fetchall()
+    if problems:
+        _raise_problem(path, kind, problems)
+
+
+def _fields(line: str) -> list[str]:
+    """A line's columns, split as trec_fields (sql/trec/macros.sql) splits them."""
+    return [f for f in line.replace("\t", " ").split(" ") if f]
+
+
+def _raise_problem(path: Path, kind: str, problems: list[tuple[list[str], str, int]]) -> None:
+    """The first malformed line in the file among those SQL found, named by its number."""
+    width, columns = _KINDS[kind]
+    by_fields = {tuple(fields): problem for fields, problem, _ in problems}
+    lineno, fields, line = None, problems[0][0], " ".join(problems[0][0])
+    for number, text in numbered_lines(path):
+        if tuple(_fields(text)) in by_fields:
+            lineno, fields, line = number, _fields(text), text
+            break
+    problem = by_fields[tuple(fields)]
+    if problem == "columns":
+        message = f"expected {width} columns {columns!r} separated by spaces or tabs, found {len(fields)}: {line!r}"
+    elif problem == "score":
+        message = f"score {fields[4]!r} is not a number; expected {width} columns {columns!r}"
+    else:
+        message = f"relevance {fields[3]!r} is not a whole number; expected {width} columns {columns!r}"
+    n_bad = problems[0][2]
+    if n_bad > 1:
+        message += f" ({n_bad} malformed lines in all)"
+    raise FormatError(path, lineno, message)
+
+
+def _raise_duplicate(path: Path, kind: str, query_id: str, docno: str) -> None:
+    lines = [n for n, text in numbered_lines(path) if (f := _fields(text)) and f[0] == query_id and f[2] == docno]
+    first, again = (lines + [None, None])[:2]
+    raise FormatError(path, again, f"document {docno!r} appears again for query {query_id!r}"
+                                   + (f" (first on line {first})" if first else "")
+                                   + f"; trec_eval refuses a {kind} file with duplicates: keep one line per "
+                                   "query and document")
+
+
+def _raise_unreadable(path: Path, exc: Exception) -> None:
+    for _ in numbered_lines(path):  # raises FormatError at the first line that is not UTF-8
+        pass
+    reason = str(exc).strip().splitlines()[0]
+    raise FormatError(path, None, f"cannot be read as a text file ({reason})")
