@@ -234,3 +234,17 @@ def test_export_command(runner, wh, mini_corpus, mini_judgments, tmp_path):
     assert (tmp_path / "csv" / "hits.csv").read_text().splitlines()[0].startswith("run_id,")
     again = invoke(runner, "export", run_id, "--out", tmp_path / "csv", "--warehouse", wh)
     assert again.exit_code == 1 and "error:" in again.stderr
+
+
+def test_eval_trec_command(runner, tmp_path):
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d9 1\n")
+    (tmp_path / "run").write_text("q1 Q0 d2 1 3.0 t\nq1 Q0 d3 2 2.0 t\nq1 Q0 d1 3 1.0 t\n"
+                                  "q2 Q0 d8 1 1.0 t\nq2 Q0 d9 2 1.0 t\n")
+    out = invoke(runner, "eval-trec", tmp_path / "qrels", tmp_path / "run", "-m", "RR@10", "--format", "json")
+    rows = json.loads(out.stdout)
+    # the tie on q2 goes to the larger docno (d9), as trec_eval breaks it
+    assert {(r["query_id"], r["value"]) for r in rows} == {("all", 0.75)}
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 d2 1 3.0\n")
+    err = invoke(runner, "eval-trec", tmp_path / "qrels", bad, "-m", "AP")
+    assert err.exit_code == 1 and f"{bad}:1" in err.stderr

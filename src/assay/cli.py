@@ -390,6 +390,22 @@ def sql(query, fmt, warehouse_path):
     click.echo(run_sql(warehouse_path, query, fmt), nl=False)
 
 
+@cli.command("eval-trec")
+@click.argument("qrels_path", metavar="QRELS", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("run_path", metavar="RUN", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("-m", "--measure", "measures", multiple=True, required=True,
+              help="A measure, e.g. nDCG@10, AP, RR@10, R@100, P@10, Success@3 (repeatable).")
+@click.option("--per-query", is_flag=True, help="Also a row per query (trec_eval -q).")
+@click.option("--complete", is_flag=True, help="Score qrels queries missing from the run as 0 (trec_eval -c).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+def eval_trec_cmd(qrels_path, run_path, measures, per_query, complete, fmt):
+    """Evaluate a TREC run file against TREC qrels with assay's metric SQL (agrees with trec_eval)."""
+    from assay.trec_eval import evaluate_trec, render
+
+    rows = evaluate_trec(qrels_path, run_path, list(measures), per_query=per_query, complete=complete)
+    click.echo(render(rows, fmt), nl=False)
+
+
 @cli.command()
 def measures():
     """List every measure assay computes, with its definition."""

@@ -26,12 +26,12 @@ tag`` with a score that is a number (not NaN; +-inf sorts as trec_eval sorts it)
 raises ``FormatError`` naming the file and line.
 
 Reading: a run file whose separators are all single spaces (or all single tabs) is parsed by
-DuckDB's CSV reader, typed and in parallel (the fast path, about 1 s for ten million lines on two
-cores). DuckDB's reader cannot collapse runs of blanks and a regular-expression split is about
-seven times slower, so any other file is read as lines and split on blanks with list functions
-(``trec_fields`` in ``sql/trec/macros.sql``: the reference reading, about twice the time of the fast path); the fast
-path gives up, to that reading, on any line it cannot take exactly. Qrels files, small, always
-take the reference reading.
+DuckDB's CSV reader, typed and in parallel: the fast path, about 1.3 s for ten million lines on
+two cores. The reader cannot collapse runs of blanks, and splitting lines with a regular
+expression is about seven times slower, so any other file is read whole lines at a time and split
+with list functions (``trec_fields`` in ``sql/trec/macros.sql``, the reference reading, about
+3 s for the same file). The fast path gives up, to the reference reading, on any line it cannot
+take exactly. Qrels files, small, always take the reference reading.
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def _load_run(con, path: Path) -> None:
         try:
             con.execute(load_sql("trec/run_fast"), {"path": str(path), "delim": separator})
             loaded = True
-        except duckdb.Error:
+        except (duckdb.InvalidInputException, duckdb.ConversionException):
             pass  # a line the fast path cannot take exactly: the reference reading decides, and names it
     if not loaded:
         _load_lines(con, path, "run")
@@ -225,7 +225,9 @@ def _load_lines(con, path: Path, kind: str) -> None:
         raise FormatError(path, None, f"cannot read: no such file; expected a TREC {kind} file")
     try:
         con.execute(load_sql(f"trec/{kind}_lines"), {"path": str(path)})
-    except duckdb.Error as exc:
+    except duckdb.IOException as exc:
+        raise FormatError(path, None, f"cannot read: {str(exc).strip().splitlines()[0]}") from exc
+    except duckdb.InvalidInputException as exc:
         _raise_unreadable(path, exc)
     problems = con.execute(load_sql(f"trec/{kind}_problems"), {"limit": _PROBLEM_LINES}).fetchall()
     if problems:

@@ -1,0 +1,31 @@
+-- The tables sql/measures/*.sql read, for one pseudo-run: run_id 'trec', stage 'final', level
+-- 'doc' (the only level: a TREC run ranks documents). A unit is a relevant document (relevance
+-- >= 1, trec_eval's default relevance level), its gain its relevance, so nDCG uses the grades as
+-- trec_eval does; grades <= 0 are judged non-relevant and gain nothing.
+--
+-- judged_ranking holds only the retrieved relevant documents, at their ranks in the full ranking:
+-- every measure reads only rows with gain > 0 (or new_units > 0), so the other rows of the
+-- ranking would change no value, and leaving them out saves materializing the whole run.
+-- tests/test_trec_eval.py checks this against the full ranking for every measure.
+CREATE TABLE levels AS SELECT 'doc' AS level;
+
+CREATE TABLE eval_questions AS
+SELECT 'trec' AS run_id, query_id, TRUE AS answerable
+FROM trec_queries;
+
+CREATE TABLE unit_counts AS
+SELECT 'trec' AS run_id, 'doc' AS level, query_id, COUNT(*) AS n_units
+FROM trec_qrels
+WHERE grade >= 1
+GROUP BY query_id;
+
+CREATE TABLE ideal_gains AS
+SELECT 'trec' AS run_id, 'doc' AS level, query_id, grade AS gain,
+       ROW_NUMBER() OVER (PARTITION BY query_id ORDER BY grade DESC, docno) AS ideal_rank
+FROM trec_qrels
+WHERE grade >= 1;
+
+CREATE TABLE judged_ranking AS
+SELECT 'trec' AS run_id, 'final' AS stage, 'doc' AS level, query_id, rank, docno AS item,
+       grade AS gain, 1 AS new_units
+FROM trec_relevant_ranks;

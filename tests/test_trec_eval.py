@@ -1,0 +1,405 @@
+"""eval-trec: TREC files scored by the measure SQL, per query against pytrec_eval (trec_eval 9)."""
+
+import csv
+import io
+import itertools
+import json
+import random
+
+import pytest
+import pytrec_eval
+
+from assay.errors import ConfigError, FormatError
+from assay.metrics.registry import parse_measure
+from assay.trec_eval import (
+    evaluate_trec,
+    measure_values,
+    open_trec,
+    parse_trec_measures,
+    render,
+    scored_queries,
+    trec_families,
+)
+
+CUTOFFS = (1, 3, 5, 10, 20)
+MEASURES = [f"{m}@{k}" for m in ("Success", "R", "P", "RR", "nDCG", "AP") for k in CUTOFFS] + ["RR", "nDCG", "AP"]
+PYTREC_KEYS = {"Success": "success.{k}", "R": "recall.{k}", "P": "P.{k}", "nDCG": "ndcg_cut.{k}", "AP": "map_cut.{k}"}
+PYTREC_NO_CUTOFF = {"nDCG": "ndcg", "AP": "map", "RR": "recip_rank"}
+# Document ids whose byte order differs from numeric and case-blind order, and one beyond ASCII.
+DOC_POOL = [f"d{i}" for i in range(30)] + ["d07", "D5", "a", "Z", "é1", "e1", "x-1"]
+
+
+# -- the reference ---------------------------------------------------------------------------
+def trec_order(ranking: dict[str, float]) -> list[str]:
+    """trec_eval's ranking: score descending, ties by document id descending in byte order."""
+    return [d for d, _ in sorted(ranking.items(), key=lambda kv: (kv[1], kv[0].encode()), reverse=True)]
+
+
+def pytrec_values(qrels, run, name: str) -> dict[str, float]:
+    """pytrec_eval's value of measure `name` for every query it scores."""
+    measure = parse_measure(name)
+    family, k = measure.family.name, measure.cutoff
+    if family == "RR":  # RR@k is recip_rank over the run cut at k
+        if k is not None:
+            run = {q: {d: run[q][d] for d in trec_order(r)[:k]} for q, r in run.items()}
+        key = "recip_rank"
+    else:
+        key = PYTREC_NO_CUTOFF[family] if k is None else PYTREC_KEYS[family].format(k=k)
+    result = pytrec_eval.RelevanceEvaluator(qrels, {key}).evaluate(run)
+    return {q: v[key.replace(".", "_")] for q, v in result.items()}
+
+
+# -- TREC files --------------------------------------------------------------------------------
+def write_trec(tmp_path, qrels, run, sep=" ", newline="\n", shuffle=None, name="x"):
+    """qrels and run as TREC files; `sep` is a string or a function returning one per gap."""
+    gap = sep if callable(sep) else (lambda: sep)
+    qrels_lines = [gap().join([q, "0", d, str(g)]) for q, docs in qrels.items() for d, g in docs.items()]
+    run_lines = []
+    for q, ranking in run.items():
+        for i, d in enumerate(ranking):  # the rank column is written in file order: trec_eval ignores it
+            run_lines.append(gap().join([q, "Q0", d, str(i + 1), repr(ranking[d]), "tag"]))
+    if shuffle is not None:
+        shuffle.shuffle(qrels_lines)
+        shuffle.shuffle(run_lines)
+    qrels_path, run_path = tmp_path / f"{name}.qrels", tmp_path / f"{name}.run"
+    qrels_path.write_bytes("".join(line + newline for line in qrels_lines).encode())
+    run_path.write_bytes("".join(line + newline for line in run_lines).encode())
+    return qrels_path, run_path
+
+
+def random_collection(rng: random.Random):
+    """Graded qrels (-1 to 3) and a run with ties; queries without relevant documents, run
+    documents the qrels never judged, qrels queries the run lacks and run queries the qrels lack."""
+    qrels, run = {}, {}
+    for i in range(rng.randint(4, 14)):
+        qid = f"q{i}"
+        where = rng.random()
+        if where < 0.9:
+            judged = rng.sample(DOC_POOL, rng.randint(1, 14))
+            grades = [-1, 0, 0, 1, 1, 2, 3] if rng.random() > 0.15 else [-1, 0]
+            qrels[qid] = {d: rng.choice(grades) for d in judged}
+        if where > 0.12:
+            docs = rng.sample(DOC_POOL, rng.randint(1, 28))
+            if rng.random() < 0.5:  # heavy ties
+                scores = [rng.choice([0.0, -0.0, 0.5, 1.0, 2.0]) for _ in docs]
+            else:
+                scores = [rng.choice([round(rng.uniform(-5, 5), 2), rng.uniform(-1e6, 1e6), 7.0]) for _ in docs]
+            run[qid] = dict(zip(docs, scores))
+    return qrels, run
+
+
+SEPARATORS = {
+    "space": " ",
+    "tab": "\t",
+    "blanks": itertools.cycle([" ", "  ", "\t", " \t "]).__next__,
+}
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_runs_match_pytrec_eval(tmp_path, seed):
+    rng = random.Random(seed)
+    qrels, run = random_collection(rng)
+    sep = list(SEPARATORS.values())[seed % 3]
+    qrels_path, run_path = write_trec(tmp_path, qrels, run, sep=sep, newline="\r\n" if seed % 5 == 0 else "\n",
+                                      shuffle=rng)
+    con = open_trec(qrels_path, run_path)
+    try:
+        queries = scored_queries(con)
+        for name in MEASURES:
+            ours = measure_values(con, parse_measure(name), queries)
+            theirs = pytrec_values(qrels, run, name)
+            assert ours.keys() == theirs.keys(), name
+            for qid, value in theirs.items():
+                assert ours[qid] == pytest.approx(value, abs=1e-9), (name, qid)
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("seed", range(30, 40))
+def test_complete_scores_missing_queries_zero(tmp_path, seed):
+    rng = random.Random(seed)
+    qrels, run = random_collection(rng)
+    qrels_path, run_path = write_trec(tmp_path, qrels, run)
+    rows = evaluate_trec(qrels_path, run_path, ["nDCG@10", "AP", "RR@5", "R@3", "P@3", "Success@1"], complete=True)
+    for name in ("nDCG@10", "AP", "RR@5", "R@3", "P@3", "Success@1"):
+        theirs = pytrec_values(qrels, run, name)
+        ours = {r["query_id"]: r["value"] for r in rows if r["metric"] == name and r["query_id"] != "all"}
+        assert ours.keys() == qrels.keys()
+        for qid in qrels:
+            assert ours[qid] == pytest.approx(theirs.get(qid, 0.0), abs=1e-9), (name, qid)
+        (mean,) = [r for r in rows if r["metric"] == name and r["query_id"] == "all"]
+        assert mean["n"] == len(qrels)
+        assert mean["value"] == pytest.approx(sum(theirs.values()) / len(qrels), abs=1e-9)
+
+
+def test_all_row_is_the_mean_over_queries_scored(tmp_path):
+    qrels, run = random_collection(random.Random(7))
+    qrels_path, run_path = write_trec(tmp_path, qrels, run)
+    rows = evaluate_trec(qrels_path, run_path, ["AP", "nDCG@5"])
+    for name in ("AP", "nDCG@5"):
+        theirs = pytrec_values(qrels, run, name)
+        (mean,) = [r for r in rows if r["metric"] == name and r["query_id"] == "all"]
+        assert mean["n"] == len(theirs)
+        assert mean["value"] == pytest.approx(sum(theirs.values()) / len(theirs), abs=1e-9)
+
+
+def test_relevant_only_ranking_scores_as_the_full_ranking(tmp_path):
+    """judged_ranking keeps only the retrieved relevant documents (see sql/trec/measure_views.sql).
+    Every measure must score the same as over the full ranking, built here independently."""
+    qrels, run = random_collection(random.Random(11))
+    con = open_trec(*write_trec(tmp_path, qrels, run))
+    try:
+        names = [f"{family}@{k}" for family in trec_families() for k in CUTOFFS] + ["RR", "nDCG", "AP"]
+        before = {name: measure_values(con, parse_measure(name)) for name in names}
+        con.execute("DROP TABLE judged_ranking")
+        con.execute("""
+            CREATE TABLE judged_ranking AS
+            SELECT 'trec' AS run_id, 'final' AS stage, 'doc' AS level, r.query_id,
+                   ROW_NUMBER() OVER (PARTITION BY r.query_id ORDER BY r.score DESC, r.docno DESC) AS rank,
+                   r.docno AS item,
+                   CASE WHEN q.grade >= 1 THEN q.grade ELSE 0 END AS gain,
+                   CASE WHEN q.grade >= 1 THEN 1 ELSE 0 END AS new_units
+            FROM trec_run r LEFT JOIN trec_qrels q ON q.query_id = r.query_id AND q.docno = r.docno""")
+        for name in names:
+            assert measure_values(con, parse_measure(name)) == pytest.approx(before[name], abs=1e-12), name
+    finally:
+        con.close()
+
+
+# -- ties ---------------------------------------------------------------------------------------
+def test_ties_break_by_document_id_descending(tmp_path):
+    # The file lists a, b and d10, d9 first with rank 1: trec_eval ignores both order and rank
+    # and puts the greater id first, in byte order: b before a, d9 before d10, a before B.
+    qrels = {"q1": {"a": 1}, "q2": {"d10": 1}, "q3": {"B": 1}}
+    run = {"q1": {"a": 3.0, "b": 3.0}, "q2": {"d10": 1.5, "d9": 1.5}, "q3": {"B": 0.0, "a": -0.0}}
+    qrels_path, run_path = write_trec(tmp_path, qrels, run)
+    rows = evaluate_trec(qrels_path, run_path, ["RR", "P@1", "nDCG"])
+    got = {(r["metric"], r["query_id"]): r["value"] for r in rows}
+    for q in ("q1", "q2", "q3"):
+        assert got[("RR", q)] == 0.5
+        assert got[("P@1", q)] == 0.0
+        assert got[("nDCG", q)] == pytest.approx(1 / 1.584962500721156)  # gain 1 at rank 2
+    for name in ("RR", "P@1", "nDCG"):
+        assert pytrec_values(qrels, run, name) == pytest.approx({q: got[(name, q)] for q in run})
+
+
+def test_rank_column_is_ignored(tmp_path):
+    qrels_path = tmp_path / "q.qrels"
+    qrels_path.write_text("q1 0 good 1\n")
+    run_path = tmp_path / "r.run"
+    run_path.write_text("q1 Q0 bad 1 0.5 t\nq1 Q0 good 2 0.9 t\n")
+    assert evaluate_trec(qrels_path, run_path, ["RR"], per_query=False)[0]["value"] == 1.0
+
+
+# -- which queries -------------------------------------------------------------------------------
+def test_query_sets(tmp_path):
+    qrels = {"both": {"a": 1}, "norel": {"a": 0, "b": -1}, "qrels_only": {"a": 2}}
+    run = {"both": {"b": 2.0, "a": 1.0}, "norel": {"a": 1.0}, "run_only": {"a": 1.0}}
+    qrels_path, run_path = write_trec(tmp_path, qrels, run)
+    default = evaluate_trec(qrels_path, run_path, ["AP"])
+    assert [(r["query_id"], r["value"], r["n"]) for r in default] == [("both", 0.5, 1), ("norel", 0.0, 1),
+                                                                    ("all", 0.25, 2)]
+    complete = evaluate_trec(qrels_path, run_path, ["AP"], complete=True)
+    assert [(r["query_id"], r["value"]) for r in complete] == [("both", 0.5), ("norel", 0.0), ("qrels_only", 0.0),
+                                                              ("all", 0.5 / 3)]
+    assert pytrec_values(qrels, run, "AP") == {"both": 0.5, "norel": 0.0}
+
+
+def test_no_query_scored_gives_no_mean(tmp_path):
+    qrels_path, run_path = write_trec(tmp_path, {"q1": {"a": 1}}, {"q2": {"a": 1.0}})
+    rows = evaluate_trec(qrels_path, run_path, ["AP", "P@5"])
+    assert rows == [{"metric": "AP", "query_id": "all", "value": None, "n": 0},
+                    {"metric": "P@5", "query_id": "all", "value": None, "n": 0}]
+
+
+def test_per_query_false_gives_only_the_means(tmp_path):
+    qrels, run = random_collection(random.Random(3))
+    rows = evaluate_trec(*write_trec(tmp_path, qrels, run), ["AP", "nDCG@10", "AP"], per_query=False)
+    assert [(r["metric"], r["query_id"]) for r in rows] == [("AP", "all"), ("nDCG@10", "all")]
+
+
+# -- file formats -------------------------------------------------------------------------------
+def same_rows(got, want):
+    """Equal rows; values to 1e-12 (DuckDB sums in parallel, in no fixed order)."""
+    assert [(r["metric"], r["query_id"], r["n"]) for r in got] == [(r["metric"], r["query_id"], r["n"]) for r in want]
+    assert [r["value"] for r in got] == pytest.approx([r["value"] for r in want], abs=1e-12)
+    return True
+
+
+def test_separators_line_ends_and_blank_lines_read_the_same(tmp_path):
+    qrels, run = random_collection(random.Random(5))
+    expected = evaluate_trec(*write_trec(tmp_path, qrels, run, name="space"), MEASURES)
+    for name, sep in SEPARATORS.items():
+        for newline in ("\n", "\r\n"):
+            paths = write_trec(tmp_path, qrels, run, sep=sep, newline=newline, name=f"{name}{len(newline)}")
+            assert same_rows(evaluate_trec(*paths, MEASURES), expected), (name, newline)
+    qrels_path, run_path = write_trec(tmp_path, qrels, run, name="padded")
+    for path in (qrels_path, run_path):
+        lines = path.read_text().splitlines()
+        path.write_text("\n" + "\n  \n".join("  " + line + " \t" for line in lines) + "\n\n")
+    assert same_rows(evaluate_trec(qrels_path, run_path, MEASURES), expected)
+
+
+@pytest.mark.parametrize("text, sep, takes", [
+    ("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1 t \n\nq2 Q0 a 1 -3e2 t\n", " ", True),
+    ("q1\tQ0\ta\t1\t2.0\tt\r\nq2\tQ0\ta\t1\t-3e2\tt\r\n", "\t", True),
+    ("q1 Q0 a 1 2.0 \n", " ", False),  # five columns and a trailing blank: DuckDB reads an empty sixth
+    (" q1 Q0 a 1 2.0\n", " ", False),
+    ("q1 Q0  a 1 2.0\n", " ", False),
+    ("q1 Q0 a 1  2.0\n", " ", False),
+    ("q1 Q0 a 1 2.0 t x\n", " ", False),
+    ("q1 Q0 a 1 NaN t\n", " ", False),
+])
+def test_fast_path_takes_only_what_it_reads_exactly(tmp_path, text, sep, takes):
+    """sql/trec/run_fast.sql either reads a file as the reference reading does or fails (and the
+    reference reading then decides)."""
+    import duckdb
+
+    from assay.sqlfiles import load_sql
+
+    path = tmp_path / "x.run"
+    path.write_text(text, newline="")
+    con = duckdb.connect(":memory:")
+    con.execute(load_sql("trec/macros"))
+    if not takes:
+        with pytest.raises(duckdb.Error):
+            con.execute(load_sql("trec/run_fast"), {"path": str(path), "delim": sep})
+        return
+    con.execute(load_sql("trec/run_fast"), {"path": str(path), "delim": sep})
+    fast = con.execute("SELECT query_id, docno, score FROM trec_run ORDER BY ALL").fetchall()
+    con.execute("DROP TABLE trec_run")
+    con.execute(load_sql("trec/run_lines"), {"path": str(path)})
+    assert con.execute("SELECT count(*) FROM trec_run WHERE problem IS NOT NULL").fetchone() == (0,)
+    assert fast == con.execute("SELECT query_id, docno, score FROM trec_run ORDER BY ALL").fetchall()
+
+
+def _files(tmp_path, qrels_text, run_text):
+    qrels_path, run_path = tmp_path / "bad.qrels", tmp_path / "bad.run"
+    qrels_path.write_bytes(qrels_text if isinstance(qrels_text, bytes) else qrels_text.encode())
+    run_path.write_bytes(run_text if isinstance(run_text, bytes) else run_text.encode())
+    return qrels_path, run_path
+
+
+GOOD_RUN = "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\n"
+GOOD_QRELS = "q1 0 a 1\nq1 0 b 0\n"
+
+
+@pytest.mark.parametrize("run_text, line, words", [
+    (GOOD_RUN + "q1 Q0 c 3 0.5\n", 3, "expected 6 columns"),
+    (GOOD_RUN + "q1 Q0 c 3 0.5 \n", 3, "found 5"),  # a trailing blank does not make a sixth column
+    (GOOD_RUN + " q1 Q0 c 3 0.5\n", 3, "found 5"),
+    (GOOD_RUN + "q1 Q0  c 3 0.5\n", 3, "found 5"),
+    (GOOD_RUN + "q1 Q0 c 3 0.5 t extra\n", 3, "found 7"),
+    (GOOD_RUN + "q1 Q0 c 3 high t\n", 3, "score 'high' is not a number"),
+    (GOOD_RUN + "q1 Q0 c 3 nan t\n", 3, "score 'nan' is not a number"),
+    ("q1\tQ0\ta\t1\t2.0\tt\nq1\tQ0\tc d\t3\t0.5\tt\n", 2, "found 7"),  # a space inside a tab column splits it
+    ("q1 Q0 a 1 2.0 t\n\nq1\tQ0 b 2 x t\n", 3, "score 'x'"),
+])
+def test_malformed_run_line_is_named(tmp_path, run_text, line, words):
+    qrels_path, run_path = _files(tmp_path, GOOD_QRELS, run_text)
+    with pytest.raises(FormatError) as err:
+        evaluate_trec(qrels_path, run_path, ["AP"])
+    assert err.value.line == line
+    assert str(err.value).startswith(f"{run_path}:{line}: ")
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize("qrels_text, line, words", [
+    (GOOD_QRELS + "q1 0 c 1.5\n", 3, "relevance '1.5' is not a whole number"),
+    (GOOD_QRELS + "q1 0 c high\n", 3, "relevance 'high'"),
+    (GOOD_QRELS + "q1 0 c\n", 3, "expected 4 columns"),
+    (GOOD_QRELS + "q1 0 c 1 x\n", 3, "found 5"),
+    ("q1 0 a 1\nq1\t0 b 1 1\nq1 0 c x\n\n", 2, "(2 malformed lines in all)"),
+])
+def test_malformed_qrels_line_is_named(tmp_path, qrels_text, line, words):
+    qrels_path, run_path = _files(tmp_path, qrels_text, GOOD_RUN)
+    with pytest.raises(FormatError) as err:
+        evaluate_trec(qrels_path, run_path, ["AP"])
+    assert (err.value.path, err.value.line) == (str(qrels_path), line)
+    assert words in str(err.value)
+
+
+def test_file_that_is_not_utf8_is_named_with_its_line(tmp_path):
+    qrels_path, run_path = _files(tmp_path, GOOD_QRELS, GOOD_RUN.encode() + b"q1 Q0 \xff 3 0.5 t\n")
+    with pytest.raises(FormatError) as err:
+        evaluate_trec(qrels_path, run_path, ["AP"])
+    assert (err.value.path, err.value.line) == (str(run_path), 3)
+    assert "UTF-8" in str(err.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FormatError, match="cannot read"):
+        evaluate_trec(tmp_path / "nope.qrels", tmp_path / "nope.run", ["AP"])
+
+
+@pytest.mark.parametrize("sep", [" ", "\t "])
+def test_duplicate_run_document_is_refused(tmp_path, sep):
+    # trec_eval stops on a document listed twice for a query (pytrec_eval's parse_run refuses it too).
+    run_text = GOOD_RUN + "q2 Q0 a 1 1.0 t\nq1 Q0 a 3 0.1 t\n"
+    qrels_path, run_path = _files(tmp_path, GOOD_QRELS, run_text.replace(" ", sep))
+    with pytest.raises(FormatError) as err:
+        evaluate_trec(qrels_path, run_path, ["AP"])
+    assert (err.value.path, err.value.line) == (str(run_path), 4)
+    assert "document 'a' appears again for query 'q1' (first on line 1)" in str(err.value)
+
+
+def test_duplicate_qrels_judgment_is_refused(tmp_path):
+    qrels_path, run_path = _files(tmp_path, GOOD_QRELS + "q1 0 a 2\n", GOOD_RUN)
+    with pytest.raises(FormatError) as err:
+        evaluate_trec(qrels_path, run_path, ["AP"])
+    assert (err.value.path, err.value.line) == (str(qrels_path), 3)
+
+
+def test_empty_run_scores_nothing_unless_complete(tmp_path):
+    qrels_path, run_path = _files(tmp_path, GOOD_QRELS, "")
+    assert evaluate_trec(qrels_path, run_path, ["AP"]) == [{"metric": "AP", "query_id": "all", "value": None, "n": 0}]
+    assert evaluate_trec(qrels_path, run_path, ["AP"], per_query=False, complete=True) == [
+        {"metric": "AP", "query_id": "all", "value": 0.0, "n": 1}]
+
+
+# -- measures -------------------------------------------------------------------------------------
+def test_measures_only_of_the_document_level(tmp_path):
+    assert set(trec_families()) == {"Success", "R", "P", "RR", "nDCG", "AP"}
+    for name in ("Abstain", "FalseAbstain", "answer_rate"):
+        with pytest.raises(ConfigError, match=f"{name} does not apply to a TREC run"):
+            parse_trec_measures([name])
+    with pytest.raises(ConfigError, match="unknown measure"):
+        parse_trec_measures(["MAP"])
+    with pytest.raises(ConfigError, match="no measure given"):
+        parse_trec_measures([])
+    assert [m.name for m in parse_trec_measures(["AP", "nDCG@10", "AP"])] == ["AP", "nDCG@10"]
+
+
+# -- rendering ------------------------------------------------------------------------------------
+ROWS = [{"metric": "nDCG@10", "query_id": "q1", "value": 0.5, "n": 1},
+        {"metric": "nDCG@10", "query_id": "q2", "value": 1 / 3, "n": 1},
+        {"metric": "nDCG@10", "query_id": "all", "value": 5 / 12, "n": 2},
+        {"metric": "AP", "query_id": "all", "value": None, "n": 0}]
+
+
+def test_render_json_is_the_rows():
+    assert json.loads(render(ROWS, "json")) == ROWS
+
+
+def test_render_csv_keeps_full_precision_and_leaves_none_empty():
+    text = render(ROWS, "csv")
+    assert text.splitlines()[0] == "metric,query_id,value,n"
+    assert text.splitlines()[2] == "nDCG@10,q2,0.3333333333333333,1"
+    assert text.splitlines()[4] == "AP,all,,0"
+    assert [float(r["value"]) for r in csv.DictReader(io.StringIO(text)) if r["value"]] == [0.5, 1 / 3, 5 / 12]
+
+
+def test_render_table():
+    assert render(ROWS, "table") == (
+        "metric   query_id   value  n\n"
+        "-------  --------  ------  -\n"
+        "nDCG@10  q1        0.5000  1\n"
+        "nDCG@10  q2        0.3333  1\n"
+        "nDCG@10  all       0.4167  2\n"
+        "AP       all            -  0\n"
+    )
+
+
+def test_render_unknown_format():
+    with pytest.raises(ConfigError, match="unknown format 'xml'"):
+        render(ROWS, "xml")
