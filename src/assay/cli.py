@@ -120,6 +120,11 @@ def run_options(f):
                      help="openai generator: minimum seconds between request starts (default 0)."),
         click.option("--context-k", type=int, default=None, help="Final chunks given to the generator (default 5)."),
         click.option("--max-quote", type=int, default=None, help="Longest citation quote, characters (default 240)."),
+        click.option("--judge-url", "judge_base_url", default=None,
+                     help="Optional judge: base URL of a chat-completions endpoint that judges each kept claim."),
+        click.option("--judge-model", default=None, help="Judge model; must differ from the generator's model."),
+        click.option("--judge-api-key-env", default=None,
+                     help="Environment variable holding the judge's API key (default OPENAI_API_KEY)."),
         click.option("--force-generation/--no-force-generation", default=None,
                      help="Answer even where a calibration says abstain (diagnostic; the run is not a gate run)."),
     ]

@@ -38,6 +38,7 @@ PIPELINE_DEFAULTS = {
     "generator": None, "generator_model": None, "generator_base_url": None, "generator_api_key_env": "OPENAI_API_KEY",
     "generator_timeout_s": 60.0, "min_interval_s": 0.0, "context_k": 5, "max_quote": 240, "force_generation": False,
     "generator_backoff_s": [5.0, 10.0],  # waits before the two retries of a 429 or 503
+    "judge_base_url": None, "judge_model": None, "judge_api_key_env": "OPENAI_API_KEY", "judge_timeout_s": 60.0,
 }
 GENERATORS = ("extractive", "openai")
 BUILTIN = {
@@ -146,6 +147,12 @@ def _validate(name: str, s: dict) -> None:
         if s["generator"] == "openai" and not (s["generator_base_url"] and s["generator_model"]):
             raise ConfigError(f"{where}: the openai generator needs --generator-url and --generator-model "
                               "(any OpenAI-compatible chat-completions endpoint)")
+        if s["judge_model"] or s["judge_base_url"]:
+            if not (s["judge_model"] and s["judge_base_url"]):
+                raise ConfigError(f"{where}: a judge needs both --judge-url and --judge-model")
+            if s["judge_model"] == s["generator_model"]:
+                raise ConfigError(f"{where}: the judge must be a different model from the generator "
+                                  f"({s['judge_model']!r} judging itself is not a judgment)")
         for key in ("context_k", "max_quote"):
             if not isinstance(s[key], int) or s[key] < 1:
                 raise ConfigError(f"{where}: {key.replace('_', '-')} must be an integer of at least 1")

@@ -57,6 +57,9 @@ def attribution(warehouse, run_id: str) -> dict:
         out["answer_funnel"] = {lost_at: n for lost_at, n in answer_funnel}
         _, reasons = warehouse.query("reports/answer_reasons", run_id=run_id)
         out["answers"] = [{"status": st, "refusal": rf or None, "n": n} for st, rf, n in reasons]
+        _, verdicts = warehouse.query("reports/judge_verdicts", run_id=run_id)
+        if verdicts:
+            out["judge"] = dict(verdicts)
     return out
 
 
@@ -150,7 +153,15 @@ def _text_report(report: dict, markdown: bool) -> str:
     gen = run["config"].get("retrieval", {}).get("generator")
     if gen:
         note += (f" Answer metrics (answer_rate, refusal_rate, citation_precision, faithfulness) come from the "
-                 f"{gen['name']} generator; citation_precision and faithfulness are rule-based (no judge model).")
+                 f"{gen['name']} generator; citation_precision and faithfulness are rule-based.")
+        if isinstance(gen.get("judge"), dict):
+            verdicts = (report.get("attribution") or {}).get("judge", {})
+            missing = verdicts.get("unavailable", 0) + verdicts.get("unparsed", 0)
+            note += (f" judged_faithfulness is judged by {gen['judge']['model']}"
+                     + (f"; {missing} verdict(s) unavailable or unreadable, recorded and left out, never replaced"
+                        if missing else "") + ".")
+        else:
+            note += " No judge model was configured."
     parts += ["", note, "", main,
               "", "By slice (answerable questions):", "", breakdown]
     if len(abst) > 1:

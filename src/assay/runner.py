@@ -65,6 +65,10 @@ class RunOptions:
     max_quote: int | None = None
     force_generation: bool | None = None
     generator_backoff_s: list | None = None
+    judge_base_url: str | None = None
+    judge_model: str | None = None
+    judge_api_key_env: str | None = None
+    judge_timeout_s: float | None = None
     python_retriever: object = None  # the Python API's callable (not a setting: it is not serializable)
 
     def overrides(self) -> dict:
@@ -100,6 +104,7 @@ class RunRecord:
     answer_raw: list = field(default_factory=list)
     answer_context: list = field(default_factory=list)
     model_requests: list = field(default_factory=list)
+    claim_judgments: list = field(default_factory=list)
 
 
 def new_run_id(now: datetime) -> str:
@@ -263,15 +268,17 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         }
         texts = _ChunkTexts(corpus, chunks)
         generator, client = _generator(s)
+        judge = _judge(s) if generator is not None else None
         if generator is not None:
             retrieval["generator"] = {**generator.config(), "context_k": s["context_k"],
                                       "force_generation": bool(s["force_generation"]),
-                                      "judge": "none: citation precision and faithfulness are rule-based"}
+                                      "judge": judge.config() if judge else
+                                      "none: citation precision and faithfulness are rule-based"}
             say(f"answers by the {generator.name} generator")
         stage_runner = _Stages(pipeline, bm25, dense, reranker, texts, calibration, external)
         query_rows, hit_rows, latency_rows = [], [], []
         answers = {"answers": [], "claims": [], "citations": [], "answer_raw": [], "answer_context": [],
-                   "model_requests": []}
+                   "model_requests": [], "claim_judgments": []}
         status = "complete"
         prep_ms = 0.0
         if dense is not None:  # questions are embedded in one batch; each is charged an equal share
@@ -293,6 +300,8 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
                 status = "blocked"
                 say("the model endpoint rate-limited three requests in a row: the run stops and is marked blocked")
                 break
+            if judge is not None:
+                _judge_claims(judge, j.query_id, answers)
     finally:
         if bm25 is not None:
             bm25.close()
@@ -331,6 +340,25 @@ def _generator(s: dict):
                         timeout_s=s["generator_timeout_s"], min_interval_s=s["min_interval_s"],
                         backoff_s=tuple(s["generator_backoff_s"]))
     return OpenAIGenerator(client, s["max_quote"]), client
+
+
+def _judge(s: dict):
+    if not s["judge_model"]:
+        return None
+    from assay.answer.client import ChatClient
+    from assay.answer.judge import Judge
+
+    return Judge(ChatClient(s["judge_base_url"], s["judge_model"], api_key_env=s["judge_api_key_env"],
+                            timeout_s=s["judge_timeout_s"], backoff_s=tuple(s["generator_backoff_s"])))
+
+
+def _judge_claims(judge, query_id: str, out) -> None:
+    """The judge's verdict on each kept claim of one question (its citations are the evidence)."""
+    kept = [(idx, text) for q, idx, text, k, _ in out["claims"] if q == query_id and k]
+    for idx, text in kept:
+        quotes = [c[4] for c in out["citations"] if c[0] == query_id and c[1] == idx]
+        verdict, raw, error = judge.judge(text, quotes)
+        out["claim_judgments"].append((query_id, idx, judge.client.model, verdict, raw, error))
 
 
 def _answer(generator, client, s, j, lists, texts, calibration, out) -> bool:

@@ -252,3 +252,5 @@ class Warehouse:
                 self._insert("model_requests", ["run_id", "seq", "query_id", "started_at", "latency_ms", "status",
                                                 "error", "rate_limited", "retry", "waited_s"],
                              [(record.run_id, *r) for r in record.model_requests])
+                self._insert("claim_judgments", ["run_id", "query_id", "claim_idx", "judge_model", "verdict", "raw",
+                                                 "error"], [(record.run_id, *r) for r in record.claim_judgments])

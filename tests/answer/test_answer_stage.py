@@ -193,3 +193,35 @@ def test_forced_generation_is_never_a_gate_run(tmp_path, mini_corpus, mini_judgm
     assert forced_refused == 0 and len(refused) == normal.stats["calibration"]["abstained"]
     out = CliRunner().invoke(cli, ["gate", forced.run_id, "--rule", "answer_rate>=0.0", "--warehouse", str(path)])
     assert out.exit_code == 6 and "never a gate run" in out.stdout
+
+
+def test_a_judge_model_judges_kept_claims_and_an_unavailable_judge_is_recorded(
+        tmp_path, monkeypatch, mini_corpus, mini_judgments, contexts):
+    monkeypatch.setenv("ASSAY_TEST_KEY", KEY)
+    c = contexts
+    gen_replies = [tool_call({"claims": [claim(c[q][0], c[q][1][:30].strip())], "insufficient_evidence": False})
+                   for q in ("backup-readers", "cache-size", "page-size", "restore", "wal-purpose")]
+    judge_replies = [content('{"supported": true}'), content('{"supported": false}'), status(500),
+                     content("maybe?"), content('{"supported": true}')]
+    with ChatServer(gen_replies) as gen_server, ChatServer(judge_replies) as judge_server:
+        options = openai_options(gen_server.url, judge_base_url=judge_server.url, judge_model="judge-model",
+                                 judge_api_key_env="ASSAY_TEST_KEY")
+        with Warehouse.open(tmp_path / "w.duckdb") as wh:
+            rec = run(wh, mini_corpus, mini_judgments, options)
+            verdicts = dict(wh.con.execute("SELECT query_id, verdict FROM claim_judgments WHERE run_id = ?",
+                                           [rec.run_id]).fetchall())
+            judged = {r.slice: r for r in evaluate(wh, rec.run_id, [parse_measure("judged_faithfulness")])}
+    assert verdicts == {"backup-readers": "supported", "cache-size": "unsupported", "page-size": "unavailable",
+                        "restore": "unparsed", "wal-purpose": "supported"}
+    assert judged["all"].n == 3 and judged["all"].value == pytest.approx(2 / 3)  # unavailable ones left out
+    assert judge_server.requests[0]["body"]["model"] == "judge-model"
+    report = CliRunner().invoke(cli, ["report", rec.run_id, "--warehouse", str(tmp_path / "w.duckdb")]).stdout
+    assert "judged by judge-model; 2 verdict(s) unavailable or unreadable" in report
+
+
+def test_the_judge_must_be_another_model(mini_corpus, mini_judgments):
+    from assay.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="judge must be a different model"):
+        execute_run(mini_corpus, mini_judgments, openai_options("http://127.0.0.1:9", judge_base_url="http://x",
+                                                                judge_model="test-model"))

@@ -64,6 +64,9 @@ FAMILIES = {
         MeasureFamily("faithfulness", "measures/faithfulness", "wilson", "none",
                       "rule-based: share of kept claims whose every citation quotes text overlapping a gold span",
                       levels=("answer",), answerable_only=False, unit="claim"),
+        MeasureFamily("judged_faithfulness", "measures/judged_faithfulness", "wilson", "none",
+                      "share of kept claims a judge model (never the generator's) found supported by their quotes",
+                      levels=("answer",), answerable_only=False, unit="claim"),
     )
 }
 
@@ -103,6 +106,6 @@ def parse_measure(text: str) -> Measure:
 DEFAULT_MEASURES = tuple(
     parse_measure(name)
     for name in ("Success@1", "Success@3", "Success@10", "R@10", "P@5", "RR@10", "nDCG@10", "AP", "Abstain", "FalseAbstain",
-                 "answer_rate", "refusal_rate", "citation_precision", "faithfulness")
+                 "answer_rate", "refusal_rate", "citation_precision", "faithfulness", "judged_faithfulness")
 )
 MEASURES = FAMILIES
