@@ -104,6 +104,10 @@ def _header_lines(run: dict) -> list[str]:
         f"latency per question p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms  "
         f"seed {run['seed']}  ties: {run['tie_break']}",
     ]
+    for key, what in (("rescore_of", "a rescore (new judgments) of run"),
+                      ("revalidate_of", "a revalidation (citation contract applied again) of run")):
+        if cfg.get(key):
+            lines.append(f"this run is {what} {cfg[key]}, reusing its hits")
     dense = cfg.get("retrieval", {}).get("dense")
     if dense:
         emb = run.get("embeddings") or {}
