@@ -2,7 +2,7 @@
 -- (run_duplicate_candidates.sql), if any: trec_eval refuses a run with one.
 SELECT query_id, docno
 FROM trec_run
-WHERE hash(query_id, docno) IN (SELECT unnest($hashes))
+WHERE h IN (SELECT unnest($hashes))
 GROUP BY query_id, docno
 HAVING COUNT(*) > 1
 ORDER BY query_id, docno

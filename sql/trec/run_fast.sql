@@ -4,9 +4,11 @@
 -- start or end of a line, or two in a row, reads as an empty column, so a line of five columns
 -- and a blank can pass as six. Any empty column, or a score that is not a number, fails the
 -- statement, as does a line with too many or too few columns (the reader's own check); the
--- caller then falls back to the reference reading, which names the line.
+-- caller then falls back to the reference reading, which names the line. h, the 64-bit hash of
+-- (query, document), is computed here, while the strings are at hand, for
+-- run_duplicate_candidates.sql.
 CREATE TABLE trec_run AS
-SELECT qid AS query_id, docno,
+SELECT qid AS query_id, docno, hash(qid, docno) AS h,
        CASE WHEN qid IS NULL OR q0 IS NULL OR docno IS NULL OR rank IS NULL OR tag IS NULL
                  OR score IS NULL OR isnan(score)
             THEN error('not the fast path: an empty column or a score that is not a number')

@@ -39,7 +39,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import mmap
 import os
 from pathlib import Path
 
@@ -59,6 +58,8 @@ _PROBLEM_LINES = 1000
 # Hashes of possibly duplicated pairs checked on the strings; true duplicates are found among the
 # first of them unless this many different pairs collide on 64 bits.
 _DUPLICATE_CANDIDATES = 1000
+# Bytes read at a time when searching a file for a separator (small enough to stay in the CPU cache).
+_SCAN_BLOCK = 1 << 20
 
 
 def trec_families() -> list[str]:
@@ -203,19 +204,30 @@ def _load_run(con, path: Path) -> None:
 
 
 def _single_separator(path: Path) -> str | None:
-    """' ' when the file holds no tab, '\\t' when it holds tabs but no space, else None (also when empty)."""
+    """' ' when the file holds no tab, '\\t' when it holds tabs but no space, else None (also when empty).
+
+    The file is searched in blocks read into one reused buffer, which stays in the CPU cache:
+    several times faster than searching a memory map of the whole file (its page faults dominate)."""
     try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size == 0:
-                return None
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                if data.find(b"\t") < 0:
-                    return " "
-                if data.find(b" ") < 0:
-                    return "\t"
+        if os.stat(path).st_size == 0:
+            return None
+        if not _holds(path, b"\t"):
+            return " "
+        if not _holds(path, b" "):
+            return "\t"
     except OSError as exc:
         raise FormatError(path, None, f"cannot read: {exc.strerror or exc}") from exc
     return None
+
+
+def _holds(path: Path, byte: bytes) -> bool:
+    """Whether the file holds this byte anywhere."""
+    buffer = bytearray(_SCAN_BLOCK)
+    with open(path, "rb", buffering=0) as handle:
+        while n := handle.readinto(buffer):
+            if buffer.find(byte, 0, n) >= 0:
+                return True
+    return False
 
 
 def _load_lines(con, path: Path, kind: str) -> None:
