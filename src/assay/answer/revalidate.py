@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 from assay.answer.contract import parse_claims, validate
 from assay.answer.generate import _tool_payload
-from assay.answer.stage import (ANSWER_COLUMNS, CITATION_COLUMNS, CLAIM_COLUMNS, _span_of)
+from assay.answer.stage import ANSWER_COLUMNS, CITATION_COLUMNS, CLAIM_COLUMNS, checked_rows, outcome
 from assay.hashing import canonical_json, config_hash
 
 
@@ -75,26 +75,12 @@ def revalidate(warehouse, run_ref: str, max_quote: int) -> dict:
         parsed, insufficient, errors = parse_claims(payload) if problem is None else ([], False, [problem])
         context = {cid: text_of(cid) for cid in contexts.get(qid, [])}
         checked = validate(parsed, context, max_quote) if parsed and not errors else []
-        for claim in checked:
-            claims.append((qid, claim.index, claim.text, claim.kept, claim.reason))
-            for j, c in enumerate(claim.citations):
-                doc, start, end = _span_of(c.chunk_id, c.start, c.end) if c.valid else (None, None, None)
-                citations.append((qid, claim.index, j, c.chunk_id, c.quote, c.valid, c.reason, doc, start, end))
-        kept = sum(c.kept for c in checked)
-        drops: dict[str, int] = {}
-        for c in checked:
-            if not c.kept:
-                drops[c.reason] = drops.get(c.reason, 0) + 1
-        if errors:
-            status, reason, stage = "refused", "schema", "schema"
-        elif kept:
-            status, reason, stage = "answered", None, None
-        elif insufficient:
-            status, reason, stage = "refused", "insufficient_evidence", "generation"
-        else:
-            status, reason, stage = "refused", "no_valid_claim", "validation"
+        claim_rows, cite_rows, kept, drops = checked_rows(qid, checked)
+        claims += claim_rows
+        citations += cite_rows
+        status, reason, stage = outcome(None, errors, kept, insufficient)
         new = {**a, "status": status, "refusal": reason, "failure_stage": stage, "claims_returned": len(checked),
-               "claims_kept": kept, "drops": json.dumps(dict(sorted(drops.items()))) if drops else None,
+               "claims_kept": kept, "drops": drops,
                "parse_errors": json.dumps(errors) if errors else None}
         changed += new["claims_kept"] != a["claims_kept"] or new["status"] != a["status"]
         answers.append(tuple(new[c] for c in ANSWER_COLUMNS))

@@ -38,6 +38,31 @@ def _span_of(chunk_id: str, start: int | None, end: int | None):
     return doc, chunk_start + start, chunk_start + end
 
 
+def checked_rows(query_id: str, checked) -> tuple[list, list, int, str | None]:
+    """Rows of the checked claims and their citations, claims kept, and drops by reason (JSON, or None)."""
+    claims_rows, cite_rows = [], []
+    for claim in checked:
+        claims_rows.append((query_id, claim.index, claim.text, claim.kept, claim.reason))
+        for j, c in enumerate(claim.citations):
+            doc, start, end = _span_of(c.chunk_id, c.start, c.end) if c.valid else (None, None, None)
+            cite_rows.append((query_id, claim.index, j, c.chunk_id, c.quote, c.valid, c.reason, doc, start, end))
+    drops = Counter(c.reason for c in checked if not c.kept)
+    return claims_rows, cite_rows, sum(c.kept for c in checked), json.dumps(dict(sorted(drops.items()))) if drops else None
+
+
+def outcome(error, schema_errors, kept: int, insufficient: bool) -> tuple[str, str | None, str | None]:
+    """(status, refusal reason, failure stage) of an answer, in this order of precedence."""
+    if error is not None:
+        return "failed", "error", "generation"
+    if schema_errors:
+        return "refused", "schema", "schema"
+    if kept:
+        return "answered", None, None
+    if insufficient:
+        return "refused", "insufficient_evidence", "generation"
+    return "refused", "no_valid_claim", "validation"
+
+
 def answer_question(generator, query_id: str, question: str, hits, texts, context_k: int, max_quote: int,
                     refusal: str | None) -> AnswerRows:
     t0 = time.perf_counter()
@@ -50,27 +75,11 @@ def answer_question(generator, query_id: str, question: str, hits, texts, contex
     gen = generator.generate(question, context)
     raws = [(query_id, i, mode, raw) for i, (mode, raw) in enumerate(gen.raws, 1)]
     excerpt = gen.raws[-1][1][:EXCERPT] if gen.raws else None
-    claims_rows, cite_rows = [], []
     checked = validate(gen.claims, dict(context), max_quote) if gen.claims else []
-    for claim in checked:
-        claims_rows.append((query_id, claim.index, claim.text, claim.kept, claim.reason))
-        for j, c in enumerate(claim.citations):
-            doc, start, end = _span_of(c.chunk_id, c.start, c.end) if c.valid else (None, None, None)
-            cite_rows.append((query_id, claim.index, j, c.chunk_id, c.quote, c.valid, c.reason, doc, start, end))
-    kept = sum(c.kept for c in checked)
-    drops = Counter(c.reason for c in checked if not c.kept)
-    if gen.error is not None:
-        status, reason, stage = "failed", "error", "generation"
-    elif gen.schema_errors:
-        status, reason, stage = "refused", "schema", "schema"
-    elif kept:
-        status, reason, stage = "answered", None, None
-    elif gen.insufficient:
-        status, reason, stage = "refused", "insufficient_evidence", "generation"
-    else:
-        status, reason, stage = "refused", "no_valid_claim", "validation"
+    claims_rows, cite_rows, kept, drops = checked_rows(query_id, checked)
+    status, reason, stage = outcome(gen.error, gen.schema_errors, kept, gen.insufficient)
     answer = (query_id, generator.name, gen.mode, status, reason, stage, len(checked), kept,
-              json.dumps(dict(sorted(drops.items()))) if drops else None, gen.repair_turns, gen.http_status,
+              drops, gen.repair_turns, gen.http_status,
               gen.finish_reason, json.dumps(gen.schema_errors) if gen.schema_errors else None, gen.error, excerpt,
               (time.perf_counter() - t0) * 1000.0)
     return AnswerRows(answer, claims_rows, cite_rows, raws, context_rows)
