@@ -26,7 +26,6 @@ def main() -> None:
     import Stemmer
 
     from assay.imports import import_beir
-    from assay.retrieval import Hit
     from assay.retrieval.bm25 import BM25Index
     from assay.runner import RunOptions, execute_run
     from assay.stored import stored_corpus, stored_judgments

@@ -29,11 +29,16 @@ def stored_corpus(warehouse, ref: str) -> Corpus:
     rows = warehouse.con.execute("SELECT corpus_hash FROM corpora WHERE name = ?", [name]).fetchall()
     if not rows:
         raise CorpusError(f"no stored corpus named {ref} in {warehouse.path}; stored: {_known(warehouse, 'corpora')}")
-    corpus_hash = rows[0][0]
+    return corpus_by_hash(warehouse, rows[0][0], Path(str(ref)))
+
+
+def corpus_by_hash(warehouse, corpus_hash: str, root: Path | None = None) -> Corpus:
+    """A corpus as the warehouse holds it (every ingested or imported corpus is stored whole)."""
     docs = warehouse.con.execute(
         "SELECT doc_id, text, byte_size, sha256 FROM documents WHERE corpus_hash = ? ORDER BY doc_id",
         [corpus_hash]).fetchall()
-    return Corpus(Path(str(ref)), corpus_hash, tuple(Document(d, t, b, s) for d, t, b, s in docs))
+    return Corpus(root or Path(f"warehouse:corpus/{corpus_hash[:12]}"), corpus_hash,
+                  tuple(Document(d, t, b, s) for d, t, b, s in docs))
 
 
 def stored_judgments(warehouse, ref: str) -> JudgmentSet:

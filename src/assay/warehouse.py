@@ -214,6 +214,47 @@ class Warehouse:
                 [(h, corpus_hash, g.query_id, g.gold_idx, g.doc_id, g.quote, g.grade, g.start, g.end) for g in gold],
             )
 
+    # what a derived run (a rescore, a revalidation) copies from its source, per table
+    DERIVED = {"run_queries": "query_id, latency_ms, n_results", "hits": "query_id, stage, rank, chunk_id, doc_id, score",
+               "stage_latency": "query_id, stage, latency_ms", "run_stages": "stage, position",
+               "answer_raw": "query_id, attempt, mode, raw", "answer_context": "query_id, position, chunk_id"}
+
+    def derive_run(self, source: str, kind: str, config: dict, judgments_hash: str | None = None,
+                   tables=tuple(DERIVED), keep: list[str] | None = None) -> str:
+        """A new run (``kind``, linked by ``source_run_id``) that reuses ``source``'s stored retrieval.
+
+        Copies the source's rows of ``tables`` (only the questions in ``keep`` when given). Runs inside
+        the caller's transaction; returns the new run id.
+        """
+        import secrets
+
+        from assay.hashing import config_hash
+
+        now = _now()
+        run_id = f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+        self.con.execute(
+            "INSERT INTO runs (run_id, started_at, finished_at, status, pipeline, config, config_hash, corpus_hash, "
+            "judgments_hash, chunk_set, assay_version, versions, git_commit, seed, tie_break, stats, kind, "
+            "source_run_id, gate_eligible) SELECT ?, ?, ?, status, pipeline, ?, ?, corpus_hash, "
+            "COALESCE(?, judgments_hash), chunk_set, assay_version, versions, git_commit, seed, tie_break, stats, "
+            "?, run_id, gate_eligible FROM runs WHERE run_id = ?",
+            [run_id, now, now, canonical_json(config), config_hash(config), judgments_hash, kind, source])
+        if keep is not None:
+            import pyarrow as pa
+
+            self.con.register("_assay_keep", pa.table({"query_id": keep}))
+        try:
+            for table in tables:
+                cols = self.DERIVED[table]
+                only = (" AND query_id IN (SELECT query_id FROM _assay_keep)"
+                        if keep is not None and cols.startswith("query_id") else "")
+                self.con.execute(f"INSERT INTO {table} (run_id, {cols}) SELECT ?, {cols} FROM {table} "
+                                 f"WHERE run_id = ?{only}", [run_id, source])
+        finally:
+            if keep is not None:
+                self.con.unregister("_assay_keep")
+        return run_id
+
     def write_run(self, record) -> None:
         """Everything a run produced, in one transaction."""
         with self.transaction():

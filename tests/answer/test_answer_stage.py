@@ -2,7 +2,6 @@
 against a real chat-completions server on loopback exercising every failure reason."""
 
 import json
-import os
 
 import pytest
 from click.testing import CliRunner

@@ -9,13 +9,10 @@ result is a new run of kind 'revalidate' linked to the source run, with the sour
 from __future__ import annotations
 
 import json
-import secrets
-from datetime import datetime, timezone
 
 from assay.answer.contract import parse_claims, validate
 from assay.answer.generate import _tool_payload
 from assay.answer.stage import ANSWER_COLUMNS, CITATION_COLUMNS, CLAIM_COLUMNS, checked_rows, outcome
-from assay.hashing import canonical_json, config_hash
 
 
 def payload_from_raw(mode: str, raw: str):
@@ -36,7 +33,7 @@ def payload_from_raw(mode: str, raw: str):
 
 
 def revalidate(warehouse, run_ref: str, max_quote: int) -> dict:
-    from assay.rescore import stored_corpus
+    from assay.stored import corpus_by_hash
 
     source = warehouse.resolve_run_id(run_ref)
     (config, corpus_hash), = warehouse.con.execute(
@@ -46,7 +43,7 @@ def revalidate(warehouse, run_ref: str, max_quote: int) -> dict:
         from assay.errors import AssayError
 
         raise AssayError(f"run {source} has no answer stage (run it with --generator)")
-    docs = stored_corpus(warehouse, corpus_hash).by_id()
+    docs = corpus_by_hash(warehouse, corpus_hash).by_id()
 
     def text_of(chunk_id):
         doc, span = chunk_id.rsplit("#", 1)
@@ -87,23 +84,8 @@ def revalidate(warehouse, run_ref: str, max_quote: int) -> dict:
     config["revalidate_of"] = source
     config["retrieval"]["generator"]["max_quote"] = max_quote
     config["settings"]["max_quote"] = max_quote
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
-    run_id = f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
     with warehouse.transaction():
-        warehouse.con.execute(
-            "INSERT INTO runs (run_id, started_at, finished_at, status, pipeline, config, config_hash, corpus_hash, "
-            "judgments_hash, chunk_set, assay_version, versions, git_commit, seed, tie_break, stats, kind, "
-            "source_run_id, gate_eligible) SELECT ?, ?, ?, status, pipeline, ?, ?, corpus_hash, judgments_hash, "
-            "chunk_set, assay_version, versions, git_commit, seed, tie_break, stats, 'revalidate', run_id, "
-            "gate_eligible FROM runs WHERE run_id = ?",
-            [run_id, now, now, canonical_json(config), config_hash(config), source])
-        for table, cols in (("run_queries", "query_id, latency_ms, n_results"),
-                            ("hits", "query_id, stage, rank, chunk_id, doc_id, score"),
-                            ("stage_latency", "query_id, stage, latency_ms"), ("run_stages", "stage, position"),
-                            ("answer_raw", "query_id, attempt, mode, raw"),
-                            ("answer_context", "query_id, position, chunk_id")):
-            warehouse.con.execute(f"INSERT INTO {table} (run_id, {cols}) SELECT ?, {cols} FROM {table} "
-                                  f"WHERE run_id = ?", [run_id, source])
+        run_id = warehouse.derive_run(source, "revalidate", config)
         warehouse._insert("answers", ["run_id"] + ANSWER_COLUMNS, [(run_id, *r) for r in answers])
         warehouse._insert("claims", ["run_id"] + CLAIM_COLUMNS, [(run_id, *r) for r in claims])
         warehouse._insert("citations", ["run_id"] + CITATION_COLUMNS, [(run_id, *r) for r in citations])

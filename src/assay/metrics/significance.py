@@ -15,8 +15,6 @@ answer.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 EXACT_MAX_N = 16
