@@ -224,3 +224,17 @@ def test_the_judge_must_be_another_model(mini_corpus, mini_judgments):
     with pytest.raises(ConfigError, match="judge must be a different model"):
         execute_run(mini_corpus, mini_judgments, openai_options("http://127.0.0.1:9", judge_base_url="http://x",
                                                                 judge_model="test-model"))
+
+
+def test_revalidate_and_history_refuse_what_they_cannot_do(tmp_path, mini_corpus, mini_judgments):
+    path = tmp_path / "w.duckdb"
+    with Warehouse.open(path) as wh:
+        rec = run(wh, mini_corpus, mini_judgments, RunOptions())
+    out = CliRunner().invoke(cli, ["answers", "revalidate", rec.run_id, "--max-quote", "50", "--warehouse", str(path)])
+    assert out.exit_code == 1 and f"run {rec.run_id} has no answer stage" in out.stderr
+    hist = CliRunner().invoke(cli, ["history", "--pipeline", "nope", "--metric", "AP", "--warehouse", str(path)])
+    assert hist.exit_code == 1 and "no runs of pipeline 'nope'" in hist.stderr
+    bad = CliRunner().invoke(cli, ["regress", rec.run_id, "--max-drop", "AP>0.1", "--warehouse", str(path)])
+    assert bad.exit_code == 1 and "cannot read --max-drop 'AP>0.1'" in bad.stderr
+    with Warehouse.open(path, read_only=True) as wh:
+        assert wh.con.execute("SELECT COUNT(*) FROM runs").fetchall() == [(1,)]  # nothing was written
