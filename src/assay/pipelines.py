@@ -93,9 +93,10 @@ def load_config(path: Path | None) -> dict:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    unknown = set(data) - {"run", "pipelines", "gate"}
+    unknown = set(data) - {"run", "pipelines", "gate", "ablate", "sweep"}
     if unknown:
-        raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; allowed: run, pipelines, gate")
+        raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; "
+                          "allowed: run, pipelines, gate, ablate, sweep")
     for key in data.get("run", {}):
         if key not in RUN_DEFAULTS:
             raise ConfigError(f"{path}: [run] has unknown setting {key!r}; allowed: {', '.join(RUN_DEFAULTS)}")
