@@ -59,9 +59,10 @@ def random_synthetic(rng: random.Random, n_queries: int = 40) -> Synthetic:
 
 
 def write_synthetic(wh, syn: Synthetic, run_id: str = "synthetic-run", stage: str = "final",
-                    stages: dict | None = None) -> RunRecord:
-    """Write the run. ``stages`` ({query_id: {stage: [chunk ids]}}) records several stages instead of one."""
-    documents = tuple(Document(d, "x" * DOC_LEN, DOC_LEN, "0" * 64) for d in syn.docs)
+                    stages: dict | None = None, texts: dict | None = None) -> RunRecord:
+    """Write the run. ``stages`` ({query_id: {stage: [chunk ids]}}) records several stages instead of one;
+    ``texts`` ({doc_id: text of DOC_LEN characters}) gives the documents words (default: 'xxx...')."""
+    documents = tuple(Document(d, (texts or {}).get(d, "x" * DOC_LEN), DOC_LEN, "0" * 64) for d in syn.docs)
     corpus = Corpus(Path("synthetic"), "c" * 64, documents)
     judgments, gold = [], []
     for q in syn.queries:

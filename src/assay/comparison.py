@@ -75,15 +75,18 @@ def metric_kind(measure) -> str:
     return "binary" if measure.family.interval == "wilson" else "continuous"
 
 
-def paired_rows(warehouse, a: dict, b: dict, measures, slices: bool, seed: int) -> list[dict]:
-    """One row per (metric, level, slice): both values, delta, paired interval and paired test."""
-    from assay.metrics.significance import holm, paired_test
+def paired_tests(warehouse, a: dict, b: dict, measures, slices: bool, seed: int) -> list[dict]:
+    """One row per (metric, level, slice): both values, delta, paired interval and paired test.
+
+    The p-values are not adjusted: the caller decides which tests form one family for Holm.
+    """
+    from assay.metrics.significance import paired_test
 
     labels = question_labels(warehouse, a["run_id"])
     rows = []
     for measure in [m for m in measures if m.family.unit == "question"]:  # citations and claims do not pair
         va, vb = per_query(warehouse, a["run_id"], measure), per_query(warehouse, b["run_id"], measure)
-        for level in measure.family.levels:
+        for level in measure.levels:
             qids = sorted(q for (q, lvl) in va if lvl == level and (q, lvl) in vb)
             groups = {"all": qids}
             if slices:
@@ -102,6 +105,14 @@ def paired_rows(warehouse, a: dict, b: dict, measures, slices: bool, seed: int) 
                              "a": sum(before) / len(group), "b": sum(after) / len(group),
                              "delta": (sum(after) - sum(before)) / len(group), "ci_low": low, "ci_high": high,
                              "test": test["test"], "p_value": test["p_value"]})
+    return rows
+
+
+def paired_rows(warehouse, a: dict, b: dict, measures, slices: bool, seed: int) -> list[dict]:
+    """paired_tests, with p-values Holm-adjusted across the tests of each slice (`p_holm`, `n_tests`)."""
+    from assay.metrics.significance import holm
+
+    rows = paired_tests(warehouse, a, b, measures, slices, seed)
     for scope in {r["slice"] for r in rows}:
         scoped = [r for r in rows if r["slice"] == scope]
         for r, adj in zip(scoped, holm([r["p_value"] for r in scoped])):
@@ -142,7 +153,16 @@ def compare(warehouse, run_a: str, run_b: str, measures=DEFAULT_MEASURES, flip_m
         "config_diff": [{"key": k, "a": va, "b": vb} for k, va, vb in config_diff(a["config"], b["config"])],
         "seed": seed, "bootstrap_samples": 1000, "randomization_samples": SAMPLES,
         "rows": rows, "flips": flips(warehouse, a, b, parse_measure(flip_metric), flip_level),
+        "units": _units(warehouse, a, b),
     }
+
+
+def _units(warehouse, a: dict, b: dict) -> dict:
+    """Each run's retrieval unit, and the warning when they differ."""
+    from assay import units
+
+    ua, ub = units.describe(warehouse, a["run_id"]), units.describe(warehouse, b["run_id"])
+    return {"a": ua, "b": ub, "warning": units.differ(ua, ub)}
 
 
 def _p(v: float) -> str:
@@ -156,6 +176,8 @@ def render(result: dict) -> str:
     out = [f"compare A {a['run_id']} ({a['pipeline']})  ->  B {b['run_id']} ({b['pipeline']})", "",
            "configuration difference:"] + ["  " + line for line in describe_diff(
                [(d["key"], d["a"], d["b"]) for d in result["config_diff"]])]
+    if result.get("units", {}).get("warning"):
+        out += ["", "WARNING: " + result["units"]["warning"]]
     overall = [r for r in result["rows"] if r["slice"] == "all"]
     body = [[r["metric"], r["level"], f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",
              f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", r["test"], _p(r["p_value"]), _p(r["p_holm"]),

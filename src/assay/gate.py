@@ -23,7 +23,7 @@ from assay.metrics.registry import parse_measure
 
 GATE_FAILED = 6
 OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
-_RULE = re.compile(r"^\s*(?P<metric>[A-Za-z_]+(?:@\d+)?)(?::(?P<level>chunk|doc|query|answer))?"
+_RULE = re.compile(r"^\s*(?P<metric>[A-Za-z_]+(?:@\d+(?:tok)?)?)(?::(?P<level>chunk|doc|query|answer))?"
                    r"(?:\[(?P<slice>[^\]]+)\])?\s*(?P<op>>=|<=|>|<)\s*(?P<value>-?\d+(?:\.\d+)?)\s*$")
 
 
@@ -43,7 +43,7 @@ def parse_rule(text: str) -> Rule:
         raise ConfigError(f"cannot read gate rule {text!r}; write it like 'Success@3:doc>=0.75' or "
                           "'nDCG@10[form=gap]>=0.5'")
     measure = parse_measure(m.group("metric"))
-    levels = measure.family.levels
+    levels = measure.levels
     level = m.group("level") or ("chunk" if "chunk" in levels else levels[0])  # answer measures: 'answer' 
     if level not in levels:
         raise ConfigError(f"gate rule {text!r}: {measure.name} has level(s) {', '.join(levels)}, not {level}")
@@ -59,11 +59,14 @@ PRESETS = {
 }
 
 
-def rules_from(config: dict, cli_rules: tuple[str, ...], preset: str | None = None) -> list[Rule]:
+def rules_from(config: dict, cli_rules: tuple[str, ...], preset: str | None = None,
+               required: bool = True) -> list[Rule]:
+    """The preset's rules, then [gate] rules, then --rule. None at all is an error unless not ``required``
+    (`assay ablate` checks its rungs against rules only when some are given)."""
     if preset is not None and preset not in PRESETS:
         raise ConfigError(f"unknown gate preset {preset!r}; known: {', '.join(PRESETS)}")
     texts = list(PRESETS.get(preset, ())) + list(config.get("gate", {}).get("rules", [])) + list(cli_rules)
-    if not texts:
+    if not texts and required:
         raise ConfigError("no gate rules: give --rule 'Success@3:doc>=0.75' or [gate] rules = [...] in assay.toml")
     return [parse_rule(t) for t in texts]
 

@@ -22,7 +22,7 @@ from assay.metrics.compute import per_query
 from assay.metrics.registry import parse_measure
 
 REGRESSED = 7
-_DROP = re.compile(r"^\s*(?P<metric>[A-Za-z_]+(?:@\d+)?)(?::(?P<level>chunk|doc|query|answer))?\s*=\s*(?P<drop>\d+(?:\.\d+)?)\s*$")
+_DROP = re.compile(r"^\s*(?P<metric>[A-Za-z_]+(?:@\d+(?:tok)?)?)(?::(?P<level>chunk|doc|query|answer))?\s*=\s*(?P<drop>\d+(?:\.\d+)?)\s*$")
 
 
 def parse_drop(text: str) -> tuple[object, str, float]:
@@ -30,7 +30,7 @@ def parse_drop(text: str) -> tuple[object, str, float]:
     if not m:
         raise ConfigError(f"cannot read --max-drop {text!r}; write it like 'Success@1=0.02' or 'nDCG@10:doc=0.03'")
     measure = parse_measure(m.group("metric"))
-    levels = measure.family.levels
+    levels = measure.levels
     level = m.group("level") or ("chunk" if "chunk" in levels else levels[0])
     if level not in levels:
         raise ConfigError(f"--max-drop {text!r}: {measure.name} has level(s) {', '.join(levels)}")
@@ -103,7 +103,7 @@ def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: st
     from assay.metrics.compute import evaluate
 
     measure = parse_measure(metric)
-    level = level or ("chunk" if "chunk" in measure.family.levels else measure.family.levels[0])
+    level = level or ("chunk" if "chunk" in measure.levels else measure.levels[0])
     rows = warehouse.con.execute(
         "SELECT run_id, started_at, judgments_hash, corpus_hash, seed FROM complete_runs WHERE pipeline = ? "
         "ORDER BY started_at, run_id", [pipeline]).fetchall()

@@ -105,6 +105,7 @@ class RunRecord:
     answer_context: list = field(default_factory=list)
     model_requests: list = field(default_factory=list)
     claim_judgments: list = field(default_factory=list)
+    sweep_id: str | None = None  # set by `assay sweep` for each point it runs
 
 
 def new_run_id(now: datetime) -> str:
@@ -141,14 +142,32 @@ def _deepen(search, query: str, depth: int, doc_depth: int):
 
 
 def load_calibration(warehouse, calibration_id: str) -> dict:
+    """A stored calibration with what it was fitted on (see assay.abstention.check_applies).
+
+    A calibration stored before calibrations recorded their score identity gets it from the
+    run it was fitted on; when that run is gone too, it is refused.
+    """
+    import json
+
+    from assay.abstention import score_identity
+
     rows = warehouse.con.execute(
-        "SELECT calibration_id, run_id, a, b, threshold, config_hash FROM calibrations WHERE calibration_id = ?",
+        "SELECT c.calibration_id, c.run_id, c.a, c.b, c.threshold, c.config_hash, c.pipeline, c.stage, "
+        "c.score_identity, c.judgments_hash, r.pipeline, r.config, r.judgments_hash "
+        "FROM calibrations c LEFT JOIN runs r ON r.run_id = c.run_id WHERE c.calibration_id = ?",
         [calibration_id]).fetchall()
     if not rows:
         raise ConfigError(f"no calibration {calibration_id!r} in {warehouse.path}; `assay calibrate RUN` fits one")
-    cid, run_id, a, b, threshold, chash = rows[0]
+    (cid, run_id, a, b, threshold, chash, pipeline, stage, identity, jhash,
+     run_pipeline, run_config, run_jhash) = rows[0]
+    if identity is None and run_config is None:
+        raise ConfigError(f"calibration {cid} does not record what its scores were (it predates score identities) "
+                          f"and run {run_id}, which it was fitted on, is no longer in {warehouse.path}; "
+                          "fit it again: `assay calibrate RUN_ID` on a run of this pipeline")
     return {"calibration_id": cid, "fitted_on_run": run_id, "a": a, "b": b, "threshold": threshold,
-            "fitted_config_hash": chash}
+            "fitted_config_hash": chash, "pipeline": pipeline or run_pipeline, "stage": stage or "final",
+            "score_identity": json.loads(identity) if identity else score_identity(json.loads(run_config)),
+            "judgments_hash": jhash or run_jhash}
 
 
 def calibrated_probability(calibration: dict, score: float | None) -> float:
@@ -266,6 +285,10 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
             "final_k": s["final_k"] or s["depth"], "seed": s["seed"], "bootstrap_samples": BOOTSTRAP_SAMPLES,
             "tie_break": TIE_BREAK, "calibration": calibration,
         }
+        if calibration is not None:
+            from assay.abstention import check_applies
+
+            check_applies(calibration, config)
         texts = _ChunkTexts(corpus, chunks)
         generator, client = _generator(s)
         judge = _judge(s) if generator is not None else None
@@ -311,8 +334,13 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     if len(chunks) != n_chunked:  # spans an external retriever returned become chunks of this run's chunk set
         chunk_set = sha256_text(chunk_set + canonical_json(sorted(c.chunk_id for c in chunks[n_chunked:])))
     if calibration is not None:
+        # the list the calibration judged is the last stage before final, cut: non-empty iff that stage is
+        before = {q for q, stage, *_ in hit_rows if stage == pipeline.stages[-2]}
+        empty = {q for q, _, n in query_rows if n == 0}
         stats["calibration"] = {"calibration_id": calibration["calibration_id"],
-                                "abstained": sum(1 for _, _, n in query_rows if n == 0)}
+                                "fitted_on_run": calibration["fitted_on_run"],
+                                "in_sample": calibration["judgments_hash"] == judgments.sha256,
+                                "abstained": len(empty & before), "no_results": len(empty - before)}
     finished = datetime.now(timezone.utc).replace(tzinfo=None)
     if generator is not None:
         stats["answers"] = {"generator": generator.name, **(client.stats() if client is not None else {})}

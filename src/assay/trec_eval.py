@@ -72,7 +72,7 @@ def parse_trec_measures(names: list[str]) -> list[Measure]:
     measures: dict[str, Measure] = {}
     for text in names:
         measure = parse_measure(text)
-        if LEVEL not in measure.family.levels:
+        if LEVEL not in measure.levels:
             raise ConfigError(f"measure {measure.name} does not apply to a TREC run (it needs what only an assay "
                               f"run stores); choose from {', '.join(trec_families())}")
         measures.setdefault(measure.name, measure)

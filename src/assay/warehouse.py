@@ -17,6 +17,7 @@ from assay.sqlfiles import load_sql, migrations
 
 DEFAULT_WAREHOUSE = Path("warehouse") / "assay.duckdb"
 ENV_VAR = "ASSAY_WAREHOUSE"
+BUDGET_MIGRATION = 10  # the migration that added token tables; older runs are tokenized when it applies
 
 
 def resolve_path(path: str | os.PathLike | None) -> Path:
@@ -105,6 +106,10 @@ class Warehouse:
                 self.con.execute(
                     "INSERT INTO schema_migrations VALUES (?, ?, ?)", [version, name, _now()]
                 )
+                if version == BUDGET_MIGRATION:  # runs recorded before budgets get their token counts
+                    from assay.budget import backfill
+
+                    backfill(self)
 
     @contextmanager
     def transaction(self):
@@ -235,9 +240,9 @@ class Warehouse:
         self.con.execute(
             "INSERT INTO runs (run_id, started_at, finished_at, status, pipeline, config, config_hash, corpus_hash, "
             "judgments_hash, chunk_set, assay_version, versions, git_commit, seed, tie_break, stats, kind, "
-            "source_run_id, gate_eligible) SELECT ?, ?, ?, status, pipeline, ?, ?, corpus_hash, "
+            "source_run_id, gate_eligible, tokenizer_id) SELECT ?, ?, ?, status, pipeline, ?, ?, corpus_hash, "
             "COALESCE(?, judgments_hash), chunk_set, assay_version, versions, git_commit, seed, tie_break, stats, "
-            "?, run_id, gate_eligible FROM runs WHERE run_id = ?",
+            "?, run_id, gate_eligible, tokenizer_id FROM runs WHERE run_id = ?",
             [run_id, now, now, canonical_json(config), config_hash(config), judgments_hash, kind, source])
         if keep is not None:
             import pyarrow as pa
@@ -261,16 +266,20 @@ class Warehouse:
             self.write_corpus(record.corpus)
             self.write_chunks(record.chunk_set, record.corpus.corpus_hash, record.config["chunker"], record.chunks)
             self.write_judgments(record.judgments, record.corpus.corpus_hash, record.gold)
+            from assay.budget import write_tokens
+
+            tokenizer_id = write_tokens(self, record.corpus.corpus_hash, record.chunk_set)
             self._insert(
                 "runs",
                 ["run_id", "started_at", "finished_at", "status", "pipeline", "config", "config_hash", "corpus_hash",
                  "judgments_hash", "chunk_set", "assay_version", "versions", "git_commit", "seed", "tie_break",
-                 "stats", "gate_eligible"],
+                 "stats", "gate_eligible", "tokenizer_id", "sweep_id"],
                 [(record.run_id, record.started_at, record.finished_at, record.status, record.config["pipeline"],
                   canonical_json(record.config), record.config_hash, record.corpus.corpus_hash,
                   record.judgments.sha256, record.chunk_set, record.versions["assay"],
                   canonical_json(record.versions), record.git_commit, record.config["seed"],
-                  record.config["tie_break"], canonical_json(record.stats), record.gate_eligible)],
+                  record.config["tie_break"], canonical_json(record.stats), record.gate_eligible, tokenizer_id,
+                  record.sweep_id)],
             )
             self._insert("run_queries", ["run_id", "query_id", "latency_ms", "n_results"],
                          [(record.run_id, *row) for row in record.query_rows])

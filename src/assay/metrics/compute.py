@@ -35,8 +35,21 @@ def per_query(warehouse, run_id: str, measure: Measure, stage: str = "final") ->
         _, rows = warehouse.query(fam.sql, run_id=run_id)
         want_answerable = fam.answerable_only
         return {(qid, "query"): float(v) for qid, answerable, v in rows if bool(answerable) == want_answerable}
-    _, rows = warehouse.query(fam.sql, run_id=run_id, stage=stage, k=measure.k)
-    return {(qid, level): float(v) for qid, level, v in rows}
+    if measure.uses_budget:
+        require_tokens(warehouse, run_id, measure)
+    cols, rows = warehouse.query(measure.sql, **measure.params(run_id, stage))
+    at = cols.index(measure.column) if measure.column else 2
+    return {(r[0], r[1]): float(r[at]) for r in rows}
+
+
+def require_tokens(warehouse, run_id: str, measure: Measure) -> None:
+    """Span and budgeted measures count tokens: a run recorded without them cannot be scored silently as 0."""
+    row = warehouse.con.execute("SELECT tokenizer_id FROM runs WHERE run_id = ?", [run_id]).fetchall()
+    if row and row[0][0] is None:
+        from assay.errors import ConfigError
+
+        raise ConfigError(f"run {run_id} has no token counts, so {measure.name} cannot be computed; open the "
+                          "warehouse once with a writing command (e.g. `assay ingest`) to add them")
 
 
 def question_labels(warehouse, run_id: str) -> dict[str, dict]:
@@ -59,7 +72,7 @@ def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "fi
     rows: list[MetricRow] = []
     for measure in measures:
         values = per_query(warehouse, run_id, measure, stage)
-        for level in measure.family.levels:
+        for level in measure.levels:
             by_query = {qid: v for (qid, lvl), v in values.items() if lvl == level}
             slices = {"all": sorted(by_query)}
             for field in SLICE_FIELDS:
