@@ -15,6 +15,7 @@ from assay.calibration import (
     platt_predict,
 )
 from assay.errors import AssayError, CalibrationError
+from assay.hashing import canonical_json
 
 # Overlapping scores, so the optimum is interior and both parameters matter.
 SCORES = [0.2, 0.5, 0.9, 1.1, 1.4, 1.8, 2.0, 2.3, 2.7, 3.1, 0.7, 1.6]
@@ -293,3 +294,185 @@ def test_to_dict_is_strict_json_and_reads_back():
                                     n_answerable=0, n_no_answer=0, n_no_hits=0, fit_set_hash="")
     encoded = json.dumps(abstain_all.to_dict(), allow_nan=False)
     assert float(json.loads(encoded)["threshold"]) == math.inf
+
+
+# --- what a calibration was fitted on -----------------------------------------------------------
+
+BM25_CONFIG = {"name": "bm25", "engine": "tantivy", "k1": 1.2, "b": 0.75,
+               "analyzer": {"tokenizer": "simple", "lowercase": True, "stopwords": True, "stemming": True,
+                            "remove_long": 40}}
+DENSE_CONFIG = {"name": "dense", "search": "exact cosine",
+                "embedding": {"model": "m", "onnx_sha256": "ab" * 32, "dim": 384, "normalized": True,
+                              "query_prefix": "", "passage_prefix": "", "max_tokens": 256}}
+
+
+def _run_config(stages, **retrieval):
+    return {"pipeline": "p", "stages": stages + ["final"], "retrieval": retrieval, "chunker": {"name": "recursive"},
+            "depth": 100, "final_k": 100}
+
+
+def test_score_identity_of_a_single_first_stage_is_its_whole_config():
+    from assay.abstention import score_identity
+
+    assert score_identity(_run_config(["bm25"], bm25=BM25_CONFIG)) == {"stage": "bm25", "config": BM25_CONFIG}
+    assert score_identity(_run_config(["dense"], dense=DENSE_CONFIG)) == {"stage": "dense", "config": DENSE_CONFIG}
+    external = {"name": "mine", "kind": "command", "argv": ["./search"]}
+    assert score_identity(_run_config(["external"], external=external)) == {"stage": "external", "config": external}
+
+
+def test_score_identity_of_fusion_and_rerank_is_the_last_scoring_stage():
+    from assay.abstention import score_identity
+
+    fusion = {"method": "rrf", "k": 60}
+    hybrid = _run_config(["bm25", "dense", "fusion"], bm25=BM25_CONFIG, dense=DENSE_CONFIG, fusion=fusion)
+    assert score_identity(hybrid) == {"stage": "fusion", "config": {"method": "rrf", "k": 60,
+                                                                    "inputs": ["bm25", "dense"]}}
+    rerank = {"top_n": 50, "model": "x", "onnx_sha256": "cd" * 32}
+    reranked = _run_config(["bm25", "dense", "fusion", "rerank"], bm25=BM25_CONFIG, dense=DENSE_CONFIG,
+                           fusion=fusion, rerank=rerank)
+    assert score_identity(reranked) == {"stage": "rerank", "config": {"model": "x", "onnx_sha256": "cd" * 32}}
+    # top_n chooses which candidates are scored, not the scale of a score
+    assert score_identity({**reranked, "retrieval": {**reranked["retrieval"], "rerank": {**rerank, "top_n": 5}}}) \
+        == score_identity(reranked)
+
+
+def test_score_identity_changes_with_the_scale_and_only_with_it():
+    from assay.abstention import score_identity
+
+    dense = _run_config(["dense"], dense=DENSE_CONFIG)
+    other_model = {**DENSE_CONFIG, "embedding": {**DENSE_CONFIG["embedding"], "model": "n", "onnx_sha256": "ef" * 32}}
+    assert score_identity(_run_config(["dense"], dense=other_model)) != score_identity(dense)
+    no_stemming = {**BM25_CONFIG, "analyzer": {**BM25_CONFIG["analyzer"], "stemming": False}}
+    assert score_identity(_run_config(["bm25"], bm25=no_stemming)) != \
+        score_identity(_run_config(["bm25"], bm25=BM25_CONFIG))
+    weighted = _run_config(["bm25", "dense", "fusion"], bm25=BM25_CONFIG, dense=DENSE_CONFIG,
+                           fusion={"method": "weighted", "weights": {"bm25": 0.5, "dense": 0.5}})
+    assert score_identity(weighted) != score_identity({**weighted, "retrieval": {
+        **weighted["retrieval"], "fusion": {"method": "weighted", "weights": {"bm25": 0.3, "dense": 0.7}}}})
+    # chunking, depth and the final cut change which chunks score, not what a score means
+    assert score_identity({**dense, "chunker": {"name": "fixed"}, "depth": 10, "final_k": 3}) == score_identity(dense)
+
+
+# Over the mini corpus: two no_answer questions, one that BM25 finds words for and one it finds nothing for.
+LEXICAL_JUDGMENTS = [
+    {"query_id": "a-backup", "query": "how do I run an online backup", "category": "normal", "form": "match",
+     "hard_class": "normal",
+     "gold": [{"doc": "ops/backup.rst", "quote": "Run a backup with the online backup command."}]},
+    {"query_id": "a-cache", "query": "how is the page cache size set", "category": "normal", "form": "match",
+     "hard_class": "normal", "gold": [{"doc": "storage/cache.txt", "quote": "Its size is set with cache_size"}]},
+    {"query_id": "a-page", "query": "how many bytes is every page", "category": "normal", "form": "match",
+     "hard_class": "normal", "gold": [{"doc": "storage/design.md", "quote": "Every page is 4096 bytes."}]},
+    {"query_id": "a-wal", "query": "write-ahead log readers writer", "category": "normal", "form": "match",
+     "hard_class": "normal", "gold": [{"doc": "storage/design.md", "quote": "WAL mode allows concurrent readers"}]},
+    {"query_id": "n-retention", "query": "retention period of disk", "category": "no_answer", "form": "gap",
+     "hard_class": "normal", "gold": []},
+    {"query_id": "n-tulips", "query": "when should tulips be planted", "category": "no_answer", "form": "gap",
+     "hard_class": "normal", "gold": []},
+]
+
+
+def _judgments_file(path, items):
+    path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    return path
+
+
+def test_a_dense_calibration_applied_to_a_bm25_run_is_refused(tmp_path, mini_corpus, mini_judgments):
+    from click.testing import CliRunner
+
+    from assay.abstention import fit_and_store
+    from assay.cli import cli
+    from assay.runner import RunOptions, run
+    from assay.warehouse import Warehouse
+
+    path = tmp_path / "wh.duckdb"
+    with Warehouse.open(path) as wh:
+        fitted = run(wh, mini_corpus, mini_judgments, RunOptions("dense", chunk_size=120))
+        cal_id, data = fit_and_store(wh, fitted.run_id)
+        stored = wh.con.execute("SELECT pipeline, stage, score_identity, judgments_hash FROM calibrations").fetchall()
+    assert stored == [("dense", "final", canonical_json(data["score_identity"]), fitted.judgments.sha256)]
+    assert data["score_identity"]["stage"] == "dense"
+
+    result = CliRunner().invoke(cli, ["run", "--corpus", str(mini_corpus), "--judgments", str(mini_judgments),
+                                      "--calibration", cal_id, "--warehouse", str(path)])
+    assert result.exit_code == 1
+    model = data["score_identity"]["config"]["embedding"]
+    assert result.stderr.splitlines()[-1] == (
+        f"error: calibration {cal_id} was fitted on run {fitted.run_id} (pipeline dense), whose final scores are "
+        f"cosine scores of {model['model']} (onnx {model['onnx_sha256'][:12]}); this run (pipeline bm25) produces "
+        "BM25 scores (k1 1.2, b 0.75, analyzer: lowercase, stopwords, stemming), another scale, so its "
+        "probabilities would mean nothing here. Fit one on a run of this pipeline: "
+        "`assay run --pipeline bm25 ...`, then `assay calibrate RUN_ID`")
+    with Warehouse.open(path, read_only=True) as wh:  # refused before any question: nothing written
+        assert wh.con.execute("SELECT COUNT(*) FROM runs").fetchall() == [(1,)]
+
+
+def test_the_same_pipeline_is_accepted_and_an_in_sample_fit_says_so(tmp_path, mini_corpus, mini_judgments):
+    from assay.abstention import fit_and_store
+    from assay.report import build_report, render
+    from assay.runner import RunOptions, run
+    from assay.warehouse import Warehouse
+
+    other = _judgments_file(tmp_path / "other.jsonl", LEXICAL_JUDGMENTS[:4] + LEXICAL_JUDGMENTS[5:])
+    with Warehouse.open(tmp_path / "wh.duckdb") as wh:
+        fitted = run(wh, mini_corpus, mini_judgments, RunOptions("dense", chunk_size=120))
+        cal_id, _ = fit_and_store(wh, fitted.run_id)
+        # another chunking is the same scale
+        same = run(wh, mini_corpus, mini_judgments, RunOptions("dense", chunk_size=200, calibration=cal_id))
+        elsewhere = run(wh, mini_corpus, other, RunOptions("dense", calibration=cal_id))
+        same_text = render(build_report(wh, same.run_id), "table")
+        elsewhere_text = render(build_report(wh, elsewhere.run_id), "table")
+    assert same.stats["calibration"]["in_sample"] is True
+    assert same.stats["calibration"]["fitted_on_run"] == fitted.run_id
+    assert (f"calibration {cal_id} was fitted on run {fitted.run_id} over these questions: in-sample, so its "
+            "abstention figures are optimistic; fit on other questions for an honest figure") in same_text.splitlines()
+    assert elsewhere.stats["calibration"]["in_sample"] is False
+    assert "in-sample" not in elsewhere_text and f"calibration {cal_id} (threshold" in elsewhere_text
+
+
+def test_abstained_counts_only_what_the_calibration_emptied(tmp_path, mini_corpus):
+    from assay.abstention import fit_and_store
+    from assay.report import build_report, render
+    from assay.runner import RunOptions, run
+    from assay.warehouse import Warehouse
+
+    judgments = _judgments_file(tmp_path / "lexical.jsonl", LEXICAL_JUDGMENTS)
+    with Warehouse.open(tmp_path / "wh.duckdb") as wh:
+        fitted = run(wh, mini_corpus, judgments, RunOptions())
+        cal_id, data = fit_and_store(wh, fitted.run_id)
+        applied = run(wh, mini_corpus, judgments, RunOptions(calibration=cal_id))
+        had_hits = {q for (q,) in wh.con.execute(
+            "SELECT DISTINCT query_id FROM hits WHERE run_id = ? AND stage = 'bm25'", [applied.run_id]).fetchall()}
+        empty = {q for (q,) in wh.con.execute(
+            "SELECT query_id FROM run_queries WHERE run_id = ? AND n_results = 0", [applied.run_id]).fetchall()}
+        text = render(build_report(wh, applied.run_id), "table")
+    # BM25 finds nothing for the tulips on its own; the calibration empties the retention question
+    assert data["n_no_hits"] == 1 and empty - had_hits == {"n-tulips"}
+    assert "n-retention" in empty & had_hits
+    stats = applied.stats["calibration"]
+    assert (stats["abstained"], stats["no_results"]) == (len(empty & had_hits), 1)
+    assert (f"calibration {cal_id} (threshold {data['threshold']:.3f}): abstained on {stats['abstained']} "
+            "questions that had results; 1 returned nothing on their own") in text.splitlines()
+
+
+def test_a_calibration_stored_before_score_identities_uses_its_run_or_is_refused(tmp_path, mini_corpus,
+                                                                                 mini_judgments):
+    from assay.abstention import fit_and_store
+    from assay.errors import ConfigError
+    from assay.runner import RunOptions, load_calibration, run
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(tmp_path / "wh.duckdb") as wh:
+        fitted = run(wh, mini_corpus, mini_judgments, RunOptions("dense", chunk_size=120))
+        cal_id, data = fit_and_store(wh, fitted.run_id)
+        wh.con.execute("UPDATE calibrations SET pipeline = NULL, stage = NULL, score_identity = NULL, "
+                       "judgments_hash = NULL")
+        old = load_calibration(wh, cal_id)
+        assert (old["score_identity"], old["pipeline"], old["judgments_hash"]) == \
+            (data["score_identity"], "dense", fitted.judgments.sha256)
+        with pytest.raises(ConfigError, match=f"calibration {cal_id} was fitted on run {fitted.run_id} "
+                                              r"\(pipeline dense\)"):
+            run(wh, mini_corpus, mini_judgments, RunOptions("bm25", calibration=cal_id))
+        wh.con.execute("DELETE FROM runs WHERE run_id = ?", [fitted.run_id])
+        with pytest.raises(ConfigError, match=f"calibration {cal_id} does not record what its scores were .* "
+                                              f"run {fitted.run_id}, which it was fitted on, is no longer in"):
+            load_calibration(wh, cal_id)

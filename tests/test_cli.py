@@ -140,7 +140,7 @@ def test_judgments_check(runner, mini_corpus, mini_judgments, tmp_path):
     result = invoke(runner, "judgments", "check", noisy, "--corpus", mini_corpus)
     assert result.exit_code == 0
     assert f"{noisy}:1 [gap-overlap] a:" in result.stdout
-    assert f"{noisy}:2 [no-answer-in-vocabulary] b:" in result.stdout
+    assert f"{noisy}:2 [no-answer-lexical-match] b:" in result.stdout
     assert invoke(runner, "judgments", "check", noisy, "--corpus", mini_corpus, "--strict").exit_code == 1
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"query_id": "a", "query": "q", "category": "weird", "form": "gap", "gold": []}\n')

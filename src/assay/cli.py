@@ -555,11 +555,16 @@ def judgments():
 @click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--strict", is_flag=True, help="Exit 1 when any lint fires, not only on errors.")
 @click.option("--verbose", is_flag=True, help="List term competition for every question.")
-def judgments_check(judgments_path, corpus_dir, strict, verbose):
+@click.option("--pipeline", default="bm25", show_default=True,
+              help="The pipeline the set will evaluate: with a BM25 stage, every no_answer question that shares "
+                   "a content word with the corpus is a lint.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Project configuration (default: ./assay.toml when present).")
+def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, config_path):
     """Validate a judgments file against a corpus and report the lints that keep it honest."""
     from assay.judgments.lint import check
 
-    text, n_warnings = check(judgments_path, corpus_dir, verbose=verbose)
+    text, n_warnings = check(judgments_path, corpus_dir, verbose=verbose, pipeline=pipeline, config_path=config_path)
     click.echo(text, nl=False)
     if strict and n_warnings:
         sys.exit(1)

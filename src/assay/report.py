@@ -117,9 +117,19 @@ def _header_lines(run: dict) -> list[str]:
     if rerank:
         lines.append(f"reranker {rerank.get('model')} over the top {rerank['top_n']}")
     if run.get("calibration"):
-        c = cfg["calibration"]
-        lines.append(f"calibration {c['calibration_id']} (threshold {c['threshold']:.3f}): "
-                     f"abstained on {run['calibration']['abstained']} questions")
+        c, applied = cfg["calibration"], run["calibration"]
+        if "no_results" in applied:
+            lines.append(f"calibration {c['calibration_id']} (threshold {c['threshold']:.3f}): abstained on "
+                         f"{applied['abstained']} questions that had results; "
+                         f"{applied['no_results']} returned nothing on their own")
+        else:  # stored before the two were counted apart
+            lines.append(f"calibration {c['calibration_id']} (threshold {c['threshold']:.3f}): "
+                         f"{applied['abstained']} questions returned nothing (calibrated abstentions and "
+                         "empty results together)")
+        if applied.get("in_sample"):
+            lines.append(f"calibration {c['calibration_id']} was fitted on run {applied['fitted_on_run']} over "
+                         "these questions: in-sample, so its abstention figures are optimistic; "
+                         "fit on other questions for an honest figure")
     return lines
 
 

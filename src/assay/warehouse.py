@@ -263,44 +263,48 @@ class Warehouse:
     def write_run(self, record) -> None:
         """Everything a run produced, in one transaction."""
         with self.transaction():
-            self.write_corpus(record.corpus)
-            self.write_chunks(record.chunk_set, record.corpus.corpus_hash, record.config["chunker"], record.chunks)
-            self.write_judgments(record.judgments, record.corpus.corpus_hash, record.gold)
-            from assay.budget import write_tokens
+            self.write_run_rows(record)
 
-            tokenizer_id = write_tokens(self, record.corpus.corpus_hash, record.chunk_set)
-            self._insert(
-                "runs",
-                ["run_id", "started_at", "finished_at", "status", "pipeline", "config", "config_hash", "corpus_hash",
-                 "judgments_hash", "chunk_set", "assay_version", "versions", "git_commit", "seed", "tie_break",
-                 "stats", "gate_eligible", "tokenizer_id", "sweep_id"],
-                [(record.run_id, record.started_at, record.finished_at, record.status, record.config["pipeline"],
-                  canonical_json(record.config), record.config_hash, record.corpus.corpus_hash,
-                  record.judgments.sha256, record.chunk_set, record.versions["assay"],
-                  canonical_json(record.versions), record.git_commit, record.config["seed"],
-                  record.config["tie_break"], canonical_json(record.stats), record.gate_eligible, tokenizer_id,
-                  record.sweep_id)],
-            )
-            self._insert("run_queries", ["run_id", "query_id", "latency_ms", "n_results"],
-                         [(record.run_id, *row) for row in record.query_rows])
-            self._insert("hits", ["run_id", "query_id", "stage", "rank", "chunk_id", "doc_id", "score"],
-                         [(record.run_id, *row) for row in record.hits])
-            self._insert("run_stages", ["run_id", "stage", "position"],
-                         [(record.run_id, stage, i) for i, stage in enumerate(record.stages, 1)])
-            self._insert("stage_latency", ["run_id", "query_id", "stage", "latency_ms"],
-                         [(record.run_id, *row) for row in record.stage_latency])
-            if record.answers or record.model_requests:
-                from assay.answer.stage import (ANSWER_COLUMNS, CITATION_COLUMNS, CLAIM_COLUMNS, CONTEXT_COLUMNS,
-                                                RAW_COLUMNS)
+    def write_run_rows(self, record) -> None:
+        """Everything a run produced, inside the caller's transaction (a sweep writes all its runs in one)."""
+        self.write_corpus(record.corpus)
+        self.write_chunks(record.chunk_set, record.corpus.corpus_hash, record.config["chunker"], record.chunks)
+        self.write_judgments(record.judgments, record.corpus.corpus_hash, record.gold)
+        from assay.budget import write_tokens
 
-                for table, cols, rows in (("answers", ANSWER_COLUMNS, record.answers),
-                                          ("claims", CLAIM_COLUMNS, record.claims),
-                                          ("citations", CITATION_COLUMNS, record.citations),
-                                          ("answer_raw", RAW_COLUMNS, record.answer_raw),
-                                          ("answer_context", CONTEXT_COLUMNS, record.answer_context)):
-                    self._insert(table, ["run_id"] + cols, [(record.run_id, *r) for r in rows])
-                self._insert("model_requests", ["run_id", "seq", "query_id", "started_at", "latency_ms", "status",
-                                                "error", "rate_limited", "retry", "waited_s"],
-                             [(record.run_id, *r) for r in record.model_requests])
-                self._insert("claim_judgments", ["run_id", "query_id", "claim_idx", "judge_model", "verdict", "raw",
-                                                 "error"], [(record.run_id, *r) for r in record.claim_judgments])
+        tokenizer_id = write_tokens(self, record.corpus.corpus_hash, record.chunk_set)
+        self._insert(
+            "runs",
+            ["run_id", "started_at", "finished_at", "status", "pipeline", "config", "config_hash", "corpus_hash",
+             "judgments_hash", "chunk_set", "assay_version", "versions", "git_commit", "seed", "tie_break",
+             "stats", "gate_eligible", "tokenizer_id", "sweep_id"],
+            [(record.run_id, record.started_at, record.finished_at, record.status, record.config["pipeline"],
+              canonical_json(record.config), record.config_hash, record.corpus.corpus_hash,
+              record.judgments.sha256, record.chunk_set, record.versions["assay"],
+              canonical_json(record.versions), record.git_commit, record.config["seed"],
+              record.config["tie_break"], canonical_json(record.stats), record.gate_eligible, tokenizer_id,
+              record.sweep_id)],
+        )
+        self._insert("run_queries", ["run_id", "query_id", "latency_ms", "n_results"],
+                     [(record.run_id, *row) for row in record.query_rows])
+        self._insert("hits", ["run_id", "query_id", "stage", "rank", "chunk_id", "doc_id", "score"],
+                     [(record.run_id, *row) for row in record.hits])
+        self._insert("run_stages", ["run_id", "stage", "position"],
+                     [(record.run_id, stage, i) for i, stage in enumerate(record.stages, 1)])
+        self._insert("stage_latency", ["run_id", "query_id", "stage", "latency_ms"],
+                     [(record.run_id, *row) for row in record.stage_latency])
+        if record.answers or record.model_requests:
+            from assay.answer.stage import (ANSWER_COLUMNS, CITATION_COLUMNS, CLAIM_COLUMNS, CONTEXT_COLUMNS,
+                                            RAW_COLUMNS)
+
+            for table, cols, rows in (("answers", ANSWER_COLUMNS, record.answers),
+                                      ("claims", CLAIM_COLUMNS, record.claims),
+                                      ("citations", CITATION_COLUMNS, record.citations),
+                                      ("answer_raw", RAW_COLUMNS, record.answer_raw),
+                                      ("answer_context", CONTEXT_COLUMNS, record.answer_context)):
+                self._insert(table, ["run_id"] + cols, [(record.run_id, *r) for r in rows])
+            self._insert("model_requests", ["run_id", "seq", "query_id", "started_at", "latency_ms", "status",
+                                            "error", "rate_limited", "retry", "waited_s"],
+                         [(record.run_id, *r) for r in record.model_requests])
+            self._insert("claim_judgments", ["run_id", "query_id", "claim_idx", "judge_model", "verdict", "raw",
+                                             "error"], [(record.run_id, *r) for r in record.claim_judgments])

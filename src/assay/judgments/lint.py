@@ -1,7 +1,18 @@
 """`assay judgments check`: validate a golden set and report the lints that keep it honest.
 
-Lints use the same analyzer as BM25 (lower-casing, English stop words, stemming),
-so "a word occurs" means what it means to the lexical retriever.
+Lints use the same analyzer as the pipeline's BM25 stage (by default lower-casing,
+English stop words, stemming), so "a word occurs" means what it means to the
+lexical retriever.
+
+BM25 returns every chunk that holds ANY of a question's terms, so a ``no_answer``
+question gets an empty result only when none of its content words occurs in the
+corpus. For a lexical pipeline each ``no_answer`` question that shares a word is
+a lint (``no-answer-lexical-match``), and a summary gives their share. The older
+rule (every word occurs) is folded into it: for a lexical retriever "every word"
+and "some word" end alike, in results instead of nothing, so two lints for one
+question would say one thing twice; the message still says when every word occurs.
+For a pipeline without a BM25 stage the rule does not apply: dense retrieval
+returns results for any question.
 """
 
 from __future__ import annotations
@@ -15,6 +26,7 @@ from assay.judgments.parse import load_judgments
 from assay.judgments.resolve import resolve_gold
 
 GAP_OVERLAP_LIMIT = 0.5
+SHOWN_WORDS = 5  # shared words named in a no-answer-lexical-match lint; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -29,8 +41,11 @@ def _terms(analyzer, text: str) -> set[str]:
     return set(analyzer.analyze(text))
 
 
-def lint(judgments, corpus, gold, analyzer) -> tuple[list[Lint], list[tuple[str, int, int]]]:
-    """Lints, and per question (query_id, documents holding at least half its terms, documents holding all)."""
+def lint(judgments, corpus, gold, analyzer, lexical: bool = True) -> tuple[list[Lint], list[tuple[str, int, int]]]:
+    """Lints, and per question (query_id, documents holding at least half its terms, documents holding all).
+
+    ``lexical``: the pipeline has a BM25 stage, so the ``no_answer`` lints apply.
+    """
     doc_terms = {d.doc_id: _terms(analyzer, d.text) for d in corpus.documents}
     vocabulary = set().union(*doc_terms.values())
     lints: list[Lint] = []
@@ -46,28 +61,66 @@ def lint(judgments, corpus, gold, analyzer) -> tuple[list[Lint], list[tuple[str,
                     lints.append(Lint("gap-overlap", j.line, j.query_id,
                                       f"{len(shared)}/{len(q)} of the question's terms occur in its quote "
                                       f"({', '.join(sorted(shared))}); a gap question should reword the answer"))
-        if j.category == "no_answer":
+        if j.category == "no_answer" and lexical:
             if not q:
                 lints.append(Lint("no-answer-empty", j.line, j.query_id,
                                   "the question has no content words at all; BM25 returns nothing for it trivially"))
-            elif q <= vocabulary:
-                lints.append(Lint("no-answer-in-vocabulary", j.line, j.query_id,
-                                  f"every content word ({', '.join(sorted(q))}) occurs in the corpus; "
-                                  "a lexical retriever cannot abstain by returning nothing"))
+            elif q & vocabulary:
+                lints.append(_lexical_match(j, q & vocabulary, len(q), doc_terms))
         half_docs = sum(1 for terms in doc_terms.values() if q and 2 * len(q & terms) >= len(q))
         all_docs = sum(1 for terms in doc_terms.values() if q and q <= terms)
         competition.append((j.query_id, half_docs, all_docs))
     return lints, competition
 
 
-def check(judgments_path, corpus_dir, verbose: bool = False) -> tuple[str, int]:
-    """The check's text and the number of lints. Raises JudgmentsError when the file is invalid."""
+def _lexical_match(j, shared: set[str], n_terms: int, doc_terms: dict[str, set[str]]) -> Lint:
+    df = {w: sum(1 for terms in doc_terms.values() if w in terms) for w in shared}
+    words = sorted(shared, key=lambda w: (-df[w], w))
+    named = ", ".join(words[:SHOWN_WORDS])
+    if len(words) > SHOWN_WORDS:
+        named += f", +{len(words) - SHOWN_WORDS} more"
+    docs = sum(1 for terms in doc_terms.values() if terms & shared)
+    return Lint("no-answer-lexical-match", j.line, j.query_id,
+                f"shares {len(shared)} of {n_terms} content words with the corpus ({named}); {docs} of "
+                f"{len(doc_terms)} documents contain at least one, so BM25 returns results instead of nothing")
+
+
+def _no_answer_summary(pipeline, judgments, lints: list[Lint]) -> str:
+    n = sum(1 for j in judgments.judgments if j.category == "no_answer")
+    if not pipeline.settings["lexical"]:
+        why = ("dense retrieval always returns results" if pipeline.settings["dense"]
+               else "its retriever decides when it returns nothing")
+        return (f"no_answer lexical lint: does not apply to pipeline {pipeline.name}, which has no BM25 stage "
+                f"({why}); abstention on its {n} no_answer questions must come from a calibrated threshold "
+                "(assay calibrate)")
+    if not n:
+        return f"pipeline {pipeline.name} is lexical; there are no no_answer questions, so abstention is not tested"
+    matched = sum(1 for item in lints if item.kind == "no-answer-lexical-match")
+    percent = int(100 * matched / n + 0.5)  # half up: 7 of 8 is 88%
+    share = f"{matched} of {n} no_answer questions ({percent}%) share a content word with the corpus"
+    if matched:
+        return (f"pipeline {pipeline.name} is lexical: {share}: a lexical retriever returns results for them, so "
+                "abstention must come from a calibrated threshold (assay calibrate), not from empty results")
+    return f"pipeline {pipeline.name} is lexical: {share}: BM25 returns nothing for any of them"
+
+
+def check(judgments_path, corpus_dir, verbose: bool = False, pipeline: str = "bm25",
+          config_path=None) -> tuple[str, int]:
+    """The check's text and the number of lints. Raises JudgmentsError when the file is invalid.
+
+    ``pipeline`` is resolved as `assay run` resolves it (built-in or from assay.toml at
+    ``config_path``); its BM25 analyzer settings are the ones the lints use.
+    """
+    from assay.pipelines import load_config, resolve_pipeline
     from assay.retrieval.bm25 import AnalyzerOptions, build_analyzer
 
+    resolved = resolve_pipeline(pipeline, load_config(config_path), {})
+    s = resolved.settings
     judgments = load_judgments(judgments_path)
     corpus = load_corpus(corpus_dir)
     gold = resolve_gold(judgments, corpus)
-    lints, competition = lint(judgments, corpus, gold, build_analyzer(AnalyzerOptions()))
+    analyzer = build_analyzer(AnalyzerOptions(s["lowercase"], s["stopwords"], s["stemming"]))
+    lints, competition = lint(judgments, corpus, gold, analyzer, lexical=s["lexical"])
     js = judgments.judgments
     count = lambda attr: ", ".join(f"{k} {v}" for k, v in sorted(Counter(getattr(j, attr) for j in js).items()))  # noqa: E731
     unans = Counter(j.unanswerable for j in js if j.unanswerable)
@@ -84,7 +137,7 @@ def check(judgments_path, corpus_dir, verbose: bool = False) -> tuple[str, int]:
     out.append(f"lints: {len(lints)}" + ("" if lints else " (none)"))
     for item in sorted(lints, key=lambda x: (x.kind, x.line)):
         out.append(f"  {judgments.path}:{item.line} [{item.kind}] {item.query_id}: {item.message}")
-    out.append("")
+    out += ["", _no_answer_summary(resolved, judgments, lints), ""]
     n_docs = len(corpus.documents)
     half_counts = [a for _, a, _ in competition]
     out.append(f"term competition: documents holding at least half of a question's terms, median "

@@ -1,0 +1,287 @@
+"""`assay sweep`: a grid of chunkers x sizes x overlaps x pipelines, one run per point, read fairly.
+
+Every point is a full run of the same questions over the same corpus, tagged with one
+sweep id and written together (all points or none). Embeddings are reused across
+points through the warehouse's vector cache, keyed by chunk text.
+
+The table reads measures that charge a result for its size, so chunk sizes compare:
+text recall and precision within a context budget (SpanRecall@Ntok, SpanPrecision@Ntok),
+budgeted Success, and document-level Success@k (the unit is the same for every point).
+The best point is the one with the highest selection measure (default
+SpanRecall@<budget>tok; ties go to fewer context tokens, then grid order). Every other
+point is tested against it, paired over questions (Fisher randomization for graded
+values, exact McNemar for 0/1 ones), Holm-adjusted across the points: a point whose
+adjusted p-value is at least alpha is statistically indistinguishable from the best.
+The Pareto front is over (mean tokens the top k results occupy, SpanRecall@k): a point
+is on it when no other point reaches at least its recall with at most its tokens,
+strictly better in one of the two.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+
+from assay.errors import ConfigError
+
+DEFAULTS = {"chunkers": ["recursive"], "sizes": [200, 400, 800, 1600], "overlaps": [0], "pipelines": ["bm25"],
+            "budget": 1000, "k": 5, "select": None, "alpha": 0.05}
+KEYS = tuple(DEFAULTS)
+SIZELESS = ("document",)  # chunkers without a size or an overlap: one point per pipeline
+
+
+@dataclass(frozen=True)
+class Point:
+    chunker: str
+    size: int | None
+    overlap: int | None
+    pipeline: str
+
+    def label(self) -> str:
+        if self.size is None:
+            return self.chunker
+        return f"{self.chunker} {self.size}/{self.overlap}"
+
+
+def spec_from(config: dict, cli: dict) -> dict:
+    """The sweep's settings: CLI values over the [sweep] table of assay.toml over the defaults."""
+    table = config.get("sweep", {})
+    where = config.get("_path", "assay.toml")
+    unknown = set(table) - set(KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: [sweep] has unknown setting(s) {', '.join(sorted(unknown))}; "
+                          f"allowed: {', '.join(KEYS)}")
+    spec = dict(DEFAULTS)
+    spec.update({k: v for k, v in table.items()})
+    spec.update({k: v for k, v in cli.items() if v not in (None, (), [])})
+    for key in ("chunkers", "sizes", "overlaps", "pipelines"):
+        spec[key] = list(spec[key]) if isinstance(spec[key], (list, tuple)) else [spec[key]]
+        if not spec[key]:
+            raise ConfigError(f"sweep: {key} is empty; give at least one value")
+    for key in ("sizes", "overlaps"):
+        if not all(isinstance(v, int) and v >= 0 for v in spec[key]):
+            raise ConfigError(f"sweep: {key} must be whole numbers of characters, got {spec[key]}")
+    if not isinstance(spec["budget"], int) or spec["budget"] < 1:
+        raise ConfigError(f"sweep: budget must be a positive number of tokens, got {spec['budget']!r}")
+    if not isinstance(spec["k"], int) or spec["k"] < 1:
+        raise ConfigError(f"sweep: k must be at least 1, got {spec['k']!r}")
+    if not 0 < float(spec["alpha"]) < 1:
+        raise ConfigError(f"sweep: alpha must lie between 0 and 1, got {spec['alpha']!r}")
+    spec["select"] = spec["select"] or f"SpanRecall@{spec['budget']}tok"
+    from assay.metrics.registry import parse_measure
+
+    if "chunk" not in parse_measure(spec["select"]).levels:
+        raise ConfigError(f"sweep: --select {spec['select']} has no chunk level; choose a chunk-level measure")
+    grid(spec)  # refuse a grid that cannot run before anything opens the warehouse
+    return spec
+
+
+def grid(spec: dict) -> tuple[list[Point], list[str]]:
+    """The points in grid order, and a note for every combination that cannot run (overlap >= size)."""
+    from assay.chunking import chunker_names
+
+    points, notes = [], []
+    for chunker in spec["chunkers"]:
+        if chunker not in chunker_names():
+            raise ConfigError(f"sweep: unknown chunker {chunker!r}; choose from {', '.join(chunker_names())}")
+        for pipeline in spec["pipelines"]:
+            if chunker in SIZELESS:
+                points.append(Point(chunker, None, None, pipeline))
+                continue
+            for size in spec["sizes"]:
+                for overlap in spec["overlaps"]:
+                    if not 0 <= overlap < size:
+                        notes.append(f"skipped {chunker} size {size} overlap {overlap}: "
+                                     "the overlap must be smaller than the size")
+                        continue
+                    points.append(Point(chunker, size, overlap, pipeline))
+    if not points:
+        raise ConfigError("sweep: the grid has no point that can run")
+    return points, notes
+
+
+def run_sweep(warehouse, corpus_dir, judgments_path, spec: dict, options, progress=None) -> str:
+    """Run every point, then write every run and the sweep in one transaction. Returns the sweep id."""
+    from assay.runner import execute_run
+
+    say = progress or (lambda msg: None)
+    points, notes = grid(spec)
+    for note in notes:
+        say(note)
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    sweep_id = f"sweep-{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+    records = []
+    for i, p in enumerate(points, 1):
+        say(f"-- point {i}/{len(points)}: {p.label()}, pipeline {p.pipeline}")
+        opts = replace(options, pipeline=p.pipeline, chunker=p.chunker, chunk_size=p.size, overlap=p.overlap)
+        record = execute_run(corpus_dir, judgments_path, opts, say, warehouse=warehouse)
+        record.sweep_id = sweep_id
+        records.append(record)
+    hashes = {(r.corpus.corpus_hash, r.judgments.sha256) for r in records}
+    if len(hashes) != 1:  # cannot happen with one corpus and one judgments file; guards the pairing below
+        raise ConfigError("sweep: the points did not all read the same corpus and judgments")
+    corpus_hash, judgments_hash = hashes.pop()
+    from assay.hashing import canonical_json
+
+    with warehouse.transaction():
+        for record in records:
+            warehouse.write_run_rows(record)
+        warehouse.con.execute("INSERT INTO sweeps VALUES (?, ?, ?, ?, ?)",
+                              [sweep_id, now, canonical_json({**spec, "skipped": notes}), corpus_hash, judgments_hash])
+        for i, (p, record) in enumerate(zip(points, records), 1):
+            warehouse.con.execute("INSERT INTO sweep_points VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                  [sweep_id, i, record.run_id, p.chunker, p.size, p.overlap, p.pipeline])
+    return sweep_id
+
+
+def resolve_sweep_id(warehouse, ref: str | None) -> str:
+    from assay.errors import RunNotFound
+
+    if ref in (None, "", "latest"):
+        rows = warehouse.con.execute("SELECT sweep_id FROM sweeps ORDER BY created_at DESC, sweep_id DESC "
+                                     "LIMIT 1").fetchall()
+        if not rows:
+            raise RunNotFound(f"warehouse {warehouse.path} has no sweeps yet; start one with `assay sweep`")
+        return rows[0][0]
+    rows = warehouse.con.execute("SELECT sweep_id FROM sweeps WHERE sweep_id = ? OR sweep_id LIKE ? "
+                                 "ORDER BY sweep_id", [ref, ref + "%"]).fetchall()
+    exact = [r for r in rows if r[0] == ref]
+    if exact or len(rows) == 1:
+        return (exact or rows)[0][0]
+    hint = "; it matches several sweeps, give more of it" if rows else "; `assay sql \"SELECT * FROM sweeps\"` lists them"
+    raise RunNotFound(f"no sweep {ref!r} in {warehouse.path}{hint}")
+
+
+def table(warehouse, sweep_id: str) -> dict:
+    """The sweep's comparison, computed again from its stored runs (any later measure change applies)."""
+    from assay.metrics.compute import evaluate, per_query
+    from assay.metrics.registry import parse_measure
+    from assay.metrics.significance import holm, paired_test
+    from assay.units import describe
+
+    spec = json.loads(warehouse.con.execute("SELECT spec FROM sweeps WHERE sweep_id = ?", [sweep_id]).fetchall()[0][0])
+    points = warehouse.con.execute(
+        "SELECT p.point, p.run_id, p.chunker, p.chunk_size, p.overlap, p.pipeline, r.seed FROM sweep_points p "
+        "JOIN runs r ON r.run_id = p.run_id WHERE p.sweep_id = ? ORDER BY p.point", [sweep_id]).fetchall()
+    budget, k = spec["budget"], spec["k"]
+    columns = [(f"SpanRecall@{budget}tok", "chunk"), (f"SpanPrecision@{budget}tok", "chunk"),
+               (f"Success@{budget}tok", "chunk"), (f"Success@{k}", "doc")]
+    select = parse_measure(spec["select"])
+    recall_k = parse_measure(f"SpanRecall@{k}")
+    measures = list(dict.fromkeys([parse_measure(m) for m, _ in columns] + [select, recall_k]))
+    rows, per_point = [], {}
+    for point, run_id, chunker, size, overlap, pipeline, seed in points:
+        metrics = {(r.metric, r.level): r for r in evaluate(warehouse, run_id, measures, seed=seed)
+                   if r.slice == "all"}
+        unit = describe(warehouse, run_id)
+        tokens_k = _context_tokens(warehouse, run_id, k)
+        per_point[point] = {q: v for (q, lvl), v in per_query(warehouse, run_id, select).items() if lvl == "chunk"}
+        rows.append({
+            "point": point, "run_id": run_id, "chunker": chunker, "size": size, "overlap": overlap,
+            "pipeline": pipeline, "label": Point(chunker, size, overlap, pipeline).label(),
+            "n_chunks": _n_chunks(warehouse, run_id), "tokens_per_result": unit["mean_tokens"],
+            "measures": {f"{m}:{lvl}" if lvl == "doc" else m: _cell(metrics[(m, lvl)]) for m, lvl in columns},
+            "select": _cell(metrics[(select.name, "chunk")]),
+            f"SpanRecall@{k}": metrics[(recall_k.name, "chunk")].value, f"tokens@{k}": tokens_k,
+        })
+    best = max(rows, key=lambda r: (r["select"]["value"], -r[f"tokens@{k}"], -r["point"]))
+    kind = "binary" if select.family.interval == "wilson" else "continuous"
+    others = [r for r in rows if r is not best]
+    qids = sorted(per_point[best["point"]])
+    raw = []
+    for r in others:
+        before = [per_point[best["point"]][q] for q in qids]
+        after = [per_point[r["point"]][q] for q in qids]
+        raw.append(paired_test(before, after, kind, seed=points[0][6])["p_value"])
+    for r, p, adj in zip(others, raw, holm(raw)):
+        r["p_value"], r["p_holm"] = p, adj
+        r["verdict"] = "indistinguishable" if adj >= spec["alpha"] else "worse"
+    best["verdict"], best["p_value"], best["p_holm"] = "best", None, None
+    for r in rows:
+        r["pareto"] = not any(
+            o is not r and o[f"SpanRecall@{k}"] >= r[f"SpanRecall@{k}"] and o[f"tokens@{k}"] <= r[f"tokens@{k}"]
+            and (o[f"SpanRecall@{k}"] > r[f"SpanRecall@{k}"] or o[f"tokens@{k}"] < r[f"tokens@{k}"])
+            for o in rows)
+    return {"sweep_id": sweep_id, "spec": spec, "select": select.name, "n_questions": len(qids),
+            "columns": [f"{m}:{lvl}" if lvl == "doc" else m for m, lvl in columns], "points": rows,
+            "best": best["point"]}
+
+
+def _cell(row) -> dict:
+    return {"value": row.value, "ci_low": row.ci_low, "ci_high": row.ci_high, "n": row.n}
+
+
+def _n_chunks(warehouse, run_id: str) -> int:
+    return warehouse.con.execute("SELECT s.n_chunks FROM runs r JOIN chunk_sets s ON s.chunk_set = r.chunk_set "
+                                 "WHERE r.run_id = ?", [run_id]).fetchall()[0][0]
+
+
+def _context_tokens(warehouse, run_id: str, k: int) -> float:
+    """Mean tokens the top k final results occupy, over answerable questions (a question with none: 0)."""
+    _, rows = warehouse.query("reports/context_tokens", run_id=run_id, k=k)
+    return float(rows[0][0] or 0.0)
+
+
+# -- rendering ---------------------------------------------------------------------------
+def _ci(c: dict) -> str:
+    return f"{c['value']:.3f} [{c['ci_low']:.3f}, {c['ci_high']:.3f}]"
+
+
+def render(result: dict, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(result, indent=2, default=str) + "\n"
+    if fmt == "csv":
+        return _csv(result)
+    from assay.report import _grid
+
+    spec, k = result["spec"], result["spec"]["k"]
+    heads = ["#", "point", "pipeline", "chunks", "tok/result"] + result["columns"] + \
+        [f"SpanRecall@{k}", f"tokens@{k}", "vs best", "pareto"]
+    body = []
+    for r in result["points"]:
+        if r["verdict"] == "best":
+            verdict = "BEST"
+        else:
+            verdict = f"{'≈ best' if r['verdict'] == 'indistinguishable' else 'worse'} (p{_p(r['p_holm'])})"
+        tpr = "-" if r["tokens_per_result"] is None else f"{r['tokens_per_result']:.0f}"
+        body.append([str(r["point"]), r["label"], r["pipeline"], str(r["n_chunks"]), tpr]
+                    + [_ci(r["measures"][c]) for c in result["columns"]]
+                    + [f"{r[f'SpanRecall@{k}']:.3f}", f"{r[f'tokens@{k}']:.0f}", verdict, "*" if r["pareto"] else ""])
+    lines = [f"sweep {result['sweep_id']}: {len(result['points'])} points, {result['n_questions']} answerable "
+             f"questions, context budget {spec['budget']} tokens, k {k}", "",
+             _grid(heads, body, False), "",
+             f"best: point {result['best']} by {result['select']} (ties: fewer tokens@{k}). 'vs best': paired test "
+             f"on {result['select']} against the best point, Holm-adjusted across the "
+             f"{len(result['points']) - 1} other points; '≈ best' means p >= {spec['alpha']}: "
+             "statistically indistinguishable.",
+             f"pareto (*): no other point has at least its SpanRecall@{k} with at most its tokens@{k} "
+             f"(mean tokens the top {k} results occupy).",
+             "Chunk-level hit rates (Success@k, R@k at chunk level) are not in this table: they rise with "
+             "chunk size whatever the context costs (docs/chunking.md)."]
+    lines += spec.get("skipped", [])
+    return "\n".join(lines) + "\n"
+
+
+def _p(v: float) -> str:
+    return "<0.001" if v < 0.001 else f"={v:.3f}"
+
+
+def _csv(result: dict) -> str:
+    import csv
+    import io
+
+    k = result["spec"]["k"]
+    buf = io.StringIO()
+    fields = ["sweep_id", "point", "run_id", "chunker", "size", "overlap", "pipeline", "n_chunks",
+              "tokens_per_result", "measure", "value", "ci_low", "ci_high", "n", f"SpanRecall@{k}", f"tokens@{k}",
+              "verdict", "p_value", "p_holm", "pareto"]
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    for r in result["points"]:
+        for name, cell in r["measures"].items():
+            w.writerow({"sweep_id": result["sweep_id"], **{f: r[f] for f in ("point", "run_id", "chunker", "size",
+                        "overlap", "pipeline", "n_chunks", "tokens_per_result", f"SpanRecall@{k}", f"tokens@{k}",
+                        "verdict", "p_value", "p_holm", "pareto")}, "measure": name, **cell})
+    return buf.getvalue()

@@ -1,0 +1,162 @@
+"""`assay sweep` on the demo set: the grid, one transaction, the fair table, best/indistinguishable/Pareto."""
+
+import csv
+import io
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from assay.cli import cli
+from assay.metrics.compute import per_query
+from assay.metrics.registry import parse_measure
+from assay.metrics.significance import holm, paired_test
+from assay.warehouse import Warehouse
+from conftest import DEMO
+
+CORPUS, JUDGMENTS = DEMO / "corpus", DEMO / "judgments.jsonl"
+
+
+def invoke(*args, **kw):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False, **kw)
+
+
+@pytest.fixture(scope="module")
+def demo_sweep(tmp_path_factory):
+    """The issue's sweep: recursive 200/400/800/1600 and the document chunker, BM25."""
+    path = tmp_path_factory.mktemp("sweep") / "w.duckdb"
+    out = invoke("sweep", "--corpus", CORPUS, "--judgments", JUDGMENTS, "--chunker", "recursive",
+                 "--chunker", "document", "--size", 200, "--size", 400, "--size", 800, "--size", 1600,
+                 "--format", "json", "--warehouse", path)
+    assert out.exit_code == 0, out.output
+    return path, json.loads(out.stdout)
+
+
+def test_the_issue_grid_is_one_run_per_point_tagged_with_the_sweep(demo_sweep):
+    path, result = demo_sweep
+    points = result["points"]
+    assert [p["label"] for p in points] == ["recursive 200/0", "recursive 400/0", "recursive 800/0",
+                                            "recursive 1600/0", "document"]
+    with Warehouse.open(path, read_only=True) as wh:
+        tagged = wh.con.execute("SELECT run_id FROM runs WHERE sweep_id = ? ORDER BY run_id",
+                                [result["sweep_id"]]).fetchall()
+        assert sorted(r for (r,) in tagged) == sorted(p["run_id"] for p in points)
+        n_chunks = [wh.con.execute("SELECT s.n_chunks FROM runs r JOIN chunk_sets s USING (chunk_set) "
+                                   "WHERE r.run_id = ?", [p["run_id"]]).fetchall()[0][0] for p in points]
+    assert n_chunks == [p["n_chunks"] for p in points] and n_chunks == sorted(n_chunks, reverse=True)
+    assert result["columns"] == ["SpanRecall@1000tok", "SpanPrecision@1000tok", "Success@1000tok", "Success@5:doc"]
+
+
+def test_chunk_level_hit_rates_rise_with_size_but_budgeted_recall_does_not_favour_documents(demo_sweep):
+    path, result = demo_sweep
+    by_label = {p["label"]: p for p in result["points"]}
+    with Warehouse.open(path, read_only=True) as wh:
+        hit = {label: _mean(wh, p["run_id"], "R@10", "chunk") for label, p in by_label.items()}
+    # the trap the issue describes: chunk-level recall credits any overlap, so the whole document looks best
+    assert hit["document"] > hit["recursive 200/0"]
+    recall = {label: p["measures"]["SpanRecall@1000tok"]["value"] for label, p in by_label.items()}
+    assert max(recall, key=recall.get) != "document" and recall["document"] == min(recall.values())
+    assert result["points"][result["best"] - 1]["label"] != "document"
+
+
+def _mean(wh, run_id, name, level):
+    values = [v for (q, lvl), v in per_query(wh, run_id, parse_measure(name)).items() if lvl == level]
+    return sum(values) / len(values)
+
+
+def test_best_indistinguishable_and_pareto_recomputed_independently(demo_sweep):
+    path, result = demo_sweep
+    points = result["points"]
+    with Warehouse.open(path, read_only=True) as wh:
+        values = {p["point"]: {q: v for (q, lvl), v in per_query(wh, p["run_id"], parse_measure(
+            "SpanRecall@1000tok")).items()} for p in points}
+    means = {pt: sum(v.values()) / len(v) for pt, v in values.items()}
+    best = max(means, key=means.get)
+    assert result["best"] == best and points[best - 1]["verdict"] == "best"
+    others = [p for p in points if p["point"] != best]
+    qs = sorted(values[best])
+    raw = [paired_test([values[best][q] for q in qs], [values[p["point"]][q] for q in qs], "continuous",
+                       seed=0)["p_value"] for p in others]
+    for p, want_raw, want in zip(others, raw, holm(raw)):
+        assert p["p_value"] == pytest.approx(want_raw) and p["p_holm"] == pytest.approx(want)
+        assert p["verdict"] == ("indistinguishable" if want >= 0.05 else "worse")
+    assert any(p["verdict"] == "worse" for p in others)  # the document chunker is clearly worse on this set
+    front = {p["point"] for p in points if not any(
+        o["SpanRecall@5"] >= p["SpanRecall@5"] and o["tokens@5"] <= p["tokens@5"]
+        and (o["SpanRecall@5"] > p["SpanRecall@5"] or o["tokens@5"] < p["tokens@5"]) for o in points)}
+    assert {p["point"] for p in points if p["pareto"]} == front and front
+    tokens = [p["tokens@5"] for p in points]
+    assert tokens == sorted(tokens)  # bigger units fill more of the prompt
+
+
+def test_report_sweep_shows_it_again_in_every_format(demo_sweep):
+    path, result = demo_sweep
+    table = invoke("report", "--sweep", result["sweep_id"], "--warehouse", path)
+    assert table.exit_code == 0, table.output
+    lines = table.stdout.splitlines()
+    assert lines[0] == (f"sweep {result['sweep_id']}: 5 points, 56 answerable questions, context budget 1000 "
+                        "tokens, k 5")
+    assert lines[2].split()[:5] == ["#", "point", "pipeline", "chunks", "tok/result"]
+    best_row = next(line for line in lines if line.startswith(f"{result['best']} "))
+    assert "BEST" in best_row
+    assert sum("≈ best" in line or "worse" in line for line in lines[4:9]) == 4
+    again = json.loads(invoke("report", "--sweep", "latest", "--format", "json", "--warehouse", path).stdout)
+    assert again["points"] == result["points"]
+    rows = list(csv.DictReader(io.StringIO(invoke("report", "--sweep", result["sweep_id"][:14], "--format", "csv",
+                                                  "--warehouse", path).stdout)))
+    assert len(rows) == 5 * 4 and {r["measure"] for r in rows} == set(result["columns"])
+    assert {r["verdict"] for r in rows} == {p["verdict"] for p in result["points"]}
+
+
+def test_sweep_table_from_assay_toml_and_skipped_combinations(tmp_path, monkeypatch):
+    (tmp_path / "assay.toml").write_text('[sweep]\nchunkers = ["fixed"]\nsizes = [300, 600]\noverlaps = [0, 300]\n'
+                                         'budget = 500\nk = 3\n')
+    monkeypatch.chdir(tmp_path)
+    out = invoke("sweep", "--corpus", CORPUS, "--judgments", JUDGMENTS, "--format", "json", "--warehouse",
+                 tmp_path / "w.duckdb")
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.stdout)
+    assert [p["label"] for p in result["points"]] == ["fixed 300/0", "fixed 600/0", "fixed 600/300"]
+    assert result["spec"]["skipped"] == ["skipped fixed size 300 overlap 300: the overlap must be smaller than "
+                                         "the size"]
+    assert result["columns"][0] == "SpanRecall@500tok" and result["select"] == "SpanRecall@500tok"
+    assert "skipped fixed size 300 overlap 300" in out.stderr
+
+
+@pytest.mark.parametrize("toml, args, message", [
+    ('[sweep]\nsize = [1]\n', [], "[sweep] has unknown setting(s) size"),
+    ("", ["--budget", "0"], "budget must be a positive number of tokens"),
+    ("", ["--chunker", "semantic"], "unknown chunker 'semantic'"),
+    ("", ["--select", "Abstain"], "--select Abstain has no chunk level"),
+    ("", ["--size", "100", "--overlap", "100"], "the grid has no point that can run"),
+])
+def test_bad_sweeps_are_refused_before_any_run(tmp_path, monkeypatch, toml, args, message):
+    (tmp_path / "assay.toml").write_text(toml)
+    monkeypatch.chdir(tmp_path)
+    out = invoke("sweep", "--corpus", CORPUS, "--judgments", JUDGMENTS, *args, "--warehouse", tmp_path / "w.duckdb")
+    assert out.exit_code == 1 and message in out.stderr, out.output
+    assert not (tmp_path / "w.duckdb").exists()
+
+
+def test_a_failing_point_writes_nothing(tmp_path):
+    path = tmp_path / "w.duckdb"
+    out = invoke("sweep", "--corpus", CORPUS, "--judgments", JUDGMENTS, "--size", 400, "--pipeline", "bm25",
+                 "--pipeline", "dense", "--embedder", "no-such/model", "--warehouse", path)
+    assert out.exit_code == 4, out.output  # the dense point's model is not available
+    with Warehouse.open(path, read_only=True) as wh:
+        assert wh.con.execute("SELECT COUNT(*) FROM runs").fetchall() == [(0,)]
+        assert wh.con.execute("SELECT COUNT(*) FROM sweeps").fetchall() == [(0,)]
+
+
+def test_embeddings_are_reused_across_points_with_the_same_chunk_texts(tmp_path):
+    path = tmp_path / "w.duckdb"
+    out = invoke("sweep", "--corpus", CORPUS, "--judgments", JUDGMENTS, "--size", 800, "--pipeline", "dense",
+                 "--pipeline", "hybrid", "--format", "json", "--warehouse", path)
+    assert out.exit_code == 0, out.output
+    points = json.loads(out.stdout)["points"]
+    with Warehouse.open(path, read_only=True) as wh:
+        stats = [json.loads(wh.con.execute("SELECT stats FROM runs WHERE run_id = ?", [p["run_id"]]).fetchall()[0][0])
+                 for p in points]
+    first = stats[0]["embeddings"]
+    assert first["computed"] > 100  # a fresh warehouse: the first point embeds (identical texts once)
+    assert stats[1]["embeddings"] == {"computed": 0, "reused": first["computed"] + first["reused"]}
