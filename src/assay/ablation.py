@@ -1,41 +1,126 @@
-"""The ablation ladder: one golden set, the standard pipelines, one table.
+"""The ablation ladder: one golden set, a ladder of pipelines, one table, and a sanity check that can fail.
 
 Rungs: BM25 only (the baseline every feature is measured against), dense only,
 + lexical with RRF (hybrid), + rerank, and a deliberately weakened pipeline
-(dense only, top 3). Every rung is a stored run. A rung whose model is not
-available is reported as skipped, with the reason, instead of failing the ladder.
+(dense only, top 3); or the rungs of ``[ablate]`` in assay.toml. Every rung is a
+stored run. A rung whose model is not available is reported as skipped, with the
+reason, instead of failing the ladder.
+
+The weakened rung is the ladder's check on the check. With gate rules, every rung
+is held to them, and a weakened rung that passes every rule means the gates would
+not catch a broken pipeline: exit code 6. A rule with no value on the weakened rung
+(an empty slice, an answer measure on a pipeline without an answer stage) neither
+catches it nor counts as lenient. Without rules, the weakened rung must be visibly
+worse than the baseline on some ranking measure (a paired 95% interval of the delta
+wholly below zero), else exit code 6 too. When the check cannot run (the weakened
+rung or the baseline was skipped, or no rule has a value), that is said and the
+exit code stays 0: nothing was measured, so nothing can be claimed about the gates,
+and the missing model is already named on the skipped rung.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from assay.errors import ModelNotAvailable
+from assay.errors import ConfigError, ModelNotAvailable
+from assay.gate import GATE_FAILED, check
 from assay.metrics.compute import per_query
 from assay.metrics.registry import parse_measure
 from assay.metrics.stats import bootstrap_mean, paired_bootstrap_delta, wilson
 
 LADDER = (
-    ("bm25", "BM25 only (baseline)"),
-    ("dense", "dense only"),
-    ("hybrid", "+ lexical, RRF"),
-    ("hybrid-rerank", "+ rerank"),
-    ("dense-top3", "weakened: dense only, top 3"),
+    ("bm25", "BM25 only (baseline)", False),
+    ("dense", "dense only", False),
+    ("hybrid", "+ lexical, RRF", False),
+    ("hybrid-rerank", "+ rerank", False),
+    ("dense-top3", "weakened: dense only, top 3", True),
 )
-HEADLINE = (("Success@1", "doc"), ("Success@3", "doc"), ("Success@10", "chunk"), ("R@10", "chunk"),
-            ("nDCG@10", "chunk"))
+RANKING = (("Success@1", "doc"), ("Success@3", "doc"), ("Success@10", "chunk"), ("R@10", "chunk"),
+           ("nDCG@10", "chunk"))
+# Shown with their deltas, but not part of the sanity check: BM25 returns nothing when no term matches and
+# dense retrieval never does, so any dense rung "differs" from a BM25 baseline on them whether weakened or not.
+ABSTENTION = (("Abstain", "query"), ("FalseAbstain", "query"))
+HEADLINE = RANKING + ABSTENTION
 FUNNEL = ("found", "retrieval", "fusion", "rerank", "abstained", "cutoff")
+RUNG_KEYS = ("pipeline", "label", "weakened")
 
 
 @dataclass
 class Rung:
     pipeline: str
     label: str
+    weakened: bool = False
     run_id: str | None = None
     skipped: str | None = None
     metrics: dict = field(default_factory=dict)  # (metric, level) -> {value, n, ci_low, ci_high, per_query}
     deltas: dict = field(default_factory=dict)  # (metric, level) -> {delta, ci_low, ci_high}
     funnel: dict = field(default_factory=dict)
+    gate: list = field(default_factory=list)  # assay.gate.check results, one per rule
+
+
+@dataclass
+class Verdict:
+    """The sanity check: ``status`` is caught or lenient (with rules), worse or not worse (without),
+    or not run; ``exit_code`` is 0 or 6."""
+
+    status: str
+    exit_code: int
+    message: str
+    caught: list = field(default_factory=list)  # rules the weakened rung fails, on a measured value
+    lenient: list = field(default_factory=list)  # rules the weakened rung passes
+    unmeasured: list = field(default_factory=list)  # rules with no value on the weakened rung
+    worse: list = field(default_factory=list)  # without rules: headline deltas wholly on the worse side
+
+
+def ladder_from(config: dict) -> list[tuple[str, str, bool]]:
+    """The ``[ablate] rungs`` of assay.toml as (pipeline, label, weakened), else the built-in LADDER."""
+    table = config.get("ablate")
+    if table is None:
+        return list(LADDER)
+    where = f"{config.get('_path', 'assay.toml')}: [ablate]"
+    unknown = set(table) - {"rungs"}
+    if unknown:
+        raise ConfigError(f"{where} has unknown key(s) {', '.join(sorted(unknown))}; allowed: rungs")
+    rungs = table.get("rungs")
+    if not isinstance(rungs, list) or not rungs:
+        raise ConfigError(f"{where} needs rungs = [{{ pipeline = \"bm25\", label = \"baseline\" }}, ...], "
+                          "the first the baseline and exactly one with weakened = true")
+    from assay.pipelines import pipeline_names
+    from assay.retrieval.external import plugin_names
+
+    known = pipeline_names(config) + plugin_names()
+    ladder = []
+    for i, rung in enumerate(rungs, 1):
+        at = f"{where} rung {i}"
+        if not isinstance(rung, dict):
+            raise ConfigError(f"{at} is not a table; write {{ pipeline = \"bm25\", label = \"...\" }}")
+        unknown = set(rung) - set(RUNG_KEYS)
+        if unknown:
+            raise ConfigError(f"{at} has unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(RUNG_KEYS)}")
+        pipeline = rung.get("pipeline")
+        if not isinstance(pipeline, str) or not pipeline:
+            raise ConfigError(f"{at} has no pipeline; give pipeline = \"NAME\" (one of {', '.join(known)})")
+        if pipeline not in known:
+            raise ConfigError(f"{at}: unknown pipeline {pipeline!r}; available: {', '.join(known)}")
+        label = rung.get("label", pipeline)
+        weakened = rung.get("weakened", False)
+        if not isinstance(label, str) or not label:
+            raise ConfigError(f"{at}: label must be a non-empty string")
+        if not isinstance(weakened, bool):
+            raise ConfigError(f"{at}: weakened must be true or false, got {weakened!r}")
+        ladder.append((pipeline, label, weakened))
+    labels = [label for _, label, _ in ladder]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise ConfigError(f"{where}: label(s) used by more than one rung: {', '.join(map(repr, twice))}")
+    weak = [i for i, (_, _, w) in enumerate(ladder, 1) if w]
+    if len(weak) != 1:
+        found = "none has" if not weak else f"rungs {', '.join(map(str, weak))} have"
+        raise ConfigError(f"{where}: exactly one rung must be the weakened one (weakened = true); {found} it")
+    if weak == [1]:
+        raise ConfigError(f"{where}: the first rung is the baseline and cannot be the weakened one; "
+                          "put the weakened rung after it")
+    return ladder
 
 
 def _measure_rung(warehouse, rung: Rung, seed: int) -> None:
@@ -43,6 +128,9 @@ def _measure_rung(warehouse, rung: Rung, seed: int) -> None:
         measure = parse_measure(name)
         values = {q: v for (q, lvl), v in per_query(warehouse, rung.run_id, measure).items() if lvl == level}
         vals = [values[q] for q in sorted(values)]
+        if not vals:  # e.g. Abstain on a set without no_answer questions: not computed, never 0
+            rung.metrics[(name, level)] = {"value": None, "n": 0, "ci_low": None, "ci_high": None, "per_query": {}}
+            continue
         if measure.family.interval == "wilson":
             low, high = wilson(sum(vals), len(vals))
         else:
@@ -53,13 +141,15 @@ def _measure_rung(warehouse, rung: Rung, seed: int) -> None:
     rung.funnel = dict(rows)
 
 
-def ablate(warehouse, corpus_dir, judgments_path, options, progress=None) -> list[Rung]:
+def ablate(warehouse, corpus_dir, judgments_path, options, progress=None, ladder=LADDER, rules=()) -> list[Rung]:
+    """Run every rung of ``ladder`` ((pipeline, label, weakened), the first the baseline), measure it,
+    and check it against ``rules`` (assay.gate rules; none: only the paired-delta sanity check)."""
     from assay.runner import execute_run
 
     say = progress or (lambda msg: None)
     rungs = []
-    for pipeline, label in LADDER:
-        rung = Rung(pipeline, label)
+    for pipeline, label, weakened in ladder:
+        rung = Rung(pipeline, label, weakened)
         say(f"-- {label} ({pipeline})")
         try:
             record = execute_run(corpus_dir, judgments_path, replace(options, pipeline=pipeline), say,
@@ -71,78 +161,150 @@ def ablate(warehouse, corpus_dir, judgments_path, options, progress=None) -> lis
             warehouse.write_run(record)
             rung.run_id = record.run_id
             _measure_rung(warehouse, rung, record.config["seed"])
+            if rules:
+                rung.gate = check(warehouse, record.run_id, list(rules), seed=record.config["seed"],
+                                  samples=record.config.get("bootstrap_samples", 1000))
         rungs.append(rung)
     base = rungs[0]
+    if base.skipped:
+        return rungs
     for rung in rungs[1:]:
         if rung.skipped:
             continue
         for key, m in rung.metrics.items():
             b = base.metrics[key]
-            qids = sorted(b["per_query"])
+            qids = sorted(set(b["per_query"]) & set(m["per_query"]))
+            if b["value"] is None or m["value"] is None or not qids:
+                continue
             low, high = paired_bootstrap_delta([b["per_query"][q] for q in qids],
                                                [m["per_query"][q] for q in qids], seed=options.seed or 0)
             rung.deltas[key] = {"delta": m["value"] - b["value"], "ci_low": low, "ci_high": high}
     return rungs
 
 
-def weakened_verdict(rungs: list[Rung]) -> str:
-    """Whether the deliberately weakened rung is visibly worse: a headline metric whose paired
-    95% interval on the delta against the baseline lies wholly below zero."""
-    weak = next(r for r in rungs if r.pipeline == "dense-top3")
+def verdict(rungs: list[Rung], rules=()) -> Verdict:
+    """Whether the weakened rung is caught: by a gate rule it fails (with rules), or by a ranking
+    measure whose paired 95% interval of the delta against the baseline lies wholly below zero."""
+    weak = next(r for r in rungs if r.weakened)
     if weak.skipped:
-        return "the weakened row was skipped, so the ladder has no sanity check"
+        return Verdict("not run", 0, f"sanity check could not run: the weakened rung ({weak.label}) was skipped, "
+                                     "so nothing shows whether these checks would catch a broken pipeline")
+    if rules:
+        return _rules_verdict(weak)
+    if rungs[0].skipped:
+        return Verdict("not run", 0, f"sanity check could not run: the baseline ({rungs[0].label}) was skipped, "
+                                     "so there are no deltas to judge the weakened rung by")
     worse = [f"{m} ({lvl}) {d['delta']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
-             for (m, lvl), d in weak.deltas.items() if d["ci_high"] < 0]
+             for (m, lvl), d in weak.deltas.items() if (m, lvl) in RANKING and d["ci_high"] < 0]
     if worse:
-        return "sanity check passed: the weakened pipeline is visibly worse than the baseline on " + "; ".join(worse)
-    return ("WARNING: the weakened pipeline is NOT visibly worse than the baseline on any headline metric "
-            "(every paired 95% interval reaches zero or above); this golden set may be too small or too easy "
-            "to tell a broken pipeline from a working one")
+        return Verdict("worse", 0, "sanity check passed: the weakened pipeline is visibly worse than the baseline on "
+                       + "; ".join(worse), worse=worse)
+    return Verdict("not worse", GATE_FAILED,
+                   "sanity check FAILED: the weakened pipeline is NOT visibly worse than the baseline on any "
+                   "ranking measure (every paired 95% interval reaches zero or above); this golden set may be too "
+                   f"small or too easy to tell a broken pipeline from a working one; exit code {GATE_FAILED}")
 
 
-def to_json(rungs: list[Rung]) -> dict:
+def _rules_verdict(weak: Rung) -> Verdict:
+    caught = [r for r in weak.gate if not r["passed"] and r["value"] is not None]
+    lenient = [r for r in weak.gate if r["passed"]]
+    unmeasured = [r for r in weak.gate if r["value"] is None]
+    if caught:
+        return Verdict("caught", 0, f"sanity check passed: the weakened rung ({weak.label}) fails "
+                       f"{len(caught)} of the {len(caught) + len(lenient)} gate rule(s) measured on it",
+                       caught, lenient, unmeasured)
+    if lenient:
+        return Verdict("lenient", GATE_FAILED,
+                       f"sanity check FAILED: the weakened rung ({weak.label}) passes every gate rule it could be "
+                       f"measured on, so these gates would not catch a broken pipeline; exit code {GATE_FAILED}",
+                       caught, lenient, unmeasured)
+    return Verdict("not run", 0, f"sanity check could not run: no gate rule could be measured on the weakened rung "
+                                 f"({weak.label})", caught, lenient, unmeasured)
+
+
+def _verdict_lines(v: Verdict, rungs: list[Rung]) -> list[str]:
+    lines = [v.message]
+    stronger = [r for r in rungs if not r.weakened and not r.skipped]
+    width = max((len(r["rule"]) for r in v.caught + v.lenient + v.unmeasured), default=0)
+    for r in v.caught:
+        also = [s.label for s in stronger if not next(g for g in s.gate if g["rule"] == r["rule"])["passed"]]
+        note = ""
+        if stronger and len(also) == len(stronger):
+            note = "; but it fails every other rung too, so it tells no rung apart"
+        elif also:
+            note = f"; it also fails {', '.join(also)}"
+        lines.append(f"  caught by     {r['rule']:<{width}}  weakened rung: {r['reason']}{note}")
+    for r in v.lenient:
+        lines.append(f"  too lenient   {r['rule']:<{width}}  weakened rung: {r['reason']}")
+    for r in v.unmeasured:
+        lines.append(f"  not measured  {r['rule']:<{width}}  {r['reason']}")
+    return lines
+
+
+def to_json(rungs: list[Rung], rules=()) -> dict:
+    v = verdict(rungs, rules)
     out = []
     for r in rungs:
         out.append({
-            "pipeline": r.pipeline, "label": r.label, "run_id": r.run_id, "skipped": r.skipped,
+            "pipeline": r.pipeline, "label": r.label, "weakened": r.weakened, "run_id": r.run_id,
+            "skipped": r.skipped,
             "metrics": [{"metric": m, "level": lvl, **{k: v for k, v in d.items() if k != "per_query"},
                          **({"delta": r.deltas[(m, lvl)]} if (m, lvl) in r.deltas else {})}
                         for (m, lvl), d in r.metrics.items()],
             "funnel": r.funnel,
+            "gate": r.gate,
         })
-    return {"rungs": out, "verdict": weakened_verdict(rungs)}
+    return {"rungs": out, "rules": [rule.text for rule in rules], "verdict": v.message,
+            "sanity": {"status": v.status, "exit_code": v.exit_code, "caught": [r["rule"] for r in v.caught],
+                       "lenient": [r["rule"] for r in v.lenient], "not_measured": [r["rule"] for r in v.unmeasured],
+                       "worse": v.worse}}
 
 
-def render(rungs: list[Rung]) -> str:
+def _cell(d: dict | None, fmt: str) -> str:
+    """A value or delta with its interval; '-' for a value not computed, '' for a delta not computed."""
+    if d is None:
+        return ""
+    return "-" if "value" in d and d["value"] is None else fmt.format(**d)
+
+
+def render(rungs: list[Rung], rules=()) -> str:
     from assay.report import _grid
 
     heads = [f"{m} ({lvl})" for m, lvl in HEADLINE]
-    values, deltas, funnel = [], [], []
+    values, deltas, funnel, gates = [], [], [], []
     for r in rungs:
         if r.skipped:
-            values.append([r.label, "skipped"] + [""] * (len(HEADLINE)))
+            values.append([r.label, "skipped"] + [""] * len(HEADLINE))
             deltas.append([r.label] + [""] * len(HEADLINE))
             funnel.append([r.label] + [""] * len(FUNNEL))
+            gates.append([r.label, "skipped"] + [""] * (len(rules) - 1))
             continue
         n = r.metrics[HEADLINE[0]]["n"]
-        values.append([r.label, str(n)] + [f"{d['value']:.3f} [{d['ci_low']:.3f}, {d['ci_high']:.3f}]"
-                                           for d in (r.metrics[k] for k in HEADLINE)])
-        if r.deltas:
-            deltas.append([r.label] + [f"{d['delta']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
-                                       for d in (r.deltas[k] for k in HEADLINE)])
-        else:
+        values.append([r.label, str(n)] + [_cell(r.metrics[k], "{value:.3f} [{ci_low:.3f}, {ci_high:.3f}]")
+                                           for k in HEADLINE])
+        if r is rungs[0]:
             deltas.append([r.label] + ["baseline"] * len(HEADLINE))
+        else:
+            deltas.append([r.label] + [_cell(r.deltas.get(k), "{delta:+.3f} [{ci_low:+.3f}, {ci_high:+.3f}]")
+                                       for k in HEADLINE])
         funnel.append([r.label] + [str(r.funnel.get(k, 0)) for k in FUNNEL])
-    parts = ["Ablation ladder (values with 95% intervals; n = answerable questions)", "",
+        gates.append([r.label] + [("PASS" if g["passed"] else "FAIL") + (" (fragile)" if g["fragile"] else "") +
+                                  (" -" if g["value"] is None else f" {g['value']:.3f}") for g in r.gate])
+    no_answer = max((r.metrics[("Abstain", "query")]["n"] for r in rungs if not r.skipped), default=0)
+    parts = [f"Ablation ladder (values with 95% intervals; n = answerable questions; Abstain is over the "
+             f"{no_answer} no_answer questions)", "",
              _grid(["pipeline", "n"] + heads, values, False), "",
-             "Delta against the BM25 baseline (paired bootstrap 95% interval over the same questions)", "",
-             _grid(["pipeline"] + heads, deltas, False), "",
+             f"Delta against the first rung, {rungs[0].label}: paired bootstrap 95% interval over the same questions",
+             "", _grid(["pipeline"] + heads, deltas, False), "",
              "Loss funnel: where each answerable question lost every gold passage", "",
              _grid(["pipeline"] + list(FUNNEL), funnel, False), ""]
-    skipped = [r for r in rungs if r.skipped]
-    for r in skipped:
-        parts.append(f"skipped {r.label}: {r.skipped}")
-    parts.append(weakened_verdict(rungs))
+    if rules:
+        parts += ["Gate rules on every rung (fragile: passes, but the 95% interval reaches past the bar)",
+                  "", _grid(["pipeline"] + [rule.text for rule in rules], gates, False), ""]
+    for r in rungs:
+        if r.skipped:
+            parts.append(f"skipped {r.label}: {r.skipped}")
+    parts += _verdict_lines(verdict(rungs, rules), rungs)
     runs = ", ".join(f"{r.pipeline}={r.run_id}" for r in rungs if r.run_id)
     parts.append(f"runs: {runs}")
     return "\n".join(parts) + "\n"

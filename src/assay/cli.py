@@ -173,22 +173,33 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, **kw):
 
 @cli.command()
 @run_options
+@click.option("--rule", "rules", multiple=True,
+              help="A gate rule every rung is checked against (repeatable; added to [gate] rules in assay.toml).")
+@click.option("--preset", default=None, help="A named set of gate rules: rag (retrieval and answers) or retrieval.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @warehouse_option
-def ablate(corpus_dir, judgments_path, warehouse_path, fmt, **kw):
-    """Run the ablation ladder (BM25, dense, hybrid, + rerank, weakened) and print one table with deltas."""
+def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw):
+    """Run the ablation ladder (BM25, dense, hybrid, + rerank, weakened; or [ablate] rungs in assay.toml) and
+    print one table with deltas. Exit code 6 when the weakened rung passes every gate rule, or, without rules,
+    is not visibly worse than the baseline."""
     import json
 
-    from assay import ablation
+    from assay import ablation, gate
+    from assay.pipelines import load_config
     from assay.runner import RunOptions
     from assay.warehouse import Warehouse
 
+    config = load_config(kw["config_path"])
+    parsed = gate.rules_from(config, rules, preset, required=False)
+    ladder = ablation.ladder_from(config)
     with Warehouse.open(warehouse_path) as wh:
-        rungs = ablation.ablate(wh, corpus_dir, judgments_path, RunOptions(**kw), progress=_progress)
+        rungs = ablation.ablate(wh, corpus_dir, judgments_path, RunOptions(**kw), progress=_progress,
+                                ladder=ladder, rules=parsed)
     if fmt == "json":
-        click.echo(json.dumps(ablation.to_json(rungs), indent=2))
+        click.echo(json.dumps(ablation.to_json(rungs, parsed), indent=2))
     else:
-        click.echo(ablation.render(rungs), nl=False)
+        click.echo(ablation.render(rungs, parsed), nl=False)
+    sys.exit(ablation.verdict(rungs, parsed).exit_code)
 
 
 @cli.command()

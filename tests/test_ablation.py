@@ -1,0 +1,213 @@
+"""`assay ablate` on the demo set: gate rules on every rung, a sanity check that can fail, [ablate] rungs.
+
+One warehouse for the module: the dense vectors of the demo corpus are cached in it after the first dense
+rung, so later ladders only pay for retrieval. Figures are point values of the demo set (56 answerable and
+15 no_answer questions); intervals are never pinned here.
+"""
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from assay import gate
+from assay.cli import cli
+from assay.errors import ConfigError
+from conftest import DEMO
+
+CORPUS, JUDGMENTS = DEMO / "corpus", DEMO / "judgments.jsonl"
+WEAK = "weakened: dense only, top 3"
+# bm25 and the weakened rung only: the two rows every test needs, at a fraction of the full ladder's cost
+SHORT_LADDER = """
+[ablate]
+rungs = [
+  { pipeline = "bm25", label = "BM25 only (baseline)" },
+  { pipeline = "dense-top3", label = "weakened: dense only, top 3", weakened = true },
+]
+"""
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory):
+    return tmp_path_factory.mktemp("ablate") / "w.duckdb"
+
+
+@pytest.fixture
+def config(tmp_path):
+    def write(text):
+        path = tmp_path / "assay.toml"
+        path.write_text(text, encoding="utf-8")
+        return path
+    return write
+
+
+def ablate(wh, *args):
+    argv = ["ablate", "--corpus", CORPUS, "--judgments", JUDGMENTS, "--warehouse", wh, *args]
+    return CliRunner().invoke(cli, [str(a) for a in argv], catch_exceptions=False)
+
+
+def lines(out):
+    return out.splitlines()
+
+
+@pytest.fixture(scope="module")
+def full_ladder(wh):
+    """The built-in ladder with --preset retrieval, run once for the tests that read it."""
+    return ablate(wh, "--preset", "retrieval")
+
+
+def test_preset_retrieval_passes_the_weakened_rung_so_ablate_exits_6(full_ladder):
+    result = full_ladder
+    assert result.exit_code == gate.GATE_FAILED == 6, result.output
+    out = lines(result.stdout)
+    assert (f"sanity check FAILED: the weakened rung ({WEAK}) passes every gate rule it could be measured on, "
+            "so these gates would not catch a broken pipeline; exit code 6") in out
+    assert "  too lenient   Success@3:doc>=0.75  weakened rung: 0.911 >= 0.75" in out
+    assert any(re.fullmatch(r"  too lenient   nDCG@10:chunk>=0\.5   weakened rung: 0\.597 >= 0\.5"
+                            r"(, but the 95% interval reaches 0\.\d{3})?", line) for line in out)
+    assert not any(line.startswith("  caught by") for line in out)
+    # every rung is held to the same rules; the rerank rung is skipped (no cross-encoder here)
+    assert "pipeline                     Success@3:doc>=0.75   nDCG@10:chunk>=0.5" in out
+    for label, s3, ndcg in (("BM25 only (baseline)", "0.804", "0.625"), ("dense only", "0.911", "0.663"),
+                            ("+ lexical, RRF", "0.929", "0.706"), (WEAK, "0.911", "0.597")):
+        assert any(re.fullmatch(rf"{re.escape(label)}\s+PASS( \(fragile\))? {s3}\s+PASS( \(fragile\))? {ndcg}", line)
+                   for line in out), label
+    assert "+ rerank                     skipped" in out
+
+
+def test_ladder_shows_abstain_and_false_abstain_with_intervals_and_deltas(full_ladder):
+    out = lines(full_ladder.stdout)
+    assert out[0] == ("Ablation ladder (values with 95% intervals; n = answerable questions; "
+                      "Abstain is over the 15 no_answer questions)")
+    header = next(line for line in out if line.startswith("pipeline                     n "))
+    assert header.split()[-4:] == ["Abstain", "(query)", "FalseAbstain", "(query)"]
+    cell = r"(\d\.\d{3}) \[\d\.\d{3}, \d\.\d{3}\]"
+    # BM25 returns nothing for 6 of the 15 no_answer questions (no term matches); dense always returns something
+    bm25 = next(line for line in out if line.startswith("BM25 only (baseline)         56 "))
+    assert re.search(rf"{cell}  {cell}$", bm25).group(1, 2) == ("0.400", "0.000")
+    weak = next(line for line in out if line.startswith(f"{WEAK}  56 "))
+    assert re.search(rf"{cell}  {cell}$", weak).group(1, 2) == ("0.000", "0.000")
+    delta = r"([+-]\d\.\d{3}) \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]"
+    weak_delta = [line for line in out if line.startswith(WEAK)][1]
+    assert re.search(rf"{delta}  {delta}$", weak_delta).group(1, 2) == ("-0.400", "+0.000")
+
+
+def test_a_rule_the_weakened_rung_fails_catches_it_exit_0(wh, config):
+    cfg = config(SHORT_LADDER)
+    result = ablate(wh, "--config", cfg, "--preset", "retrieval", "--rule", "Success@10:chunk>=0.85")
+    assert result.exit_code == 0, result.output
+    out = lines(result.stdout)
+    assert f"sanity check passed: the weakened rung ({WEAK}) fails 1 of the 3 gate rule(s) measured on it" in out
+    assert "  caught by     Success@10:chunk>=0.85  weakened rung: 0.786 is not >= 0.85" in out
+    assert "  too lenient   Success@3:doc>=0.75     weakened rung: 0.911 >= 0.75" in out
+    assert any(line.startswith("  too lenient   nDCG@10:chunk>=0.5      weakened rung: 0.597 >= 0.5") for line in out)
+    assert any(re.fullmatch(r"BM25 only \(baseline\)\s+PASS( \(fragile\))? 0\.804\s+PASS 0\.625\s+PASS"
+                            r"( \(fragile\))? 0\.893", line) for line in out)
+    assert any(re.fullmatch(rf"{re.escape(WEAK)}\s+PASS 0\.911\s+PASS( \(fragile\))? 0\.597\s+FAIL 0\.786", line)
+               for line in out)
+    assert not re.search(r"^dense only", result.stdout, re.M)  # the [ablate] rungs replace the built-in ladder
+
+
+def test_gate_rules_from_assay_toml_and_json_verdict(wh, config):
+    cfg = config(SHORT_LADDER + '\n[gate]\nrules = ["R@10:chunk>=0.7", "Success@3:doc>=0.75"]\n')
+    result = ablate(wh, "--config", cfg, "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["rules"] == ["R@10:chunk>=0.7", "Success@3:doc>=0.75"]
+    assert data["sanity"] == {"status": "caught", "exit_code": 0, "caught": ["R@10:chunk>=0.7"],
+                              "lenient": ["Success@3:doc>=0.75"], "not_measured": [], "worse": []}
+    base, weak = data["rungs"]
+    assert (base["weakened"], weak["weakened"]) == (False, True)
+    assert [(g["rule"], g["passed"], round(g["value"], 3)) for g in weak["gate"]] == [
+        ("R@10:chunk>=0.7", False, 0.586), ("Success@3:doc>=0.75", True, 0.911)]
+    assert all(g["passed"] for g in base["gate"])
+    abstain = next(m for m in base["metrics"] if m["metric"] == "Abstain")
+    assert (abstain["level"], abstain["n"], round(abstain["value"], 3)) == ("query", 15, 0.4)
+    assert {"delta", "ci_low", "ci_high"} <= set(next(m for m in weak["metrics"] if m["metric"] == "Abstain")["delta"])
+
+
+def test_answer_rules_without_an_answer_stage_do_not_count_as_catching(wh, config):
+    # --preset rag: the answer rules have no questions on a retrieval-only rung; only Success@3:doc is measured
+    result = ablate(wh, "--config", config(SHORT_LADDER), "--preset", "rag")
+    assert result.exit_code == 6, result.output
+    out = lines(result.stdout)
+    assert "  too lenient   Success@3:doc>=0.75      weakened rung: 0.911 >= 0.75" in out
+    assert ("  not measured  answer_rate>=0.5         no questions in slice 'all': a gate never passes vacuously"
+            in out)
+    assert not any(line.startswith("  caught by") for line in out)
+
+
+def test_without_rules_the_paired_deltas_must_show_the_weakened_rung_worse(wh, config):
+    result = ablate(wh, "--config", config(SHORT_LADDER))
+    assert result.exit_code == 0, result.output
+    verdict = next(line for line in lines(result.stdout) if line.startswith("sanity check"))
+    assert re.fullmatch(r"sanity check passed: the weakened pipeline is visibly worse than the baseline on "
+                        r"Success@10 \(chunk\) -0\.107 \[\S+, \S+\]; R@10 \(chunk\) -0\.171 \[\S+, \S+\]", verdict)
+
+
+def test_a_weakened_rung_that_is_not_worse_fails_the_sanity_check(wh, config):
+    cfg = config('[ablate]\nrungs = [{ pipeline = "bm25" }, { pipeline = "bm25", label = "bm25 again", '
+                 'weakened = true }]\n')
+    result = ablate(wh, "--config", cfg)
+    assert result.exit_code == 6, result.output
+    assert ("sanity check FAILED: the weakened pipeline is NOT visibly worse than the baseline on any ranking "
+            "measure (every paired 95% interval reaches zero or above); this golden set may be too small or too "
+            "easy to tell a broken pipeline from a working one; exit code 6") in lines(result.stdout)
+
+
+def test_a_skipped_weakened_rung_is_said_and_is_not_a_failure(wh, config):
+    cfg = config('[ablate]\nrungs = [{ pipeline = "bm25" }, { pipeline = "hybrid-rerank", weakened = true }]\n')
+    for extra in ((), ("--preset", "retrieval")):
+        result = ablate(wh, "--config", cfg, *extra)
+        assert result.exit_code == 0, result.output
+        out = lines(result.stdout)
+        assert ("sanity check could not run: the weakened rung (hybrid-rerank) was skipped, so nothing shows "
+                "whether these checks would catch a broken pipeline") in out
+        assert any(line.startswith("skipped hybrid-rerank: cross-encoder") for line in out)
+
+
+@pytest.mark.parametrize("toml, problem", [
+    ('[ablate]\nrungs = [{ pipeline = "bm25" }, { pipeline = "nope", weakened = true }]',
+     "[ablate] rung 2: unknown pipeline 'nope'; available: bm25, dense,"),
+    ('[ablate]\nrungs = [{ pipeline = "bm25" }, { pipeline = "dense" }]',
+     "[ablate]: exactly one rung must be the weakened one (weakened = true); none has it"),
+    ('[ablate]\nrungs = [{ pipeline = "bm25" }, { pipeline = "dense", weakened = true }, '
+     '{ pipeline = "dense-top3", weakened = true }]',
+     "[ablate]: exactly one rung must be the weakened one (weakened = true); rungs 2, 3 have it"),
+    ('[ablate]\nrungs = [{ pipeline = "bm25" }, { label = "x", weakened = true }]',
+     "[ablate] rung 2 has no pipeline; give pipeline = \"NAME\" (one of bm25, dense,"),
+    ('[ablate]\nrungs = [{ pipeline = "dense-top3", weakened = true }, { pipeline = "bm25" }]',
+     "[ablate]: the first rung is the baseline and cannot be the weakened one; put the weakened rung after it"),
+    ('[ablate]\nrungs = [{ pipeline = "bm25" }, { pipeline = "dense-top3", weaken = true }]',
+     "[ablate] rung 2 has unknown key(s) weaken; allowed: pipeline, label, weakened"),
+    ('[ablate]\nrungs = [{ pipeline = "bm25" }, { pipeline = "dense-top3", weakened = "yes" }]',
+     "[ablate] rung 2: weakened must be true or false, got 'yes'"),
+    ('[ablate]\nrungs = [{ pipeline = "bm25", label = "a" }, { pipeline = "dense-top3", label = "a", '
+     'weakened = true }]', "[ablate]: label(s) used by more than one rung: 'a'"),
+    ('[ablate]\nladder = []', "[ablate] has unknown key(s) ladder; allowed: rungs"),
+    ('[ablate]\nrungs = []', "[ablate] needs rungs = ["),
+])
+def test_ablate_table_is_validated_before_anything_runs(config, tmp_path, toml, problem):
+    cfg = config(toml)
+    fresh = tmp_path / "fresh.duckdb"
+    result = ablate(fresh, "--config", cfg)
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: {cfg}: {problem}"), result.stderr
+    assert not fresh.exists()
+
+
+def test_user_pipelines_may_be_rungs(wh, config):
+    cfg = config('[pipelines.bm25-top3]\nextends = "bm25"\nfinal_k = 3\n\n'
+                 '[ablate]\nrungs = [{ pipeline = "bm25", label = "baseline" }, '
+                 '{ pipeline = "bm25-top3", label = "bm25, top 3", weakened = true }]\n')
+    result = ablate(wh, "--config", cfg, "--rule", "R@10:chunk>=0.7")
+    assert result.exit_code == 0, result.output
+    assert any(line.startswith("  caught by     R@10:chunk>=0.7  weakened rung: ") for line in lines(result.stdout))
+    assert re.search(r"^runs: bm25=\S+, bm25-top3=\S+$", result.stdout, re.M)
+
+
+def test_rules_are_optional_for_ablate_only():
+    with pytest.raises(ConfigError, match="no gate rules"):
+        gate.rules_from({}, ())
+    assert gate.rules_from({}, (), required=False) == []
