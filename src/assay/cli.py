@@ -202,18 +202,51 @@ def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw)
     sys.exit(ablation.verdict(rungs, parsed).exit_code)
 
 
+def _measure_families() -> str:
+    """The measure syntax, read from the registry (e.g. 'Success@k, RR[@k], AP[@k], Abstain')."""
+    from assay.metrics.registry import FAMILIES
+
+    cut = {"required": "@k", "optional": "[@k]", "none": ""}
+    return ", ".join(f.name + cut[f.cutoff] for f in FAMILIES.values())
+
+
+def _parse_measures(texts: tuple[str, ...]):
+    """The measures named (each once, in order), or the defaults when none is."""
+    from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
+
+    if not texts:
+        return DEFAULT_MEASURES
+    return tuple({m.name: m for m in (parse_measure(t) for t in texts)}.values())
+
+
 @cli.command()
-@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.argument("run_refs", nargs=-1, metavar="[RUN_ID|latest]...")
+@click.option("-m", "--measure", "measures", multiple=True,
+              help=f"A measure to report (repeatable; default: the standard set). One of: {_measure_families()}.")
+@click.option("--level", type=click.Choice(["chunk", "doc"]), default=None,
+              help="Only this ranking level (per-question and answer measures are kept).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]), default="table",
               show_default=True)
 @warehouse_option
-def report(run_ref, fmt, warehouse_path):
-    """Metrics of one run with n and 95% intervals, overall and by category, form and hard class."""
+def report(run_refs, measures, level, fmt, warehouse_path):
+    """Metrics of one run with n and 95% intervals, overall and by category, form and hard class.
+
+    With several runs: one table, a row per measure and level, a column per run, each later run tested
+    against the first (paired tests, Holm-adjusted across the table).
+    """
     from assay.report import build_report, render
+    from assay.report_runs import build_runs_report
+    from assay.report_runs import render as render_runs
     from assay.warehouse import Warehouse
 
+    chosen = _parse_measures(measures)
     with Warehouse.open(warehouse_path, read_only=True) as wh:
-        click.echo(render(build_report(wh, wh.resolve_run_id(run_ref)), fmt), nl=False)
+        run_ids = [wh.resolve_run_id(ref) for ref in run_refs or ("latest",)]
+        if len(run_ids) == 1:
+            text = render(build_report(wh, run_ids[0], chosen, level), fmt)
+        else:
+            text = render_runs(build_runs_report(wh, run_ids, chosen, level), fmt)
+    click.echo(text, nl=False)
 
 
 @cli.command("calibrate")

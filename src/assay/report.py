@@ -12,8 +12,9 @@ from assay.metrics.compute import evaluate
 from assay.metrics.registry import DEFAULT_MEASURES
 
 FORMATS = ("table", "json", "csv", "markdown")
+RANKING_LEVELS = ("chunk", "doc")  # what --level chooses between; per-question and answer measures have one level
 ROW_FIELDS = ("metric", "level", "slice", "value", "n", "ci_low", "ci_high")
-# Columns of the per-slice breakdown: (metric, level).
+# Columns of the per-slice breakdown: (metric, level); when a report lacks one, the breakdown shows its own.
 HEADLINE = (("Success@1", "doc"), ("Success@3", "doc"), ("Success@10", "chunk"), ("nDCG@10", "chunk"), ("RR@10", "chunk"))
 
 
@@ -63,11 +64,18 @@ def attribution(warehouse, run_id: str) -> dict:
     return out
 
 
-def build_report(warehouse, run_id: str, measures=DEFAULT_MEASURES) -> dict:
+def run_metrics(warehouse, header: dict, measures=DEFAULT_MEASURES, level: str | None = None) -> list[dict]:
+    """A run's metric rows, with the intervals seeded as the run was. ``level`` (chunk or doc) keeps the
+    rows at that ranking level and those of single-level measures (Abstain, answer measures)."""
+    rows = evaluate(warehouse, header["run_id"], measures, seed=header["seed"],
+                    samples=header["config"].get("bootstrap_samples", 1000))
+    return [r.as_dict() for r in rows if level is None or r.level == level or r.level not in RANKING_LEVELS]
+
+
+def build_report(warehouse, run_id: str, measures=DEFAULT_MEASURES, level: str | None = None) -> dict:
     header = run_header(warehouse, run_id)
-    config = header["config"]
-    rows = evaluate(warehouse, run_id, measures, seed=header["seed"], samples=config.get("bootstrap_samples", 1000))
-    return {"run": header, "metrics": [r.as_dict() for r in rows], "attribution": attribution(warehouse, run_id)}
+    return {"run": header, "metrics": run_metrics(warehouse, header, measures, level),
+            "attribution": attribution(warehouse, run_id)}
 
 
 # -- rendering ---------------------------------------------------------------------------
@@ -149,21 +157,24 @@ def _text_report(report: dict, markdown: bool) -> str:
         body.append(cells + [str(n)])
     main = _grid(["metric", "chunk", "95% CI", "doc", "95% CI", "n"], body, markdown)
 
+    columns = HEADLINE if all((m, lvl, "all") in index for m, lvl in HEADLINE) else [
+        (m, lvl) for m in metrics for lvl in RANKING_LEVELS if (m, lvl, "all") in index]
     slices = sorted({r["slice"] for r in rows if r["slice"] != "all"})
     sbody = []
     for s in slices:
-        n = next((index[(m, lvl, s)]["n"] for m, lvl in HEADLINE if (m, lvl, s) in index), None)
+        n = next((index[(m, lvl, s)]["n"] for m, lvl in columns if (m, lvl, s) in index), None)
         if n is None:
             continue
         sbody.append([s, str(n)] + [_fmt(index[(m, lvl, s)]["value"]) if (m, lvl, s) in index else "-"
-                                    for m, lvl in HEADLINE])
+                                    for m, lvl in columns])
     abst = [[s, str(index[("Abstain", "query", s)]["n"]), _fmt(index[("Abstain", "query", s)]["value"])]
             for s in ["all"] + slices if ("Abstain", "query", s) in index]
-    breakdown = _grid(["slice", "n"] + [f"{m} ({lvl})" for m, lvl in HEADLINE], sbody, markdown)
+    breakdown = _grid(["slice", "n"] + [f"{m} ({lvl})" for m, lvl in columns], sbody, markdown)
     parts = _header_lines(run)
     if markdown:
         parts = [f"## assay report `{run['run_id']}`", ""] + [f"- {line}" for line in parts]
-    note = "Abstain and FalseAbstain are per question (shown in the chunk column)."
+    note = "Abstain and FalseAbstain are per question (shown in the chunk column)." if any(
+        r["level"] == "query" for r in overall) else ""
     gen = run["config"].get("retrieval", {}).get("generator")
     if gen:
         note += (f" Answer metrics (answer_rate, refusal_rate, citation_precision, faithfulness) come from the "
@@ -176,8 +187,9 @@ def _text_report(report: dict, markdown: bool) -> str:
                         if missing else "") + ".")
         else:
             note += " No judge model was configured."
-    parts += ["", note, "", main,
-              "", "By slice (answerable questions):", "", breakdown]
+    parts += (["", note.strip()] if note else []) + ["", main]
+    if columns:
+        parts += ["", "By slice (answerable questions):", "", breakdown]
     if len(abst) > 1:
         parts += ["", "Abstention by slice (no_answer questions):", "", _grid(["slice", "n", "Abstain"], abst, markdown)]
     att = report.get("attribution") or {}

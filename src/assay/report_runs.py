@@ -1,0 +1,145 @@
+"""Several runs in one table: a row per measure and level, a column per run, each run tested against the first.
+
+Each column is that run's own figures (report.run_metrics: the mean over questions and its 95%
+interval, seeded as the run was), so it equals the run's `assay report`. Every later run is compared
+with the first question by question with comparison.paired_tests, as `assay compare FIRST RUN` does
+(exact McNemar for 0/1 measures, Fisher randomization for graded ones, the first run's seed); the
+p-values of all the tests in the table are then Holm-adjusted together. Measures that count citations
+or claims rather than questions do not pair across runs: their values are shown, untested. When the
+runs rank different units (chunk sizes, whole documents) the report carries compare's warning.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from assay.chunking import chunker_label
+from assay.comparison import check_comparable, paired_tests
+from assay.errors import ConfigError
+from assay.metrics.registry import DEFAULT_MEASURES
+from assay.report import _grid, run_header, run_metrics
+
+ALPHA = 0.05
+HIGHER, LOWER = "▲", "▼"
+ROW_FIELDS = ("metric", "level", "run_id", "value", "n", "ci_low", "ci_high", "delta", "p_value", "p_holm")
+
+
+def _untested_reason(measure) -> str | None:
+    unit = measure.family.unit
+    return None if unit == "question" else f"one value per {unit}, not per question: nothing pairs across runs"
+
+
+def build_runs_report(warehouse, run_ids: list[str], measures=DEFAULT_MEASURES, level: str | None = None) -> dict:
+    """The runs' values side by side, with each run's delta and paired test against the first run."""
+    from assay import units
+    from assay.metrics.significance import holm
+
+    for i, run_id in enumerate(run_ids):
+        if run_id in run_ids[:i]:
+            raise ConfigError(f"run {run_id} is given twice; name each run once")
+    headers = [run_header(warehouse, run_id) for run_id in run_ids]
+    first = headers[0]
+    for other in headers[1:]:
+        check_comparable(first, other)
+
+    values = {h["run_id"]: {(r["metric"], r["level"]): r for r in run_metrics(warehouse, h, measures, level)
+                            if r["slice"] == "all"} for h in headers}
+    position = {m.name: i for i, m in enumerate(measures)}
+    keys = sorted(dict.fromkeys(k for h in headers for k in values[h["run_id"]]), key=lambda k: position[k[0]])
+    tests = {(h["run_id"], t["metric"], t["level"]): t
+             for h in headers[1:]
+             for t in paired_tests(warehouse, first, h, measures, slices=False, seed=first["seed"])
+             if (t["metric"], t["level"]) in keys}
+
+    rows = []
+    for metric, lvl in keys:
+        base = values[first["run_id"]].get((metric, lvl))
+        for h in headers:
+            r = values[h["run_id"]].get((metric, lvl))
+            if r is None:  # not computed for this run (e.g. answer measures of a run without answers)
+                continue
+            test = tests.get((h["run_id"], metric, lvl))
+            rows.append({"metric": metric, "level": lvl, "run_id": h["run_id"], "value": r["value"], "n": r["n"],
+                         "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                         "delta": None if h is first or base is None else r["value"] - base["value"],
+                         "p_value": test["p_value"] if test else None, "p_holm": None})
+    tested = [r for r in rows if r["p_value"] is not None]
+    for r, adjusted in zip(tested, holm([r["p_value"] for r in tested])):
+        r["p_holm"] = adjusted
+
+    ranked = [units.describe(warehouse, h["run_id"])["label"] for h in headers]
+    warning = None if len(set(ranked)) == 1 else (
+        "retrieval units differ: " + ", ".join(f"run {i} ranks {label}" for i, label in enumerate(ranked, start=1))
+        + "; " + units.SPAN_ADVICE)
+    measure_info = [{"metric": m.name,
+                     "test": next((t["test"] for (_, metric, _), t in tests.items() if metric == m.name), None),
+                     "untested": _untested_reason(m)} for m in measures]
+    return {
+        "runs": [{"run_id": h["run_id"], "pipeline": h["pipeline"], "chunker": chunker_label(h["config"]["chunker"]),
+                  "n_questions": h["n_questions"], "started_at": h["started_at"], "unit": unit}
+                 for h, unit in zip(headers, ranked)],
+        "warning": warning,
+        "measures": measure_info,
+        "significance": {"against": first["run_id"], "alpha": ALPHA, "adjustment": "holm", "n_tests": len(tested)},
+        "rows": rows,
+    }
+
+
+# -- rendering ---------------------------------------------------------------------------
+def _mark(row: dict) -> str:
+    if row["p_holm"] is None or row["p_holm"] >= ALPHA:
+        return " "
+    return HIGHER if row["delta"] > 0 else LOWER
+
+
+def _text(report: dict, markdown: bool) -> str:
+    runs = report["runs"]
+    ids = [r["run_id"] for r in runs]
+    cells = {(r["metric"], r["level"], r["run_id"]): r for r in report["rows"]}
+    tests = {m["metric"]: m for m in report["measures"]}
+    body = []
+    for metric, lvl in dict.fromkeys((r["metric"], r["level"]) for r in report["rows"]):
+        row = [metric, lvl]
+        for run_id in ids:
+            c = cells.get((metric, lvl, run_id))
+            row.append("-" if c is None else f"{c['value']:.3f}{_mark(c)} [{c['ci_low']:.3f}, {c['ci_high']:.3f}]")
+        ns = list(dict.fromkeys(str(cells[(metric, lvl, i)]["n"]) for i in ids if (metric, lvl, i) in cells))
+        info = tests[metric]
+        row += ["/".join(ns), info["test"] or ("n/a" if info["untested"] else "-")]
+        body.append(row)
+    sig = report["significance"]
+    lines = [f"run {i}  {r['run_id']}  pipeline {r['pipeline']}  chunker {r['chunker']}  {r['n_questions']} questions"
+             + ("  (the baseline: every other run is tested against it)" if i == 1 else "")
+             for i, r in enumerate(runs, start=1)]
+    if markdown:
+        lines = [f"## assay report: {len(runs)} runs", ""] + [f"- {line}" for line in lines]
+    if report["warning"]:
+        lines += ["", "WARNING: " + report["warning"]]
+    notes = [f"{HIGHER} / {LOWER}: higher / lower than run 1 in a paired test (the test column), p < {sig['alpha']}",
+             f"after Holm adjustment across the {sig['n_tests']} test(s) of this table; "
+             "no mark: no significant difference.",
+             "Each cell is the run's value and its 95% interval, as in its own report; --format json has every",
+             "delta and p-value."]
+    untested = [m for m in report["measures"] if m["untested"] and any(r["metric"] == m["metric"]
+                                                                       for r in report["rows"])]
+    notes += [f"{m['metric']}: n/a, {m['untested']}." for m in untested]
+    shown = {r["metric"] for r in report["rows"]}
+    missing = [m["metric"] for m in report["measures"] if m["metric"] not in shown]
+    if missing:
+        notes.append(f"not computed for any of these runs (no values, not zero): {', '.join(missing)}.")
+    table = _grid(["metric", "level"] + ids + ["n", "test"], body, markdown)
+    return "\n".join(lines + ["", table, ""] + notes) + "\n"
+
+
+def render(report: dict, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(report, indent=2, default=str) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=ROW_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(report["rows"])
+        return buf.getvalue()
+    return _text(report, markdown=(fmt == "markdown"))
