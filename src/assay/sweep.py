@@ -251,7 +251,7 @@ def render(result: dict, fmt: str) -> str:
                     + [f"{r[f'SpanRecall@{k}']:.3f}", f"{r[f'tokens@{k}']:.0f}", verdict, "*" if r["pareto"] else ""])
     lines = [f"sweep {result['sweep_id']}: {len(result['points'])} points, {result['n_questions']} answerable "
              f"questions, context budget {spec['budget']} tokens, k {k}", "",
-             _grid(heads, body, False), "",
+             _grid(heads, body, fmt == "markdown"), "",
              f"best: point {result['best']} by {result['select']} (ties: fewer tokens@{k}). 'vs best': paired test "
              f"on {result['select']} against the best point, Holm-adjusted across the "
              f"{len(result['points']) - 1} other points; '≈ best' means p >= {spec['alpha']}: "
