@@ -225,20 +225,31 @@ def _parse_measures(texts: tuple[str, ...]):
               help=f"A measure to report (repeatable; default: the standard set). One of: {_measure_families()}.")
 @click.option("--level", type=click.Choice(["chunk", "doc"]), default=None,
               help="Only this ranking level (per-question and answer measures are kept).")
+@click.option("--sweep", "sweep_ref", default=None, metavar="SWEEP_ID|latest",
+              help="Show a sweep's table again (`assay sweep`), computed from its stored runs.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]), default="table",
               show_default=True)
 @warehouse_option
-def report(run_refs, measures, level, fmt, warehouse_path):
+def report(run_refs, measures, level, sweep_ref, fmt, warehouse_path):
     """Metrics of one run with n and 95% intervals, overall and by category, form and hard class.
 
     With several runs: one table, a row per measure and level, a column per run, each later run tested
-    against the first (paired tests, Holm-adjusted across the table).
+    against the first (paired tests, Holm-adjusted across the table). With --sweep: a sweep's table.
     """
     from assay.report import build_report, render
     from assay.report_runs import build_runs_report
     from assay.report_runs import render as render_runs
     from assay.warehouse import Warehouse
 
+    if sweep_ref is not None:
+        if run_refs or measures or level:
+            raise click.UsageError("--sweep takes no run ids, --measure or --level: the sweep fixes its measures")
+        from assay import sweep
+
+        with Warehouse.open(warehouse_path, read_only=True) as wh:
+            result = sweep.table(wh, sweep.resolve_sweep_id(wh, sweep_ref))
+        click.echo(sweep.render(result, fmt), nl=False)
+        return
     chosen = _parse_measures(measures)
     with Warehouse.open(warehouse_path, read_only=True) as wh:
         run_ids = [wh.resolve_run_id(ref) for ref in run_refs or ("latest",)]
@@ -405,6 +416,46 @@ def export_cmd(run_refs, fmt, out_dir, warehouse_path):
     tables = ", ".join(f"{t} {n}" for t, n in manifest["tables"].items())
     click.echo(f"exported {len(manifest['runs'])} run(s) as {fmt} to {out_dir}: {tables} rows; "
                f"{len(manifest['files'])} files (manifest.json)")
+
+
+@cli.command("sweep")
+@click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Corpus directory, or @NAME of an imported corpus.")
+@click.option("--judgments", "judgments_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Judgments JSONL file, or @NAME of an imported judgment set.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Project configuration: its [sweep] table gives the grid (default: ./assay.toml when present).")
+@click.option("--chunker", "chunkers", multiple=True, help="Chunkers to try (repeatable; default recursive).")
+@click.option("--size", "sizes", multiple=True, type=int,
+              help="Chunk sizes in characters (repeatable; default 200, 400, 800, 1600).")
+@click.option("--overlap", "overlaps", multiple=True, type=int, help="Overlaps in characters (repeatable; default 0).")
+@click.option("--pipeline", "pipelines", multiple=True, help="Pipelines to try (repeatable; default bm25).")
+@click.option("--budget", type=int, default=None, help="Context budget in tokens for the span measures (default 1000).")
+@click.option("--k", "k", type=int, default=None,
+              help="Results for doc-level Success@k, SpanRecall@k and the Pareto front (default 5).")
+@click.option("--select", default=None, help="Measure that picks the best point (default SpanRecall@<budget>tok).")
+@click.option("--alpha", type=float, default=None, help="Level of the paired tests against the best (default 0.05).")
+@click.option("--seed", type=int, default=None, help="Seed of every bootstrap and test (default 0).")
+@click.option("--depth", type=int, default=None, help="Candidates per first-stage list (default 100).")
+@click.option("--embedder", default=None, help="Embedding model for dense pipelines (default auto).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@warehouse_option
+def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps, pipelines, budget, k, select, alpha,
+              seed, depth, embedder, fmt, warehouse_path):
+    """Run a grid of chunkers x sizes x overlaps x pipelines and compare the points fairly (docs/chunking.md)."""
+    from assay import sweep
+    from assay.pipelines import load_config
+    from assay.runner import RunOptions
+    from assay.warehouse import Warehouse
+
+    spec = sweep.spec_from(load_config(config_path), {
+        "chunkers": list(chunkers), "sizes": list(sizes), "overlaps": list(overlaps), "pipelines": list(pipelines),
+        "budget": budget, "k": k, "select": select, "alpha": alpha})
+    options = RunOptions(config_path=config_path, seed=seed, depth=depth, embedder=embedder)
+    with Warehouse.open(warehouse_path) as wh:
+        sweep_id = sweep.run_sweep(wh, corpus_dir, judgments_path, spec, options, progress=_progress)
+        _progress(f"recorded sweep {sweep_id} in {wh.path}; `assay report --sweep {sweep_id}` shows it again\n")
+        click.echo(sweep.render(sweep.table(wh, sweep_id), fmt), nl=False)
 
 
 @cli.command()
