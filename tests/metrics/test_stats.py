@@ -1,6 +1,7 @@
+import numpy as np
 import pytest
 
-from assay.metrics.stats import bootstrap_mean, wilson
+from assay.metrics.stats import bootstrap_mean, interval, paired_bootstrap_delta, wilson
 
 
 @pytest.mark.parametrize("k, n, low, high", [
@@ -9,9 +10,27 @@ from assay.metrics.stats import bootstrap_mean, wilson
     (10, 10, 0.72247, 1.0),
     (81, 263, 0.25529, 0.36621),
 ])
-def test_wilson_known_values(k, n, low, high):
+def test_plain_wilson_known_values(k, n, low, high):
+    lo, hi = wilson(k, n, continuity=False)
+    assert lo == pytest.approx(low, abs=1e-4) and hi == pytest.approx(high, abs=1e-4)
+
+
+@pytest.mark.parametrize("k, n, low, high", [
+    # Newcombe (1998), Statistics in Medicine 17:857-872, table II, method 4 (score, continuity-corrected)
+    (15, 148, 0.0598, 0.1644),
+    (0, 20, 0.0, 0.2005),
+    (1, 29, 0.0018, 0.1963),
+])
+def test_corrected_wilson_matches_newcombe(k, n, low, high):
     lo, hi = wilson(k, n)
     assert lo == pytest.approx(low, abs=1e-4) and hi == pytest.approx(high, abs=1e-4)
+
+
+def test_corrected_wilson_contains_plain_wilson():
+    for n in (1, 4, 10, 56):
+        for k in range(n + 1):
+            (lo, hi), (plo, phi) = wilson(k, n), wilson(k, n, continuity=False)
+            assert lo <= plo and phi <= hi
 
 
 def test_bootstrap_is_seeded_and_brackets_the_mean():
@@ -23,8 +42,62 @@ def test_bootstrap_is_seeded_and_brackets_the_mean():
     assert a[0] < mean < a[1]
 
 
-def test_bootstrap_degenerate_cases():
-    assert bootstrap_mean([0.4], seed=0) == (0.4, 0.4)
-    assert bootstrap_mean([1.0, 1.0, 1.0], seed=0) == (1.0, 1.0)
+@pytest.mark.parametrize("values", [[0.0] * 5, [1.0] * 5, [0.5] * 5, [0.4], [1.0], [0.0], [0.3] * 999])
+def test_no_spread_takes_the_worst_case(values):
+    assert bootstrap_mean(values, seed=0) == pytest.approx(wilson(sum(values), len(values)))
+    low, high = bootstrap_mean(values, seed=0)
+    assert low < high
+
+
+def test_the_issue_n4_all_ones_is_as_wide_as_success():
+    low, high = bootstrap_mean([1.0] * 4, seed=0)
+    assert (low, high) == wilson(4, 4) and high - low > 0.5
+
+
+def test_near_ceiling_is_about_as_wide_as_the_ceiling():
+    ceiling = bootstrap_mean([1.0] * 10, seed=0)
+    low, high = bootstrap_mean([1.0] * 9 + [0.95], seed=0)
+    assert high == 1.0 and low == pytest.approx(ceiling[0], abs=0.05)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_never_zero_width_below_1000(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 1000))
+    values = rng.choice([0.0, 1.0, 0.5, rng.random()], size=n, p=[0.01, 0.97, 0.01, 0.01])
+    low, high = bootstrap_mean(values, seed=seed)
+    assert 0 <= low <= values.mean() <= high <= 1 and low < high
+    low, high = paired_bootstrap_delta(values, values, seed=seed)
+    assert low < 0 < high
+
+
+def test_identical_runs_are_not_zero_width():
+    low, high = paired_bootstrap_delta([0.3] * 56, [0.3] * 56, seed=0)
+    assert (low, high) == pytest.approx((2 * wilson(28, 56)[0] - 1, 2 * wilson(28, 56)[1] - 1))
+    assert low == pytest.approx(-high)
+
+
+def test_paired_delta_maps_back_to_minus_one_one():
+    before, after = [0.0, 0.2, 0.5, 0.1, 0.0], [1.0, 0.9, 0.5, 0.8, 1.0]
+    low, high = paired_bootstrap_delta(before, after, seed=3)
+    assert -1 <= low < np.mean(np.subtract(after, before)) < high <= 1
+    assert (low, high) == paired_bootstrap_delta(before, after, seed=3)
+
+
+def test_bad_input_is_refused():
     with pytest.raises(ValueError):
         bootstrap_mean([], seed=0)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        bootstrap_mean([0.5, 1.5], seed=0)
+    with pytest.raises(ValueError, match="length"):
+        paired_bootstrap_delta([0.1, 0.2], [0.3], seed=0)
+    with pytest.raises(ValueError):
+        wilson(0, 0)
+
+
+def test_interval_dispatches_on_kind():
+    values = [1.0, 0.0, 1.0, 1.0]
+    assert interval(values, "wilson", seed=0) == wilson(3, 4)
+    assert interval(values, "bootstrap", seed=0, samples=500) == bootstrap_mean(values, seed=0, samples=500)
+    with pytest.raises(ValueError, match="wilson"):
+        interval(values, "exact", seed=0)

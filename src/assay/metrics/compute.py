@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assay.metrics.registry import DEFAULT_MEASURES, Measure
-from assay.metrics.stats import bootstrap_mean, wilson
+from assay.metrics.stats import interval
 
 SLICE_FIELDS = ("category", "form", "hard_class")
 
@@ -61,9 +61,7 @@ def question_labels(warehouse, run_id: str) -> dict[str, dict]:
 
 
 def _interval(measure: Measure, values: list[float], seed: int, samples: int) -> tuple[float, float]:
-    if measure.family.interval == "wilson":
-        return wilson(sum(values), len(values))
-    return bootstrap_mean(values, seed=seed, samples=samples)
+    return interval(values, measure.family.interval, seed=seed, samples=samples)
 
 
 def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "final",

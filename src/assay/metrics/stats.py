@@ -1,45 +1,188 @@
-"""Intervals: Wilson for rates, a seeded percentile bootstrap over questions for graded values."""
+"""Intervals for a mean over questions: Wilson for 0/1 values, a seeded bootstrap for graded ones.
+
+Every interval here is a 95% interval for the mean of per-question values that lie in [0, 1]
+(paired deltas in [-1, 1] are mapped into [0, 1] first). None is ever zero-width: when a sample
+shows no spread, its spread cannot be estimated, and assay takes the worst case a value in [0, 1]
+allows (the Bernoulli variance mean*(1-mean)), which is the Wilson interval.
+``bench/interval_coverage.py`` measures how often each interval covers the true mean.
+"""
 
 from __future__ import annotations
 
-import math
-
 Z95 = 1.959963984540054
+ALPHA = 0.05
+TOLERANCE = 1e-12
 
 
-def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion."""
-    if n == 0:
+def wilson(successes: float, n: int, z: float = Z95, continuity: bool = True) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion, continuity-corrected by default.
+
+    Plain Wilson solves ``(p - pi)^2 = z^2 pi (1 - pi) / n`` for pi, with p = successes/n:
+    ``(p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)``. The continuity correction
+    (Newcombe 1998) takes the lower root at p - 1/2n and the upper root at p + 1/2n, with 0 and 1
+    where those fall outside (0, 1). Plain Wilson covers only 84% at n=10, p=0.98 and 91% at
+    n=10, p=0.05; the corrected interval covers at least 95% for every p at n = 10, 30 and 100.
+    ``successes`` may be fractional (a sum of graded values).
+    """
+    import numpy as np
+
+    if n <= 0:
         raise ValueError("no observations")
-    p = successes / n
+    low, high = _wilson(np.asarray(successes, dtype=float), n, z, continuity)
+    return float(low), float(high)
+
+
+def _wilson(successes, n: int, z: float, continuity: bool = True):
+    """Wilson bounds for an array of success counts out of ``n`` each."""
+    import numpy as np
+
+    shift = 0.5 if continuity else 0.0
     denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+
+    def root(p, sign):
+        p = np.clip(p, 0.0, 1.0)
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+        return np.clip(centre + sign * half, 0.0, 1.0)
+
+    low = np.where(successes - shift > 0, root((successes - shift) / n, -1), 0.0)
+    high = np.where(successes + shift < n, root((successes + shift) / n, +1), 1.0)
+    return low, high
 
 
 def bootstrap_mean(values, seed: int, samples: int = 1000) -> tuple[float, float]:
-    """95% percentile interval of the mean, resampling questions with replacement.
+    """95% interval of the mean of graded values in [0, 1], resampling questions with replacement.
+
+    With no spread in the sample (all values equal, n=1 included) the interval is
+    ``wilson(sum(values), n)``: a value in [0, 1] has variance at most mean*(1-mean), and that
+    worst case is the one assay takes when it cannot estimate the spread.
+
+    Otherwise it is the hull (lower of the lows, higher of the highs) of two bootstrap intervals
+    computed from the same ``samples`` resamples, each good where the other is weak:
+
+    - expanded BCa (Efron 1987; Hesterberg 2015): BCa quantiles taken at alpha' instead of alpha,
+      ``alpha'/2 = Phi(-sqrt(n/(n-1)) t_{n-1, 1-alpha/2})``, so small samples are not too narrow.
+      Handles point masses at 0 and 1 (the usual shape of RR or nDCG) well.
+    - bootstrap-t: ``T* = (mean* - mean) / se*`` with ``se* = sd*/sqrt(n)``, interval
+      ``[mean - T*_{0.975} se, mean - T*_{0.025} se]``. Extrapolates past the sample, which
+      skewed samples need (Beta(0.5, 5) at n=10). A resample with no spread is studentized by
+      the standard error its worst-case Wilson interval implies (width / 2z), not by zero.
+
+    Finally the interval reaches at least ``[mean (1 - u), mean + (1 - mean) u]`` with
+    ``u = wilson(0, n)[1]``: a sample of n that shows no 0 cannot rule out a share u of questions
+    scoring 0 (nor, showing no 1, a share u scoring 1). This only binds near 0 and 1, where the
+    bootstrap sees little spread, and makes 9 ones and a 0.95 about as wide as 10 ones.
 
     The generator is numpy's PCG64 seeded with ``seed``, so a run's figures are reproducible.
     """
     import numpy as np
 
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
-        raise ValueError("no observations")
-    if data.size == 1 or np.all(data == data[0]):
-        return float(data[0]), float(data[0])
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, data.size, size=(samples, data.size))
-    means = data[idx].mean(axis=1)
-    low, high = np.quantile(means, [0.025, 0.975])
-    return float(low), float(high)
+    data = _unit_values(values)
+    low, high = _graded(data[None, :], np.random.default_rng(seed), samples)
+    return float(low[0]), float(high[0])
 
 
 def paired_bootstrap_delta(before, after, seed: int, samples: int = 1000) -> tuple[float, float]:
-    """95% percentile interval of mean(after - before), resampling questions (pairs kept together)."""
+    """95% interval of mean(after - before), resampling questions (pairs kept together).
+
+    A delta d lies in [-1, 1]; it is mapped to (d + 1) / 2 in [0, 1], given the interval of
+    ``bootstrap_mean`` there, and mapped back. Identical runs therefore get the worst-case
+    interval around 0 (``wilson(n/2, n)`` mapped back), not [0, 0].
+    """
     import numpy as np
 
-    diff = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
-    return bootstrap_mean(diff, seed=seed, samples=samples)
+    before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    if before.shape != after.shape:
+        raise ValueError(f"paired values differ in length: {before.size} before, {after.size} after")
+    low, high = bootstrap_mean((after - before + 1) / 2, seed=seed, samples=samples)
+    return 2 * low - 1, 2 * high - 1
+
+
+def interval(values, kind: str, seed: int, samples: int = 1000) -> tuple[float, float]:
+    """The interval of a measure's per-question values: kind is 'wilson' (0/1) or 'bootstrap'."""
+    if kind == "wilson":
+        return wilson(sum(values), len(values))
+    if kind == "bootstrap":
+        return bootstrap_mean(values, seed=seed, samples=samples)
+    raise ValueError(f"unknown interval kind {kind!r}: 'wilson' or 'bootstrap'")
+
+
+def _unit_values(values):
+    import numpy as np
+
+    data = np.asarray(values, dtype=float).ravel()
+    if data.size == 0:
+        raise ValueError("no observations")
+    if not np.all((data >= -1e-9) & (data <= 1 + 1e-9)):
+        raise ValueError("values must lie in [0, 1] (the worst case assumes bounded values)")
+    return np.clip(data, 0.0, 1.0)
+
+
+def _graded(data, rng, samples: int, alpha: float = ALPHA):
+    """``bootstrap_mean`` for each row of ``data`` (rows: samples of n values), as (low, high) arrays.
+
+    All rows share one set of resampling indices, exactly as separate calls with the same seed would.
+    """
+    import numpy as np
+    from scipy.stats import norm, t
+
+    rows, n = data.shape
+    mean = data.mean(axis=1)
+    flat = np.all(data == data[:, :1], axis=1)
+    worst_low, worst_high = _wilson(data.sum(axis=1), n, Z95)
+    if n == 1 or flat.all():
+        return worst_low, worst_high
+
+    # resampled means and second moments as one matrix product with per-resample counts
+    idx = rng.integers(0, n, size=(samples, n))
+    counts = np.bincount((np.arange(samples)[:, None] * n + idx).ravel(), minlength=samples * n)
+    counts = counts.reshape(samples, n).T / n
+    dev = data - mean[:, None]
+    boot_shift = dev @ counts  # resampled mean minus the sample's, centred to keep rounding small
+    boot_mean = mean[:, None] + boot_shift
+    boot_var = np.clip((dev * dev) @ counts - boot_shift**2, 0.0, None) * n / (n - 1)
+    # a matrix product rounds differently from a sum: equal means differ by ~1e-16, flat resamples get ~1e-17
+    tied = np.abs(boot_shift) <= TOLERANCE
+    ordered = np.sort(boot_mean, axis=1)
+
+    # expanded BCa
+    z0 = norm.ppf(np.clip(((boot_shift < 0) & ~tied).sum(1) / samples + 0.5 * tied.sum(1) / samples,
+                          0.5 / samples, 1 - 0.5 / samples))
+    ss = (dev**2).sum(axis=1)
+    accel = np.where(ss > 0, (dev**3).sum(axis=1) / (6 * np.where(ss > 0, ss, 1.0) ** 1.5), 0.0)
+    half_alpha = norm.cdf(-np.sqrt(n / (n - 1)) * t.ppf(1 - alpha / 2, n - 1))
+
+    def bca_level(zq, if_degenerate):
+        w = z0 + zq
+        den = 1 - accel * w
+        return np.where(den > 0, norm.cdf(z0 + w / np.where(den > 0, den, 1.0)), if_degenerate)
+
+    bca_low = _row_quantiles(ordered, bca_level(norm.ppf(half_alpha), 0.0))
+    bca_high = _row_quantiles(ordered, bca_level(norm.ppf(1 - half_alpha), 1.0))
+
+    # bootstrap-t
+    se = np.sqrt(data.var(axis=1, ddof=1) / n)
+    wl, wh = _wilson(boot_mean * n, n, Z95)
+    boot_se = np.where(boot_var > TOLERANCE, np.sqrt(boot_var / n), (wh - wl) / (2 * Z95))
+    pivots = np.sort(np.where(tied, 0.0, boot_shift) / boot_se, axis=1)
+    t_low = mean - _row_quantiles(pivots, 1 - alpha / 2) * se
+    t_high = mean - _row_quantiles(pivots, alpha / 2) * se
+
+    # values the sample never shows: a share up to `unseen` of questions scoring 0 (or 1) fits it
+    unseen = _wilson(np.zeros(1), n, Z95)[1][0]
+    low = np.clip(np.minimum.reduce([bca_low, t_low, mean * (1 - unseen)]), 0.0, mean)
+    high = np.clip(np.maximum.reduce([bca_high, t_high, mean + (1 - mean) * unseen]), mean, 1.0)
+    return np.where(flat, worst_low, low), np.where(flat, worst_high, high)
+
+
+def _row_quantiles(ordered, q):
+    """Per-row quantile ``q[i]`` of the sorted rows, interpolated linearly as numpy.quantile does."""
+    import numpy as np
+
+    rows, count = ordered.shape
+    pos = np.broadcast_to(np.asarray(q, dtype=float), (rows,)) * (count - 1)
+    below = np.clip(np.floor(pos).astype(int), 0, count - 1)
+    above = np.clip(below + 1, 0, count - 1)
+    frac = pos - below
+    at = np.arange(rows)
+    return ordered[at, below] * (1 - frac) + ordered[at, above] * frac
