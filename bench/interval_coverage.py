@@ -37,6 +37,12 @@ def inflated(rng, size, p0, p1, a, b):
     return np.where(u < p0, 0.0, np.where(u < p0 + p1, 1.0, rng.beta(a, b, size))), p1 + (1 - p0 - p1) * a / (a + b)
 
 
+def _rare_large(rng, size):
+    big = rng.random(size) < 0.1
+    values = np.where(big, rng.beta(8, 3, size), rng.beta(1, 60, size))
+    return values, 0.1 * 8 / 11 + 0.9 * 1 / 61
+
+
 RR_VALUES = np.array([0, 1, 1 / 2, 1 / 3, 1 / 4, 1 / 5, 1 / 6, 1 / 7, 1 / 8, 1 / 9, 1 / 10])
 RR_PROBS = np.array([0.2, 0.45, 0.12, 0.07, 0.04, 0.03, 0.025, 0.02, 0.015, 0.015, 0.015])
 
@@ -51,6 +57,8 @@ GRADED = {
     "ceiling, rare zeros": lambda rng, s: inflated(rng, s, 0.05, 0.85, 8, 1),
     "RR-like": lambda rng, s: (rng.choice(RR_VALUES, size=s, p=RR_PROBS / RR_PROBS.sum()),
                                float(RR_VALUES @ RR_PROBS / RR_PROBS.sum())),
+    # span precision at a budget: most questions tiny (a short quote in 1,000 tokens), a few large
+    "rare large values": lambda rng, s: _rare_large(rng, s),
     "Bernoulli(.9)": lambda rng, s: ((rng.random(s) < 0.9).astype(float), 0.9),
     "Bernoulli(.05)": lambda rng, s: ((rng.random(s) < 0.05).astype(float), 0.05),
 }

@@ -43,15 +43,31 @@ def test_bootstrap_is_seeded_and_brackets_the_mean():
 
 
 @pytest.mark.parametrize("values", [[0.0] * 5, [1.0] * 5, [0.5] * 5, [0.4], [1.0], [0.0], [0.3] * 999])
-def test_no_spread_takes_the_worst_case(values):
-    assert bootstrap_mean(values, seed=0) == pytest.approx(wilson(sum(values), len(values)))
+def test_no_spread_allows_an_unseen_share_of_questions_to_score_anything(values):
+    n, v = len(values), values[0]
+    unseen = wilson(0, n)[1]  # the 95% bound on a share never seen in n questions
     low, high = bootstrap_mean(values, seed=0)
+    assert (low, high) == pytest.approx((v * (1 - unseen), v + (1 - v) * unseen))
     assert low < high
+
+
+@pytest.mark.parametrize("n", [1, 4, 10, 56, 999])
+def test_at_the_ceiling_and_floor_a_graded_interval_is_wilsons(n):
+    assert bootstrap_mean([1.0] * n, seed=0) == pytest.approx(wilson(n, n))
+    assert bootstrap_mean([0.0] * n, seed=0) == pytest.approx(wilson(0, n))
 
 
 def test_the_issue_n4_all_ones_is_as_wide_as_success():
     low, high = bootstrap_mean([1.0] * 4, seed=0)
-    assert (low, high) == wilson(4, 4) and high - low > 0.5
+    assert (low, high) == pytest.approx(wilson(4, 4)) and high - low > 0.5
+
+
+def test_a_few_large_values_do_not_blow_the_interval_past_the_worst_case():
+    # span precision at a budget: 51 short quotes (~0.005) and 5 whole-document golds (~0.75)
+    values = [0.005] * 51 + [0.74, 0.84, 0.16, 0.014, 0.75]
+    low, high = bootstrap_mean(values, seed=0)
+    worst = wilson(sum(values), len(values))
+    assert worst[0] <= low < np.mean(values) < high <= worst[1] and high < 0.2
 
 
 def test_near_ceiling_is_about_as_wide_as_the_ceiling():
@@ -73,8 +89,8 @@ def test_never_zero_width_below_1000(seed):
 
 def test_identical_runs_are_not_zero_width():
     low, high = paired_bootstrap_delta([0.3] * 56, [0.3] * 56, seed=0)
-    assert (low, high) == pytest.approx((2 * wilson(28, 56)[0] - 1, 2 * wilson(28, 56)[1] - 1))
-    assert low == pytest.approx(-high)
+    unseen = wilson(0, 56)[1]
+    assert (low, high) == pytest.approx((-unseen, unseen)) and 0 < high < 0.1
 
 
 def test_paired_delta_maps_back_to_minus_one_one():

@@ -1,9 +1,11 @@
 """Intervals for a mean over questions: Wilson for 0/1 values, a seeded bootstrap for graded ones.
 
 Every interval here is a 95% interval for the mean of per-question values that lie in [0, 1]
-(paired deltas in [-1, 1] are mapped into [0, 1] first). None is ever zero-width: when a sample
-shows no spread, its spread cannot be estimated, and assay takes the worst case a value in [0, 1]
-allows (the Bernoulli variance mean*(1-mean)), which is the Wilson interval.
+(paired deltas in [-1, 1] are mapped into [0, 1] first). None is ever zero-width: a share of
+questions up to ``u = wilson(0, n)``'s upper bound (an outcome never seen in n questions) could
+score anything, so a mean m is always widened to at least [m (1 - u), m + (1 - m) u]; at the
+ceiling or floor that is exactly Wilson's interval for n of n (or 0 of n). No interval is wider
+than the worst case a value in [0, 1] allows (Bernoulli variance: Wilson on the sum).
 ``bench/interval_coverage.py`` measures how often each interval covers the true mean.
 """
 
@@ -53,12 +55,14 @@ def _wilson(successes, n: int, z: float, continuity: bool = True):
 def bootstrap_mean(values, seed: int, samples: int = 1000) -> tuple[float, float]:
     """95% interval of the mean of graded values in [0, 1], resampling questions with replacement.
 
-    With no spread in the sample (all values equal, n=1 included) the interval is
-    ``wilson(sum(values), n)``: a value in [0, 1] has variance at most mean*(1-mean), and that
-    worst case is the one assay takes when it cannot estimate the spread.
+    With no spread in the sample (all values equal to v, n=1 included) the interval is
+    ``[v (1 - u), v + (1 - v) u]`` with ``u = wilson(0, n)[1]``: all the sample says is that a share
+    up to u of questions could score anything. At v = 1 or 0 this is ``wilson(n, n)`` or
+    ``wilson(0, n)``, so a graded measure at the ceiling is never narrower than a 0/1 one.
 
-    Otherwise it is the hull (lower of the lows, higher of the highs) of two bootstrap intervals
-    computed from the same ``samples`` resamples, each good where the other is weak:
+    Otherwise it is the hull (lower of the lows, higher of the highs) of that same widening and two
+    bootstrap intervals computed from the same ``samples`` resamples, each good where the other is
+    weak:
 
     - expanded BCa (Efron 1987; Hesterberg 2015): BCa quantiles taken at alpha' instead of alpha,
       ``alpha'/2 = Phi(-sqrt(n/(n-1)) t_{n-1, 1-alpha/2})``, so small samples are not too narrow.
@@ -66,7 +70,10 @@ def bootstrap_mean(values, seed: int, samples: int = 1000) -> tuple[float, float
     - bootstrap-t: ``T* = (mean* - mean) / se*`` with ``se* = sd*/sqrt(n)``, interval
       ``[mean - T*_{0.975} se, mean - T*_{0.025} se]``. Extrapolates past the sample, which
       skewed samples need (Beta(0.5, 5) at n=10). A resample with no spread is studentized by
-      the standard error its worst-case Wilson interval implies (width / 2z), not by zero.
+      the standard error its worst-case Wilson interval implies (width / 2z), not by zero. When a
+      few large values dominate (span precision: most questions near 0, a few near 1) it
+      extrapolates without bound, so it is clipped to ``wilson(sum(values), n)``, the widest
+      interval any distribution on [0, 1] with this mean needs.
 
     Finally the interval reaches at least ``[mean (1 - u), mean + (1 - mean) u]`` with
     ``u = wilson(0, n)[1]``: a sample of n that shows no 0 cannot rule out a share u of questions
@@ -86,8 +93,8 @@ def paired_bootstrap_delta(before, after, seed: int, samples: int = 1000) -> tup
     """95% interval of mean(after - before), resampling questions (pairs kept together).
 
     A delta d lies in [-1, 1]; it is mapped to (d + 1) / 2 in [0, 1], given the interval of
-    ``bootstrap_mean`` there, and mapped back. Identical runs therefore get the worst-case
-    interval around 0 (``wilson(n/2, n)`` mapped back), not [0, 0].
+    ``bootstrap_mean`` there, and mapped back. Identical runs therefore get [-u, u] with
+    ``u = wilson(0, n)[1]`` (0.08 at n=56), not [0, 0].
     """
     import numpy as np
 
@@ -129,9 +136,14 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
     rows, n = data.shape
     mean = data.mean(axis=1)
     flat = np.all(data == data[:, :1], axis=1)
-    worst_low, worst_high = _wilson(data.sum(axis=1), n, Z95)
+    # a share up to `unseen` of questions could score anything and still give this sample (the 95% bound
+    # on an event never seen in n draws); where every value is equal that is all the sample says
+    unseen = _wilson(np.zeros(1), n, Z95)[1][0]
+    edge_low, edge_high = mean * (1 - unseen), mean + (1 - mean) * unseen
     if n == 1 or flat.all():
-        return worst_low, worst_high
+        return edge_low, edge_high
+    # no interval is wider than the widest a value in [0, 1] allows: Bernoulli variance, Wilson on the sum
+    worst_low, worst_high = _wilson(data.sum(axis=1), n, Z95)
 
     # resampled means and second moments as one matrix product with per-resample counts
     idx = rng.integers(0, n, size=(samples, n))
@@ -168,11 +180,11 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
     t_low = mean - _row_quantiles(pivots, 1 - alpha / 2) * se
     t_high = mean - _row_quantiles(pivots, alpha / 2) * se
 
-    # values the sample never shows: a share up to `unseen` of questions scoring 0 (or 1) fits it
-    unseen = _wilson(np.zeros(1), n, Z95)[1][0]
-    low = np.clip(np.minimum.reduce([bca_low, t_low, mean * (1 - unseen)]), 0.0, mean)
-    high = np.clip(np.maximum.reduce([bca_high, t_high, mean + (1 - mean) * unseen]), mean, 1.0)
-    return np.where(flat, worst_low, low), np.where(flat, worst_high, high)
+    # bootstrap-t extrapolates without bound when a few large values dominate: never past the worst case
+    t_low, t_high = np.maximum(t_low, worst_low), np.minimum(t_high, worst_high)
+    low = np.clip(np.minimum.reduce([bca_low, t_low, edge_low]), 0.0, mean)
+    high = np.clip(np.maximum.reduce([bca_high, t_high, edge_high]), mean, 1.0)
+    return np.where(flat, edge_low, low), np.where(flat, edge_high, high)
 
 
 def _row_quantiles(ordered, q):
