@@ -512,8 +512,8 @@ def measures():
     from assay.metrics.registry import FAMILIES
 
     for fam in FAMILIES.values():
-        cut = {"required": "@k", "optional": "[@k]", "none": ""}[fam.cutoff]
-        click.echo(f"{fam.name + cut:<16} {fam.interval:<9} {fam.definition}")
+        cut = {"required": "@k", "optional": "[@k]", "none": ""}[fam.cutoff] + ("|@Ntok" if fam.budget_sql else "")
+        click.echo(f"{fam.name + cut:<22} {fam.interval:<9} {fam.definition}")
 
 
 @cli.group(invoke_without_command=True)
