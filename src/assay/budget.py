@@ -98,7 +98,8 @@ def write_tokens(warehouse, corpus_hash: str, chunk_set: str) -> str:
 
 
 def backfill(warehouse) -> int:
-    """Token tables for every stored run recorded before budgets existed; returns how many runs got them."""
+    """Token tables for every stored run recorded before budgets existed; returns how many (corpus, chunk set)
+    pairs were tokenized."""
     runs = warehouse.con.execute("SELECT DISTINCT corpus_hash, chunk_set FROM runs WHERE tokenizer_id IS NULL "
                                  "ORDER BY corpus_hash, chunk_set").fetchall()
     for corpus_hash, chunk_set in runs:

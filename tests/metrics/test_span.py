@@ -143,3 +143,23 @@ def test_parsing_budgets():
         parse_measure("AP@100tok")
     with pytest.raises(ConfigError, match="needs a cutoff, e.g. SpanIoU@10 or SpanIoU@1000tok"):
         parse_measure("SpanIoU")
+
+
+def test_runs_recorded_before_budgets_are_tokenized_when_the_migration_applies(warehouse):
+    from assay import budget
+    from assay.errors import ConfigError
+
+    rng = random.Random(7)
+    syn, texts = _random_run(rng, n_queries=5)
+    write_synthetic(warehouse, syn, texts=texts)
+    before = per_query(warehouse, "synthetic-run", parse_measure("SpanRecall@300tok"))
+    # the state of a warehouse written before migration 010: no token tables, no tokenizer on the run
+    warehouse.con.execute("DELETE FROM doc_tokens")
+    warehouse.con.execute("DELETE FROM chunk_tokens")
+    warehouse.con.execute("UPDATE runs SET tokenizer_id = NULL")
+    with pytest.raises(ConfigError, match="has no token counts, so SpanRecall@300tok cannot be computed"):
+        per_query(warehouse, "synthetic-run", parse_measure("SpanRecall@300tok"))
+    assert per_query(warehouse, "synthetic-run", parse_measure("nDCG@10"))  # other measures never needed them
+    assert budget.backfill(warehouse) == 1
+    assert per_query(warehouse, "synthetic-run", parse_measure("SpanRecall@300tok")) == before
+    assert budget.backfill(warehouse) == 0
