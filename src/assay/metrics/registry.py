@@ -58,7 +58,7 @@ FAMILIES = {
                       "DCG of the top k (gain / log2(rank + 1), linear grades) over the ideal DCG; @Ntok: the ranks "
                       "within a budget of N tokens, the last one credited only for the gold its cut text overlaps, "
                       "over the ideal DCG of every gold unit",
-                      budget_sql="measures/ndcg_budget"),
+                      budget_sql="measures/span", budget_column="span_ndcg"),
         MeasureFamily("AP", "measures/average_precision", "bootstrap", "optional",
                       "mean over gold units of the precision at the rank each is credited; 0 for units not found"),
         MeasureFamily("SpanRecall", "measures/span", "bootstrap", "required",
@@ -128,7 +128,7 @@ class Measure:
     @property
     def uses_budget(self) -> bool:
         """Whether the SQL reads token counts (span and budgeted measures)."""
-        return self.sql in ("measures/span", "measures/ndcg_budget")
+        return self.sql == "measures/span"
 
     def params(self, run_id: str, stage: str) -> dict:
         """The bound parameters of the measure's SQL."""
