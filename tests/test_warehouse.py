@@ -66,3 +66,20 @@ def test_run_lookup(warehouse, mini_corpus, mini_judgments):
     assert warehouse.resolve_run_id(a.run_id[:-1]) == a.run_id  # a unique prefix is enough
     with pytest.raises(RunNotFound, match="no run 'zzz'"):
         warehouse.resolve_run_id("zzz")
+
+
+def test_sql_includes_are_text_and_refuse_cycles(tmp_path, monkeypatch):
+    from assay import sqlfiles
+    from assay.errors import AssayError
+
+    text = load_sql("measures/span_recall")
+    assert "-- @include" not in text and "WITH context AS" in text and text.rstrip().endswith("q.answerable")
+    (tmp_path / "a.sql").write_text("-- @include b\nSELECT 1\n")
+    (tmp_path / "b.sql").write_text("-- @include a\n")
+    monkeypatch.setattr(sqlfiles, "sql_root", lambda: tmp_path)
+    sqlfiles._index.cache_clear()
+    try:
+        with pytest.raises(AssayError, match="includes itself"):
+            sqlfiles.load_sql("a")
+    finally:
+        sqlfiles._index.cache_clear()

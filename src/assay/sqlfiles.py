@@ -29,11 +29,20 @@ def _index() -> dict[str, Path]:
     return index
 
 
-def load_sql(name: str) -> str:
+INCLUDE = re.compile(r"^--\s*@include\s+(\S+)\s*$", re.M)
+
+
+def load_sql(name: str, _seen: tuple = ()) -> str:
+    """The named file's SQL. A line ``-- @include other/name`` is replaced by that file's SQL (text only, so
+    the result stays plain portable SQL): measures that share their working, like the span measures, each
+    keep one small file of their own."""
     path = _index().get(name.lower())
     if path is None:
         raise AssayError(f"no SQL file named {name!r} under {sql_root()}")
-    return path.read_text(encoding="utf-8")
+    if name.lower() in _seen:
+        raise AssayError(f"SQL file {name!r} includes itself through {' -> '.join(_seen)}")
+    text = path.read_text(encoding="utf-8")
+    return INCLUDE.sub(lambda m: load_sql(m.group(1), _seen + (name.lower(),)).rstrip(), text)
 
 
 def migrations() -> list[tuple[int, str, str]]:

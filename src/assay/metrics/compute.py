@@ -37,9 +37,8 @@ def per_query(warehouse, run_id: str, measure: Measure, stage: str = "final") ->
         return {(qid, "query"): float(v) for qid, answerable, v in rows if bool(answerable) == want_answerable}
     if measure.uses_budget:
         require_tokens(warehouse, run_id, measure)
-    cols, rows = warehouse.query(measure.sql, **measure.params(run_id, stage))
-    at = cols.index(measure.column) if measure.column else 2
-    return {(r[0], r[1]): float(r[at]) for r in rows}
+    _, rows = warehouse.query(measure.sql, **measure.params(run_id, stage))
+    return {(qid, level): float(v) for qid, level, v in rows}
 
 
 def require_tokens(warehouse, run_id: str, measure: Measure) -> None:

@@ -36,9 +36,8 @@ class MeasureFamily:
     levels: tuple[str, ...] = ("chunk", "doc")
     answerable_only: bool = True
     unit: str = "question"  # what one value is about: question, citation or claim (only questions pair across runs)
-    column: str | None = None  # the SQL column holding the value (None: the third)
     budget_sql: str | None = None  # the file that computes the budgeted variant (@Ntok); None: no budgets
-    budget_column: str | None = None
+    reads_tokens: bool = False  # its SQL counts tokens (span measures, at any cutoff)
 
 
 FAMILIES = {
@@ -47,7 +46,7 @@ FAMILIES = {
         MeasureFamily("Success", "measures/success", "wilson", "required",
                       "1 if any relevant item is in the top k, else 0 (the hit rate; many RAG teams call it recall@k); "
                       "@Ntok: 1 if the text within a budget of N tokens overlaps a gold span",
-                      budget_sql="measures/span", budget_column="span_success"),
+                      budget_sql="measures/success_budget"),
         MeasureFamily("R", "measures/recall", "bootstrap", "required",
                       "share of gold units covered by the top k (set recall)"),
         MeasureFamily("P", "measures/precision", "bootstrap", "required",
@@ -58,20 +57,18 @@ FAMILIES = {
                       "DCG of the top k (gain / log2(rank + 1), linear grades) over the ideal DCG; @Ntok: the ranks "
                       "within a budget of N tokens, the last one credited only for the gold its cut text overlaps, "
                       "over the ideal DCG of every gold unit",
-                      budget_sql="measures/span", budget_column="span_ndcg"),
+                      budget_sql="measures/ndcg_budget"),
         MeasureFamily("AP", "measures/average_precision", "bootstrap", "optional",
                       "mean over gold units of the precision at the rank each is credited; 0 for units not found"),
-        MeasureFamily("SpanRecall", "measures/span", "bootstrap", "required",
+        MeasureFamily("SpanRecall", "measures/span_recall", "bootstrap", "required",
                       "share of the gold text (characters of the gold spans) covered by the retrieved text",
-                      levels=("chunk",), column="span_recall", budget_sql="measures/span",
-                      budget_column="span_recall"),
-        MeasureFamily("SpanPrecision", "measures/span", "bootstrap", "required",
+                      levels=("chunk",), budget_sql="measures/span_recall", reads_tokens=True),
+        MeasureFamily("SpanPrecision", "measures/span_precision", "bootstrap", "required",
                       "share of the retrieved text (characters, overlapping results counted once) inside gold spans",
-                      levels=("chunk",), column="span_precision", budget_sql="measures/span",
-                      budget_column="span_precision"),
-        MeasureFamily("SpanIoU", "measures/span", "bootstrap", "required",
+                      levels=("chunk",), budget_sql="measures/span_precision", reads_tokens=True),
+        MeasureFamily("SpanIoU", "measures/span_iou", "bootstrap", "required",
                       "retrieved text intersected with gold text, over their union (characters)",
-                      levels=("chunk",), column="span_iou", budget_sql="measures/span", budget_column="span_iou"),
+                      levels=("chunk",), budget_sql="measures/span_iou", reads_tokens=True),
         MeasureFamily("Abstain", "measures/abstention", "wilson", "none",
                       "share of no_answer questions for which the pipeline returned nothing",
                       levels=("query",), answerable_only=False),
@@ -122,13 +119,9 @@ class Measure:
         return self.family.budget_sql if self.budget is not None else self.family.sql
 
     @property
-    def column(self) -> str | None:
-        return self.family.budget_column if self.budget is not None else self.family.column
-
-    @property
     def uses_budget(self) -> bool:
         """Whether the SQL reads token counts (span and budgeted measures)."""
-        return self.sql == "measures/span"
+        return self.budget is not None or self.family.reads_tokens
 
     def params(self, run_id: str, stage: str) -> dict:
         """The bound parameters of the measure's SQL."""

@@ -1,14 +1,10 @@
--- Span measures over the text a run retrieved: the top $k results, taken in rank order until a context
--- budget of $budget tokens is filled (the result that fills it cut at that token; pass a huge value for
--- no budget). Lengths are in characters of documents.text; each character counts once, however many
--- results (or gold entries) cover it.
---   span_recall    = |retrieved ∩ gold| / |gold|
---   span_precision = |retrieved ∩ gold| / |retrieved|   (0 when nothing was retrieved)
---   span_iou       = |retrieved ∩ gold| / |retrieved ∪ gold|
---   span_success   = 1 when the retrieved text overlaps any gold span (budgeted Success)
---   span_ndcg      = budgeted nDCG: each gold unit credited once, at the first rank whose (cut) text
---                    overlaps it, with the highest grade among the units that rank newly covers; the
---                    ideal DCG is over every gold unit, so a budget too small to hold them cannot reach 1
+-- The working every span and budgeted measure shares (included by measures/span_*.sql, never run alone):
+-- the text a run retrieved, the top $k results taken in rank order until a context budget of $budget
+-- tokens is filled (the result that fills it cut at that token; a huge $budget means no budget), and the
+-- gold text of each question. Lengths are in characters of documents.text; each character counts once,
+-- however many results (or gold entries) cover it.
+--   lengths(query_id, retrieved, gold)  overlap(query_id, n): |retrieved ∩ gold|
+--   first_hits(query_id, gold_idx, grade, first_rank): the first rank whose (cut) text overlaps each gold entry
 WITH context AS (
     SELECT b.query_id, b.rank, b.doc_id, b.start_char,
            CASE WHEN b.tokens_before + b.n_tokens <= CAST($budget AS BIGINT) THEN b.end_char
@@ -65,27 +61,4 @@ first_hits AS (
     JOIN gold_entries g
       ON g.query_id = c.query_id AND g.doc_id = c.doc_id AND c.start_char < g.end_char AND g.start_char < c.end_char
     GROUP BY c.query_id, g.gold_idx
-),
-dcg AS (
-    SELECT query_id, SUM(gain / (LN(first_rank + 1) / LN(2))) AS dcg
-    FROM (SELECT query_id, first_rank, MAX(grade) AS gain FROM first_hits GROUP BY query_id, first_rank) credits
-    GROUP BY query_id
-),
-idcg AS (
-    SELECT i.query_id, SUM(i.gain / (LN(i.ideal_rank + 1) / LN(2))) AS idcg
-    FROM ideal_gains i
-    WHERE i.run_id = $run_id AND i.level = 'chunk'
-    GROUP BY i.query_id
 )
-SELECT q.query_id, 'chunk' AS level,
-       COALESCE(o.n, 0) * 1.0 / l.gold AS span_recall,
-       CASE WHEN l.retrieved > 0 THEN COALESCE(o.n, 0) * 1.0 / l.retrieved ELSE 0.0 END AS span_precision,
-       COALESCE(o.n, 0) * 1.0 / (l.retrieved + l.gold - COALESCE(o.n, 0)) AS span_iou,
-       CASE WHEN COALESCE(o.n, 0) > 0 THEN 1.0 ELSE 0.0 END AS span_success,
-       COALESCE(d.dcg, 0.0) / i.idcg AS span_ndcg
-FROM eval_questions q
-JOIN lengths l ON l.query_id = q.query_id
-JOIN idcg i ON i.query_id = q.query_id
-LEFT JOIN overlap o ON o.query_id = q.query_id
-LEFT JOIN dcg d ON d.query_id = q.query_id
-WHERE q.run_id = $run_id AND q.answerable
