@@ -65,3 +65,18 @@ def test_compare_says_when_units_differ(runs):
     assert same["units"]["warning"] is None
     out = CliRunner().invoke(cli, ["compare", chunks, docs, "--warehouse", str(path)])
     assert out.exit_code == 0 and "WARNING: retrieval units differ" in out.stdout
+
+
+def test_budgeted_measures_work_in_gate_rules_and_regress(runs):
+    path, chunks, docs = runs
+    invoke = lambda *a: CliRunner().invoke(cli, [*a, "--warehouse", str(path)])  # noqa: E731
+    with Warehouse.open(path, read_only=True) as wh:
+        recall = _mean(wh, docs, "SpanRecall@1000tok")
+    passed = invoke("gate", docs, "--rule", f"SpanRecall@1000tok>={recall - 0.01:.3f}")
+    assert passed.exit_code == 0 and "PASS" in passed.stdout and "SpanRecall@1000tok" in passed.stdout
+    failed = invoke("gate", docs, "--rule", f"SpanRecall@1000tok:chunk>={recall + 0.01:.3f}")
+    assert failed.exit_code == 6 and f"{recall:.3f} is not >=" in failed.stdout
+    wrong = invoke("gate", docs, "--rule", "SpanRecall@1000tok:doc>=0.5")
+    assert wrong.exit_code == 1 and "has level(s) chunk, not doc" in wrong.stderr
+    regress = invoke("regress", docs, "--baseline", chunks, "--max-drop", "Success@1000tok=0.05")
+    assert regress.exit_code == 7 and "Success@1000tok" in regress.stdout  # whole documents fill the budget sooner
