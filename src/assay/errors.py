@@ -13,6 +13,15 @@ class ConfigError(AssayError):
     """A bad option, setting or configuration value."""
 
 
+class UsageError(ConfigError):
+    """A value given on the command line that cannot be used (as click's own usage errors: exit code 2).
+
+    The message names the option, or where the value came from, and what is allowed.
+    """
+
+    exit_code = 2
+
+
 class CorpusError(AssayError):
     """A corpus file that cannot be ingested (not UTF-8, empty, binary, unreadable)."""
 
@@ -51,6 +60,22 @@ class WarehouseError(AssayError):
 
 class RunNotFound(WarehouseError):
     """No completed run has the given id."""
+
+
+class RunFailed(AssayError):
+    """A run whose answer stage could not run (status ``failed`` or ``blocked``; see assay.runner).
+
+    The run is stored, so its raw records can be inspected (`assay answers show RUN_ID`), but it
+    has no trustworthy metrics: recording it, and gating or regressing on it, exits 8.
+    ``run_id``, ``status`` and ``reason`` say which run and why.
+    """
+
+    exit_code = 8
+
+    def __init__(self, message: str, run_id: str | None = None, status: str | None = None,
+                 reason: str | None = None):
+        self.run_id, self.status, self.reason = run_id, status, reason
+        super().__init__(message)
 
 
 class ModelNotAvailable(AssayError):
