@@ -268,6 +268,7 @@ def _cell(d: dict | None, fmt: str) -> str:
 
 
 def render(rungs: list[Rung], rules=()) -> str:
+    from assay.escape import terminal as esc
     from assay.report import _grid
 
     heads = [f"{m} ({lvl})" for m, lvl in HEADLINE]
@@ -294,7 +295,7 @@ def render(rungs: list[Rung], rules=()) -> str:
     parts = [f"Ablation ladder (values with 95% intervals; n = answerable questions; Abstain is over the "
              f"{no_answer} no_answer questions)", "",
              _grid(["pipeline", "n"] + heads, values, False), "",
-             f"Delta against the first rung, {rungs[0].label}: paired bootstrap 95% interval over the same questions",
+             f"Delta against the first rung, {esc(rungs[0].label)}: paired bootstrap 95% interval over the same questions",
              "", _grid(["pipeline"] + heads, deltas, False), "",
              "Loss funnel: where each answerable question lost every gold passage", "",
              _grid(["pipeline"] + list(FUNNEL), funnel, False), ""]
@@ -303,8 +304,8 @@ def render(rungs: list[Rung], rules=()) -> str:
                   "", _grid(["pipeline"] + [rule.text for rule in rules], gates, False), ""]
     for r in rungs:
         if r.skipped:
-            parts.append(f"skipped {r.label}: {r.skipped}")
-    parts += _verdict_lines(verdict(rungs, rules), rungs)
-    runs = ", ".join(f"{r.pipeline}={r.run_id}" for r in rungs if r.run_id)
+            parts.append(f"skipped {esc(r.label)}: {esc(r.skipped)}")
+    parts += [esc(line) for line in _verdict_lines(verdict(rungs, rules), rungs)]
+    runs = ", ".join(f"{esc(r.pipeline)}={esc(r.run_id)}" for r in rungs if r.run_id)
     parts.append(f"runs: {runs}")
     return "\n".join(parts) + "\n"

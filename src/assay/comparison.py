@@ -170,14 +170,15 @@ def _p(v: float) -> str:
 
 
 def render(result: dict) -> str:
+    from assay.escape import terminal as esc
     from assay.report import _grid
 
     a, b = result["a"], result["b"]
-    out = [f"compare A {a['run_id']} ({a['pipeline']})  ->  B {b['run_id']} ({b['pipeline']})", "",
-           "configuration difference:"] + ["  " + line for line in describe_diff(
+    out = [f"compare A {esc(a['run_id'])} ({esc(a['pipeline'])})  ->  B {esc(b['run_id'])} ({esc(b['pipeline'])})",
+           "", "configuration difference:"] + ["  " + esc(line) for line in describe_diff(
                [(d["key"], d["a"], d["b"]) for d in result["config_diff"]])]
     if result.get("units", {}).get("warning"):
-        out += ["", "WARNING: " + result["units"]["warning"]]
+        out += ["", "WARNING: " + esc(result["units"]["warning"])]
     overall = [r for r in result["rows"] if r["slice"] == "all"]
     body = [[r["metric"], r["level"], f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",
              f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", r["test"], _p(r["p_value"]), _p(r["p_holm"]),
@@ -193,7 +194,7 @@ def render(result: dict) -> str:
         for item in items:
             ra = "-" if item["rank_a"] is None else str(item["rank_a"])
             rb = "-" if item["rank_b"] is None else str(item["rank_b"])
-            out.append(f"  {tag:<4} {item['query_id']:<40} {ra:>4} -> {rb}")
+            out.append(f"  {tag:<4} {esc(item['query_id']):<40} {ra:>4} -> {rb}")
     headline = {("Success@3", "doc"), ("Success@10", "chunk"), ("nDCG@10", "chunk")}
     sliced = [r for r in result["rows"] if r["slice"] != "all" and (r["metric"], r["level"]) in headline]
     sbody = [[r["slice"], r["metric"], r["level"], str(r["n"]), f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",

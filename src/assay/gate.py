@@ -15,7 +15,6 @@ from __future__ import annotations
 import operator
 import re
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
 
 from assay.errors import ConfigError
 from assay.metrics.compute import evaluate
@@ -102,13 +101,15 @@ def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int) ->
 
 
 def render(run_id: str, results: list[dict]) -> str:
-    lines = [f"gate on run {run_id}"]
+    from assay.escape import terminal as esc
+
+    lines = [f"gate on run {esc(run_id)}"]
     for r in results:
         status = "PASS" if r["passed"] else "FAIL"
         if r["fragile"]:
             status += " (fragile)"
         value = "-" if r["value"] is None else f"{r['value']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-        lines.append(f"  {status:<16} {r['rule']:<32} value {value}  n={r['n']}  {r['reason']}")
+        lines.append(f"  {status:<16} {esc(r['rule']):<32} value {value}  n={r['n']}  {esc(r['reason'])}")
     failed = sum(not r["passed"] for r in results)
     lines.append(f"{len(results) - failed} passed, {failed} failed" +
                  (f"; exit code {GATE_FAILED}" if failed else ""))
@@ -116,16 +117,19 @@ def render(run_id: str, results: list[dict]) -> str:
 
 
 def junit_xml(run_id: str, results: list[dict]) -> str:
+    """JUnit XML, well-formed whatever the rule texts and reasons hold (escape.xml_text, escape.xml_attr)."""
+    from assay.escape import xml_attr, xml_text
+
     failed = sum(not r["passed"] for r in results)
     cases = []
     for r in results:
         body = ""
         if not r["passed"]:
-            body = f"<failure message={quoteattr(r['reason'])}>{escape(r['reason'])}</failure>"
+            body = f"<failure message={xml_attr(r['reason'])}>{xml_text(r['reason'])}</failure>"
         elif r["fragile"]:
-            body = f"<system-out>{escape('fragile: ' + r['reason'])}</system-out>"
-        cases.append(f'    <testcase classname="assay.gate" name={quoteattr(r["rule"])} time="0">{body}</testcase>')
+            body = f"<system-out>{xml_text('fragile: ' + r['reason'])}</system-out>"
+        cases.append(f'    <testcase classname="assay.gate" name={xml_attr(r["rule"])} time="0">{body}</testcase>')
     return ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             f'<testsuites tests="{len(results)}" failures="{failed}">\n'
-            f'  <testsuite name={quoteattr("assay gate " + run_id)} tests="{len(results)}" failures="{failed}" '
+            f'  <testsuite name={xml_attr("assay gate " + run_id)} tests="{len(results)}" failures="{failed}" '
             f'errors="0" skipped="0">\n' + "\n".join(cases) + "\n  </testsuite>\n</testsuites>\n")

@@ -85,12 +85,14 @@ def regress(warehouse, run_id: str, baseline: str, drops: list, alpha: float = 0
 
 
 def render_regress(result: dict) -> str:
-    lines = [f"regress: candidate {result['candidate']} against baseline {result['baseline']} "
-             f"(--baseline {result['baseline_rule']}); a drop counts when it exceeds its allowance AND "
+    from assay.escape import terminal as esc
+
+    lines = [f"regress: candidate {esc(result['candidate'])} against baseline {esc(result['baseline'])} "
+             f"(--baseline {esc(result['baseline_rule'])}); a drop counts when it exceeds its allowance AND "
              f"p (Holm, within its slice) < {result['alpha']}"]
     for c in sorted(result["checks"], key=lambda c: (not c["regressed"], c["slice"] != "all", c["slice"], c["metric"])):
         status = "REGRESSED" if c["regressed"] else "ok"
-        lines.append(f"  {status:<10} {c['metric']}:{c['level']} [{c['slice']}]  {c['a']:.3f} -> {c['b']:.3f}  "
+        lines.append(f"  {status:<10} {c['metric']}:{c['level']} [{esc(c['slice'])}]  {c['a']:.3f} -> {c['b']:.3f}  "
                      f"drop {c['drop']:+.3f} (allowed {c['max_drop']:g})  95% CI of delta "
                      f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]  p(Holm) {c['p_holm']:.4f}  n={c['n']}")
     n = sum(c["regressed"] for c in result["checks"])
@@ -133,18 +135,20 @@ def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: st
 
 
 def render_history(h: dict) -> str:
-    lines = [f"history of {h['metric']} ({h['level']}, slice {h['slice']}) for pipeline {h['pipeline']}"]
+    from assay.escape import terminal as esc
+
+    lines = [f"history of {h['metric']} ({h['level']}, slice {esc(h['slice'])}) for pipeline {esc(h['pipeline'])}"]
     if h["comparable_groups"] > 1:
         lines.append(f"note: these runs span {h['comparable_groups']} different judgment/corpus sets; the drop "
                      "search uses only the runs comparable with the newest one")
     for p in h["points"]:
         bar = "#" * int(round(p["value"] * 40))
-        lines.append(f"  {p['run_id']}  {p['started_at']}  {p['value']:.3f} [{p['ci_low']:.3f}, {p['ci_high']:.3f}]"
+        lines.append(f"  {esc(p['run_id'])}  {p['started_at']}  {p['value']:.3f} [{p['ci_low']:.3f}, {p['ci_high']:.3f}]"
                      f"  n={p['n']}  {bar}")
     d = h["lasting_drop"]
     if d:
-        lines.append(f"a lasting drop began at run {d['run_id']} ({d['value']:.3f}; best before it {d['prior_best']:.3f} "
-                     f"at {d['prior_best_run']}): no later run came back within {h['tolerance']:g}")
+        lines.append(f"a lasting drop began at run {esc(d['run_id'])} ({d['value']:.3f}; best before it "
+                     f"{d['prior_best']:.3f} at {esc(d['prior_best_run'])}): no later run came back within {h['tolerance']:g}")
     else:
         lines.append(f"no lasting drop (tolerance {h['tolerance']:g})")
     return "\n".join(lines) + "\n"

@@ -7,6 +7,7 @@ import io
 import json
 import math
 
+from assay import escape
 from assay.chunking import chunker_label
 from assay.metrics.compute import evaluate
 from assay.metrics.registry import DEFAULT_MEASURES
@@ -88,6 +89,11 @@ def _ci(row) -> str:
 
 
 def _grid(headers: list[str], body: list[list[str]], markdown: bool) -> str:
+    """A table of the given cells, each escaped here (escape.markdown_cell or escape.terminal), so
+    callers pass raw values: a cell holding a pipe, a newline or a terminal escape stays one cell."""
+    esc = escape.markdown_cell if markdown else escape.terminal
+    headers = [esc(h) for h in headers]
+    body = [[esc(c) for c in r] for r in body]
     if markdown:
         lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
         lines += ["| " + " | ".join(r) + " |" for r in body]
@@ -99,12 +105,14 @@ def _grid(headers: list[str], body: list[list[str]], markdown: bool) -> str:
     return "\n".join(out)
 
 
-def _header_lines(run: dict) -> list[str]:
+def _header_lines(run: dict, esc=escape.terminal) -> list[str]:
+    """The header, every stored name and id in it passed through ``esc`` (terminal or markdown)."""
     cfg = run["config"]
     lat = run["latency_ms"]
-    stages = " -> ".join(s["stage"] for s in run.get("stages", [])) or "bm25 -> final"
+    stages = " -> ".join(esc(s["stage"]) for s in run.get("stages", [])) or "bm25 -> final"
     lines = [
-        f"run {run['run_id']}  pipeline {run['pipeline']} ({stages})  chunker {chunker_label(cfg['chunker'])}  "
+        f"run {esc(run['run_id'])}  pipeline {esc(run['pipeline'])} ({stages})  "
+        f"chunker {esc(chunker_label(cfg['chunker']))}  "
         f"depth {cfg['depth']}",
         f"corpus {run['corpus_hash'][:12]} ({run['n_documents']} documents, {run['n_chunks']} chunks)  "
         f"judgments {run['judgments_hash'][:12]} ({run['n_questions']} questions: "
@@ -115,27 +123,27 @@ def _header_lines(run: dict) -> list[str]:
     for key, what in (("rescore_of", "a rescore (new judgments) of run"),
                       ("revalidate_of", "a revalidation (citation contract applied again) of run")):
         if cfg.get(key):
-            lines.append(f"this run is {what} {cfg[key]}, reusing its hits")
+            lines.append(f"this run is {what} {esc(cfg[key])}, reusing its hits")
     dense = cfg.get("retrieval", {}).get("dense")
     if dense:
         emb = run.get("embeddings") or {}
-        lines.append(f"embedder {dense['embedding']['model']} (onnx {dense['embedding']['onnx_sha256'][:12]})  "
+        lines.append(f"embedder {esc(dense['embedding']['model'])} (onnx {esc(dense['embedding']['onnx_sha256'][:12])})  "
                      f"vectors computed {emb.get('computed', 0)}, reused {emb.get('reused', 0)}")
     rerank = cfg.get("retrieval", {}).get("rerank")
     if rerank:
-        lines.append(f"reranker {rerank.get('model')} over the top {rerank['top_n']}")
+        lines.append(f"reranker {esc(rerank.get('model'))} over the top {rerank['top_n']}")
     if run.get("calibration"):
         c, applied = cfg["calibration"], run["calibration"]
         if "no_results" in applied:
-            lines.append(f"calibration {c['calibration_id']} (threshold {c['threshold']:.3f}): abstained on "
+            lines.append(f"calibration {esc(c['calibration_id'])} (threshold {c['threshold']:.3f}): abstained on "
                          f"{applied['abstained']} questions that had results; "
                          f"{applied['no_results']} returned nothing on their own")
         else:  # stored before the two were counted apart
-            lines.append(f"calibration {c['calibration_id']} (threshold {c['threshold']:.3f}): "
+            lines.append(f"calibration {esc(c['calibration_id'])} (threshold {c['threshold']:.3f}): "
                          f"{applied['abstained']} questions returned nothing (calibrated abstentions and "
                          "empty results together)")
         if applied.get("in_sample"):
-            lines.append(f"calibration {c['calibration_id']} was fitted on run {applied['fitted_on_run']} over "
+            lines.append(f"calibration {esc(c['calibration_id'])} was fitted on run {esc(applied['fitted_on_run'])} over "
                          "these questions: in-sample, so its abstention figures are optimistic; "
                          "fit on other questions for an honest figure")
     return lines
@@ -170,19 +178,21 @@ def _text_report(report: dict, markdown: bool) -> str:
     abst = [[s, str(index[("Abstain", "query", s)]["n"]), _fmt(index[("Abstain", "query", s)]["value"])]
             for s in ["all"] + slices if ("Abstain", "query", s) in index]
     breakdown = _grid(["slice", "n"] + [f"{m} ({lvl})" for m, lvl in columns], sbody, markdown)
-    parts = _header_lines(run)
-    if markdown:
-        parts = [f"## assay report `{run['run_id']}`", ""] + [f"- {line}" for line in parts]
+    esc = escape.markdown_cell if markdown else escape.terminal
+    parts = _header_lines(run, esc)
+    if markdown:  # inside a code span nothing is markup but a backtick, and backslashes show as typed
+        title = escape.terminal(str(run["run_id"]).replace("`", "'"))
+        parts = [f"## assay report `{title}`", ""] + [f"- {line}" for line in parts]
     note = "Abstain and FalseAbstain are per question (shown in the chunk column)." if any(
         r["level"] == "query" for r in overall) else ""
     gen = run["config"].get("retrieval", {}).get("generator")
     if gen:
         note += (f" Answer metrics (answer_rate, refusal_rate, citation_precision, faithfulness) come from the "
-                 f"{gen['name']} generator; citation_precision and faithfulness are rule-based.")
+                 f"{esc(gen['name'])} generator; citation_precision and faithfulness are rule-based.")
         if isinstance(gen.get("judge"), dict):
             verdicts = (report.get("attribution") or {}).get("judge", {})
             missing = verdicts.get("unavailable", 0) + verdicts.get("unparsed", 0)
-            note += (f" judged_faithfulness is judged by {gen['judge']['model']}"
+            note += (f" judged_faithfulness is judged by {esc(gen['judge']['model'])}"
                      + (f"; {missing} verdict(s) unavailable or unreadable, recorded and left out, never replaced"
                         if missing else "") + ".")
         else:
@@ -219,6 +229,6 @@ def render(report: dict, fmt: str) -> str:
         writer = csv.DictWriter(buf, fieldnames=("run_id",) + ROW_FIELDS, lineterminator="\n")
         writer.writeheader()
         for row in report["metrics"]:
-            writer.writerow({"run_id": report["run"]["run_id"], **row})
+            writer.writerow({k: escape.printed_csv_cell(v) for k, v in {"run_id": report["run"]["run_id"], **row}.items()})
         return buf.getvalue()
     return _text_report(report, markdown=(fmt == "markdown"))

@@ -15,6 +15,7 @@ import csv
 import io
 import json
 
+from assay import escape
 from assay.chunking import chunker_label
 from assay.comparison import check_comparable, paired_tests
 from assay.errors import ConfigError
@@ -110,13 +111,15 @@ def _text(report: dict, markdown: bool) -> str:
         row += ["/".join(ns), info["test"] or ("n/a" if info["untested"] else "-")]
         body.append(row)
     sig = report["significance"]
-    lines = [f"run {i}  {r['run_id']}  pipeline {r['pipeline']}  chunker {r['chunker']}  {r['n_questions']} questions"
+    esc = escape.markdown_cell if markdown else escape.terminal
+    lines = [f"run {i}  {esc(r['run_id'])}  pipeline {esc(r['pipeline'])}  chunker {esc(r['chunker'])}  "
+             f"{r['n_questions']} questions"
              + ("  (the baseline: every other run is tested against it)" if i == 1 else "")
              for i, r in enumerate(runs, start=1)]
     if markdown:
         lines = [f"## assay report: {len(runs)} runs", ""] + [f"- {line}" for line in lines]
     if report["warning"]:
-        lines += ["", "WARNING: " + report["warning"]]
+        lines += ["", "WARNING: " + esc(report["warning"])]
     notes = [f"{HIGHER} / {LOWER}: higher / lower than run 1 in a paired test (the test column), p < {sig['alpha']}",
              f"after Holm adjustment across the {sig['n_tests']} test(s) of this table; "
              "no mark: no significant difference.",
@@ -140,6 +143,6 @@ def render(report: dict, fmt: str) -> str:
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=ROW_FIELDS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(report["rows"])
+        writer.writerows({k: escape.printed_csv_cell(v) for k, v in row.items()} for row in report["rows"])
         return buf.getvalue()
     return _text(report, markdown=(fmt == "markdown"))

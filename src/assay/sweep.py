@@ -234,6 +234,7 @@ def render(result: dict, fmt: str) -> str:
         return json.dumps(result, indent=2, default=str) + "\n"
     if fmt == "csv":
         return _csv(result)
+    from assay import escape
     from assay.report import _grid
 
     spec, k = result["spec"], result["spec"]["k"]
@@ -249,7 +250,7 @@ def render(result: dict, fmt: str) -> str:
         body.append([str(r["point"]), r["label"], r["pipeline"], str(r["n_chunks"]), tpr]
                     + [_ci(r["measures"][c]) for c in result["columns"]]
                     + [f"{r[f'SpanRecall@{k}']:.3f}", f"{r[f'tokens@{k}']:.0f}", verdict, "*" if r["pareto"] else ""])
-    lines = [f"sweep {result['sweep_id']}: {len(result['points'])} points, {result['n_questions']} answerable "
+    lines = [f"sweep {escape.terminal(result['sweep_id'])}: {len(result['points'])} points, {result['n_questions']} answerable "
              f"questions, context budget {spec['budget']} tokens, k {k}", "",
              _grid(heads, body, fmt == "markdown"), "",
              f"best: point {result['best']} by {result['select']} (ties: fewer tokens@{k}). 'vs best': paired test "
@@ -260,7 +261,7 @@ def render(result: dict, fmt: str) -> str:
              f"(mean tokens the top {k} results occupy).",
              "Chunk-level hit rates (Success@k, R@k at chunk level) are not in this table: they rise with "
              "chunk size whatever the context costs (docs/chunking.md)."]
-    lines += spec.get("skipped", [])
+    lines += [escape.terminal(line) for line in spec.get("skipped", [])]
     return "\n".join(lines) + "\n"
 
 
@@ -272,6 +273,8 @@ def _csv(result: dict) -> str:
     import csv
     import io
 
+    from assay.escape import printed_csv_cell
+
     k = result["spec"]["k"]
     buf = io.StringIO()
     fields = ["sweep_id", "point", "run_id", "chunker", "size", "overlap", "pipeline", "n_chunks",
@@ -281,7 +284,8 @@ def _csv(result: dict) -> str:
     w.writeheader()
     for r in result["points"]:
         for name, cell in r["measures"].items():
-            w.writerow({"sweep_id": result["sweep_id"], **{f: r[f] for f in ("point", "run_id", "chunker", "size",
-                        "overlap", "pipeline", "n_chunks", "tokens_per_result", f"SpanRecall@{k}", f"tokens@{k}",
-                        "verdict", "p_value", "p_holm", "pareto")}, "measure": name, **cell})
+            row = {"sweep_id": result["sweep_id"], **{f: r[f] for f in ("point", "run_id", "chunker", "size",
+                   "overlap", "pipeline", "n_chunks", "tokens_per_result", f"SpanRecall@{k}", f"tokens@{k}",
+                   "verdict", "p_value", "p_holm", "pareto")}, "measure": name, **cell}
+            w.writerow({key: printed_csv_cell(v) for key, v in row.items()})
     return buf.getvalue()
