@@ -262,7 +262,7 @@ def test_several_bad_files_are_all_reported_in_one_error(tmp_path):
 def test_an_unreadable_file_is_a_corpus_error(tmp_path):
     root = tmp_path / "c"
     write(root, "good.md", "fine\n")
-    os.symlink(tmp_path / "nowhere.md", root / "dangling.md")
+    os.symlink(root / "nowhere.md", root / "dangling.md")  # dangling, inside the root (outside: test_corpus_safety)
     message = load_error(root)
     assert f"{root / 'dangling.md'}: cannot be read" in message
 

@@ -8,6 +8,8 @@ assay.toml (all tables optional):
     chunker = "recursive"
     chunk_size = 600
 
+    max_file_mb = 50           # largest corpus file read (not a retrieval setting: never stored or hashed)
+
     [pipelines.my-hybrid]      # a user-defined pipeline
     extends = "hybrid"         # start from a built-in or another user pipeline
     fusion = "weighted"
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.errors import ConfigError
+from assay.limits import setting_problem
 from assay.models import DEFAULT_RERANKER
 
 # Settings every run has, with their defaults. None means "decided by the pipeline or the chunker".
@@ -54,6 +57,8 @@ BUILTIN = {
 }
 EXTERNAL = ("command", "http", "plugin", "trec-run", "python")
 SETTINGS = tuple(RUN_DEFAULTS) + tuple(PIPELINE_DEFAULTS)
+# [run] keys that say how to read the inputs, not how to retrieve: they never enter a run's settings or hash.
+RUN_READING = {"max_file_mb": 50.0}
 CONFIG_FILE = "assay.toml"
 
 
@@ -97,16 +102,30 @@ def load_config(path: Path | None) -> dict:
     if unknown:
         raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; "
                           "allowed: run, pipelines, gate, ablate, sweep")
-    for key in data.get("run", {}):
-        if key not in RUN_DEFAULTS:
-            raise ConfigError(f"{path}: [run] has unknown setting {key!r}; allowed: {', '.join(RUN_DEFAULTS)}")
+    for key, value in data.get("run", {}).items():
+        if key not in RUN_DEFAULTS and key not in RUN_READING:
+            raise ConfigError(f"{path}: [run] has unknown setting {key!r}; "
+                              f"allowed: {', '.join(list(RUN_DEFAULTS) + list(RUN_READING))}")
+        _check_number(path, "run", key, value)
     for name, table in data.get("pipelines", {}).items():
-        for key in table:
+        for key, value in table.items():
             if key not in SETTINGS and key != "extends":
                 raise ConfigError(f"{path}: [pipelines.{name}] has unknown setting {key!r}; "
                                   f"allowed: extends, {', '.join(SETTINGS)}")
+            _check_number(path, f"pipelines.{name}", key, value)
     data["_path"] = str(path)
     return data
+
+
+def _check_number(path, table: str, key: str, value) -> None:
+    problem = setting_problem(key, value)
+    if problem:
+        raise ConfigError(f"{path}: [{table}] {key} {problem}")
+
+
+def max_file_mb(config: dict, given: float | None) -> float:
+    """The per-file size limit of the corpus loader: --max-file-mb, else [run] max_file_mb, else 50."""
+    return given if given is not None else config.get("run", {}).get("max_file_mb", RUN_READING["max_file_mb"])
 
 
 def pipeline_names(config: dict) -> list[str]:
@@ -142,6 +161,10 @@ def resolve_pipeline(name: str, config: dict, overrides: dict) -> Pipeline:
 
 def _validate(name: str, s: dict) -> None:
     where = f"pipeline {name!r}"
+    for key, value in s.items():  # the Python API's options arrive here unchecked by click
+        problem = setting_problem(key, value)
+        if problem:
+            raise ConfigError(f"{where}: {key} {problem}")
     if s["generator"] is not None:
         if s["generator"] not in GENERATORS:
             raise ConfigError(f"{where}: generator must be one of {', '.join(GENERATORS)}, got {s['generator']!r}")
