@@ -8,23 +8,28 @@ Careful means, per endpoint (every client with the same ``base_url``):
 - three consecutive 429 answers over the client's life stop the run with ``RunBlocked``;
 - a timeout or an unreachable host fails the question at once: retrying a model that did not
   answer within ``timeout_s`` doubles the cost of every slow question and rarely helps;
+- ``timeout_s`` is a total deadline per request, ``max_bytes`` caps an answer's body, and a
+  redirect is never followed (the key stays with the configured origin): see ``assay.http``;
 - the API key is read from the environment at call time and never appears in an error, the
-  request log or ``repr``, even when a server echoes it back.
+  request log, a reply's text or parsed body, or ``repr``, even when a server echoes it back raw,
+  JSON-escaped or URL-encoded (``assay.credentials.redact``; every other credential-named variable
+  of assay's environment is redacted as well);
+- an HTTP 2xx answer that is not a chat completion (not JSON, no ``choices[0].message`` object)
+  raises ``UnreadableReply``, a ``ModelEndpointError`` whose ``raw`` keeps the redacted text.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import threading
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from assay.credentials import redact, redact_all, secret_values
 from assay.errors import ConfigError, ModelEndpointError, RunBlocked
+from assay.http import DEFAULT_MAX_BYTES, TransportError, post_json
 
 RETRIED_STATUSES = (429, 503)
 BLOCKED_AFTER_429S = 3
@@ -64,8 +69,9 @@ def _endpoint(base_url: str) -> _Endpoint:
         return _ENDPOINTS.setdefault(base_url, _Endpoint())
 
 
-class _NoAnswer(Exception):
-    """The request got no HTTP answer: a timeout, a refused or dropped connection."""
+class UnreadableReply(ModelEndpointError):
+    """An HTTP 2xx answer that is not a chat completion: the endpoint answered, but not in the
+    protocol's shape. The answer stage records it as a failure at the schema stage."""
 
 
 def _excerpt(text: str, n: int = EXCERPT_CHARS) -> str:
@@ -97,7 +103,7 @@ class ChatClient:
 
     def __init__(self, base_url: str, model: str, api_key_env: str | None = None, timeout_s: float = 60.0,
                  min_interval_s: float = 0.0, retries: int = 2, backoff_s=(5.0, 10.0),
-                 sleep=time.sleep, clock=time.monotonic):
+                 sleep=time.sleep, clock=time.monotonic, max_bytes: int = DEFAULT_MAX_BYTES):
         if timeout_s <= 0:
             raise ConfigError(f"model endpoint timeout must be positive, got {timeout_s}")
         if min_interval_s < 0:
@@ -106,6 +112,8 @@ class ChatClient:
             raise ConfigError(f"model endpoint retries must not be negative, got {retries}")
         if any(b < 0 for b in backoff_s):
             raise ConfigError(f"model endpoint backoff must not be negative, got {tuple(backoff_s)}")
+        if max_bytes <= 0:
+            raise ConfigError(f"model endpoint answer size limit must be positive, got {max_bytes}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
@@ -113,6 +121,7 @@ class ChatClient:
         self.min_interval_s = min_interval_s
         self.retries = retries
         self.backoff_s = tuple(backoff_s)
+        self.max_bytes = max_bytes
         self.log: list[dict] = []
         self.blocked = False
         self._sleep = sleep
@@ -157,18 +166,16 @@ class ChatClient:
             payload["response_format"] = response_format
         payload["temperature"] = 0
         data = json.dumps(payload).encode("utf-8")
+        secrets = tuple(secret_values([self.api_key_env]))
 
         endpoint = _endpoint(self.base_url)
         # Held through backoff waits too: an endpoint that asked us to back off gets no other request meanwhile.
         with endpoint.lock:
             entered = time.perf_counter()
             try:
-                return self._attempts(endpoint, data, headers, key)
+                return self._attempts(endpoint, data, headers, secrets)
             finally:
                 self._wall_s += time.perf_counter() - entered
-
-    def _scrub(self, text: str, key: str | None) -> str:
-        return text.replace(key, "***") if key else text
 
     def _interval_left(self, endpoint: _Endpoint) -> float:
         # A start read from another clock (another client's fake clock) says nothing about this one's;
@@ -182,7 +189,7 @@ class ChatClient:
             return 0.0
         return self.backoff_s[min(retry, len(self.backoff_s) - 1)]
 
-    def _attempts(self, endpoint: _Endpoint, data: bytes, headers: dict, key: str | None) -> ChatResponse:
+    def _attempts(self, endpoint: _Endpoint, data: bytes, headers: dict, secrets: tuple) -> ChatResponse:
         backoff = 0.0
         for attempt in range(self.retries + 1):
             attempts = attempt + 1
@@ -195,14 +202,14 @@ class ChatClient:
             self.log.append(entry)
             started = time.perf_counter()
             try:
-                status, raw, response_headers = self._post(data, headers)
-            except _NoAnswer as exc:
-                entry["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
-                entry["error"] = self._scrub(str(exc), key)
+                reply = post_json(self.base_url + "/chat/completions", data, headers, self.timeout_s, self.max_bytes)
+            except TransportError as exc:
+                entry.update(latency_ms=round((time.perf_counter() - started) * 1000, 1), status=exc.status)
+                entry["error"] = redact(_transport_words(exc), secrets)
                 raise ModelEndpointError(f"{self._where}: {entry['error']} (not retried)",
-                                         attempts=attempts) from None
+                                         status=exc.status, attempts=attempts) from None
             latency_ms = round((time.perf_counter() - started) * 1000, 1)
-            raw = self._scrub(raw, key)
+            status, raw, response_headers = reply.status, redact(reply.text, secrets), reply.headers
             retry_after = _retry_after(response_headers)
             entry.update(latency_ms=latency_ms, status=status, retry_after_s=retry_after)
 
@@ -225,42 +232,34 @@ class ChatClient:
                 tried = f" after {attempts} attempts" if attempts > 1 else ""
                 raise ModelEndpointError(f"{self._where}: HTTP {status}{tried}: {_excerpt(raw.strip())!r}",
                                          status=status, raw=raw, attempts=attempts)
-            return self._parse(status, raw, latency_ms, attempts, entry)
+            return self._parse(status, raw, latency_ms, attempts, entry, secrets)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _parse(self, status: int, raw: str, latency_ms: float, attempts: int, entry: dict) -> ChatResponse:
+    def _parse(self, status: int, raw: str, latency_ms: float, attempts: int, entry: dict,
+               secrets: tuple) -> ChatResponse:
         try:
             body = json.loads(raw)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python recurses
             entry["error"] = "invalid JSON"
-            raise ModelEndpointError(f"{self._where}: invalid JSON in the answer: {_excerpt(raw)!r}",
-                                     status=status, raw=raw, attempts=attempts) from None
+            raise UnreadableReply(f"{self._where}: invalid JSON in the answer: {_excerpt(raw)!r}",
+                                  status=status, raw=raw, attempts=attempts) from None
         choices = body.get("choices") if isinstance(body, dict) else None
         first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
         if first is None or not isinstance(first.get("message"), dict):
             entry["error"] = "no choices[0].message"
-            raise ModelEndpointError(f"{self._where}: the answer has no choices[0].message: {_excerpt(raw)!r}",
-                                     status=status, raw=raw, attempts=attempts)
-        return ChatResponse(status=status, body=body, raw=raw, finish_reason=first.get("finish_reason"),
+            raise UnreadableReply(f"{self._where}: the answer has no choices[0].message: {_excerpt(raw)!r}",
+                                  status=status, raw=raw, attempts=attempts)
+        # The raw text is redacted already; this catches a key that only decoding JSON reassembles.
+        body = redact_all(body, secrets)
+        first = body["choices"][0]
+        finish_reason = first.get("finish_reason")
+        return ChatResponse(status=status, body=body, raw=raw,
+                            finish_reason=finish_reason if isinstance(finish_reason, str) else None,
                             message=first["message"], latency_ms=latency_ms, attempts=attempts)
 
-    def _post(self, data: bytes, headers: dict):
-        """(status, text, response headers), whatever the status; _NoAnswer when no answer came."""
-        request = urllib.request.Request(self.base_url + "/chat/completions", data=data, headers=headers,
-                                         method="POST")
-        timeout = f"timeout after {self.timeout_s:g}s"
-        try:
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                    return response.status, response.read().decode("utf-8", errors="replace"), response.headers
-            except urllib.error.HTTPError as exc:
-                text = exc.read().decode("utf-8", errors="replace") if exc.fp else ""
-                return exc.code, text, exc.headers
-        except TimeoutError:
-            raise _NoAnswer(timeout) from None
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError):
-                raise _NoAnswer(timeout) from None
-            raise _NoAnswer(f"cannot reach the endpoint: {exc.reason}") from None
-        except (OSError, http.client.HTTPException) as exc:  # reset, closed mid-answer, a garbled status line
-            raise _NoAnswer(f"no answer: {type(exc).__name__}: {exc}") from None
+
+def _transport_words(exc: TransportError) -> str:
+    """What the request log and the error say when no usable answer came."""
+    if exc.kind == "unreachable":
+        return f"cannot reach the endpoint: {exc.detail}"
+    return exc.detail

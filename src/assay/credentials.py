@@ -1,0 +1,96 @@
+"""Credentials: which environment variables hold them, an environment without them, and their values
+removed from text in every form a remote party or a subprocess can give them back.
+
+A variable holds a credential when assay's configuration names it (``*_api_key_env``) or when its
+name, upper-cased, ends in ``_KEY``, ``_TOKEN``, ``_SECRET``, ``_PASSWORD``, ``_PASSWD``,
+``_CREDENTIALS`` or ``APIKEY``, or is one of ``KEY``, ``TOKEN``, ``SECRET``, ``PASSWORD``
+(``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY`` all match).
+
+``redact`` replaces each secret with ``***`` wherever it appears raw, JSON-escaped (any mix of
+``\\uXXXX`` escapes, ``\\/``, escapes nested to any depth, as in tool-call arguments that are JSON
+inside JSON), URL-encoded (``%XX``, upper or lower case, encoded again as ``%25XX``) or as an HTML
+character reference (``&#115;``, ``&#x73;``), character by character, in any mixture.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+
+MASK = "***"
+SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_PASSWD", "_CREDENTIALS", "APIKEY")
+SECRET_NAMES = frozenset({"KEY", "TOKEN", "SECRET", "PASSWORD"})
+# Values of variables caught only by their name's shape are redacted when at least this long:
+# shorter ones ("1", "yes") are settings, not credentials, and would mangle every reply.
+MIN_RULE_SECRET = 8
+
+
+def is_secret_name(name: str) -> bool:
+    upper = name.upper()
+    return upper in SECRET_NAMES or upper.endswith(SECRET_SUFFIXES)
+
+
+def child_environment(configured: Iterable[str | None] = (), environ: Mapping[str, str] | None = None) -> dict:
+    """A copy of ``environ`` (the process environment by default) without credentials: the variables
+    named in ``configured`` and every variable whose name ``is_secret_name``. PATH, HOME, LANG and the
+    rest are kept."""
+    environ = os.environ if environ is None else environ
+    drop = {n for n in configured if n}
+    return {k: v for k, v in environ.items() if k not in drop and not is_secret_name(k)}
+
+
+def secret_values(configured: Iterable[str | None] = (), environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values to redact: those of the configured variables (any length) and of every variable
+    whose name looks like a credential's (at least ``MIN_RULE_SECRET`` characters)."""
+    environ = os.environ if environ is None else environ
+    names = [n for n in configured if n]
+    values = [environ[n] for n in names if environ.get(n)]
+    values += [v for k, v in environ.items() if is_secret_name(k) and len(v) >= MIN_RULE_SECRET]
+    return sorted(set(values), key=lambda v: (-len(v), v))
+
+
+def _char_pattern(ch: str) -> str:
+    """Every spelling of one character this module undoes: itself, a JSON escape behind any run of
+    backslashes (themselves possibly escaped as \\u005c), %XX (possibly %25XX), &#N; and &#xH;."""
+    code = ord(ch)
+    if code > 0xFFFF:  # a JSON escape of a character outside the BMP is a surrogate pair
+        hi, lo = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+        units = f"u{hi:04x}" + r"(?:\\|\\u005[cC])+" + f"u{lo:04x}"
+    else:
+        units = f"u{code:04x}"
+    backslashes = r"(?:\\|(?i:\\u005c))+"
+    forms = [re.escape(ch), backslashes + f"(?i:{units})"]
+    if ch in "/\"\\":
+        forms.append(backslashes + re.escape(ch))
+    forms.append("".join(f"(?i:%(?:25)*{b:02x})" for b in ch.encode("utf-8")))
+    forms.append(f"(?i:&#0*{code};|&#x0*{code:x};)")
+    return "(?:" + "|".join(forms) + ")"
+
+
+@lru_cache(maxsize=64)
+def _pattern(secrets: tuple[str, ...]) -> re.Pattern | None:
+    parts = ["".join(_char_pattern(c) for c in s) for s in secrets if s]
+    return re.compile("|".join(parts)) if parts else None
+
+
+def redact(text, secrets: Iterable[str]):
+    """``text`` with every secret replaced by ``***`` in every form (see the module docstring);
+    anything that is not a string (None, a number) comes back unchanged."""
+    if not isinstance(text, str) or not text:
+        return text
+    pattern = _pattern(tuple(sorted({s for s in secrets if s}, key=lambda s: (-len(s), s))))
+    return pattern.sub(MASK, text) if pattern is not None else text
+
+
+def redact_all(value, secrets: Iterable[str]):
+    """``redact`` applied to every string inside lists, tuples and dict keys and values."""
+    secrets = tuple(secrets)
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {redact_all(k, secrets): redact_all(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_all(v, secrets) for v in value)
+    return value

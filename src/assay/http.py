@@ -1,0 +1,146 @@
+"""The one HTTP layer: every request assay sends (the generator, the judge, the ``http`` retriever) goes
+through ``post_json``, on httpx.
+
+What it guarantees, whatever the server does:
+
+- **Redirects are never followed.** A 3xx answer is reported as ``the endpoint redirected to
+  <origin>; assay does not follow redirects`` (only the target's origin is shown: its path or query
+  may carry a token), so credentials never reach another host, nor the same host by another path.
+- **A total deadline.** ``timeout_s`` bounds the whole request, connecting to the last byte: httpx's
+  per-phase timeouts are set to it, the clock is checked between body chunks, and a watchdog shuts
+  the socket down when the deadline passes, so a server that trickles headers or body one byte a
+  second is cut off at the deadline, not after it.
+- **A size cap.** At most ``max_bytes`` (8 MiB by default) of body are read, counted while
+  streaming: a larger answer is refused without buffering the rest. ``Accept-Encoding: identity``
+  is asked for; a server that compresses anyway is counted after decompression.
+- The body is decoded as UTF-8 (bad bytes replaced) whatever its Content-Type says.
+
+Proxies come from the usual environment variables (``HTTPS_PROXY``, ``NO_PROXY``), as before.
+Failures raise ``TransportError``; callers (the chat client, the HTTP retriever) turn it into their
+own ``AssayError`` with their own words, after redacting credentials.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from dataclasses import dataclass
+
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+
+
+@dataclass
+class HttpReply:
+    """An HTTP answer read in full: its status, its body as text and its headers (an httpx.Headers)."""
+
+    status: int
+    text: str
+    headers: object
+
+
+class TransportError(Exception):
+    """No usable answer. ``kind`` is one of ``timeout``, ``unreachable``, ``broken`` (the connection
+    failed mid-way), ``redirect`` or ``too_large``; for ``unreachable`` the detail is the reason alone; ``status`` is the HTTP status when an answer began
+    (a redirect, an oversized answer), else None. ``detail`` says what happened, in words."""
+
+    def __init__(self, kind: str, detail: str, status: int | None = None):
+        self.kind, self.detail, self.status = kind, detail, status
+        super().__init__(detail)
+
+
+def origin(url) -> str:
+    """scheme://host[:port] of an httpx.URL."""
+    port = f":{url.port}" if url.port is not None else ""
+    return f"{url.scheme}://{url.host}{port}"
+
+
+class _Watchdog:
+    """Shuts the request's socket down at the deadline: a blocked read then returns at once.
+
+    httpcore reports each connection it opens through the ``trace`` request extension; that is how
+    the socket is found without reaching into httpx's internals."""
+
+    def __init__(self, seconds: float):
+        self.fired = False
+        self._streams: list = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def trace(self, event: str, info: dict) -> None:
+        if event.endswith(("connect_tcp.complete", "start_tls.complete")) and info.get("return_value") is not None:
+            with self._lock:
+                self._streams.append(info["return_value"])
+                fired = self.fired
+            if fired:
+                self._shutdown(info["return_value"])
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            streams = list(self._streams)
+        for stream in streams:
+            self._shutdown(stream)
+
+    @staticmethod
+    def _shutdown(stream) -> None:
+        sock = stream.get_extra_info("socket")
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, AttributeError, ValueError):
+            pass
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def post_json(url: str, body: bytes, headers: dict, timeout_s: float,
+              max_bytes: int = DEFAULT_MAX_BYTES) -> HttpReply:
+    """POST ``body`` (JSON bytes) to ``url`` and read the answer, whatever its status, within
+    ``timeout_s`` seconds in all and ``max_bytes`` of body; see the module docstring."""
+    import httpx
+
+    headers = {"Content-Type": "application/json", "Accept": "application/json",
+               "Accept-Encoding": "identity", **headers}
+    deadline = time.monotonic() + timeout_s
+    timed_out = TransportError("timeout", f"timeout after {timeout_s:g}s")
+    watchdog = _Watchdog(timeout_s)
+    try:
+        with httpx.Client(timeout=httpx.Timeout(timeout_s), follow_redirects=False) as client:
+            with client.stream("POST", url, content=body, headers=headers,
+                               extensions={"trace": watchdog.trace}) as response:
+                status = response.status_code
+                if 300 <= status < 400:
+                    location = response.headers.get("Location")
+                    target = origin(response.url.join(location)) if location else "nowhere (no Location)"
+                    raise TransportError("redirect", f"the endpoint redirected to {target} (HTTP {status}); "
+                                                     "assay does not follow redirects", status)
+                too_large = TransportError("too_large", f"the answer is larger than {max_bytes} bytes; "
+                                                        "assay stopped reading it", status)
+                declared = response.headers.get("Content-Length", "")
+                if declared.isdigit() and int(declared) > max_bytes:
+                    raise too_large
+                data = bytearray()
+                for chunk in response.iter_bytes():
+                    data += chunk
+                    if len(data) > max_bytes:
+                        raise too_large
+                    if time.monotonic() > deadline:
+                        raise timed_out
+                return HttpReply(status, data.decode("utf-8", errors="replace"), response.headers)
+    except TransportError:
+        raise
+    except httpx.InvalidURL as exc:
+        raise TransportError("unreachable", f"invalid URL: {exc}") from None
+    except httpx.TimeoutException:
+        raise timed_out from None
+    except (httpx.HTTPError, OSError) as exc:
+        if watchdog.fired or time.monotonic() > deadline:
+            raise timed_out from None
+        if isinstance(exc, (httpx.ConnectError, httpx.UnsupportedProtocol)):
+            raise TransportError("unreachable", str(exc) or type(exc).__name__) from None
+        raise TransportError("broken", f"no answer: {type(exc).__name__}: {exc}") from None
+    finally:
+        watchdog.cancel()
