@@ -7,6 +7,12 @@ contract (assay.answer.contract) is applied afterwards, by the answer stage, to 
 The ``openai`` generator asks any OpenAI-compatible chat-completions endpoint to answer
 through a ``submit_answer`` tool call. When that does not parse (no tool call, bad JSON,
 schema errors) it makes exactly one JSON-only retry, recorded as mode ``json-fallback``.
+
+No reply shape crashes a run: ``tool_calls`` that is not a list, calls without a ``function``
+object, ``arguments`` that are neither a JSON string nor an object, ``content`` that is not text,
+each becomes a schema error naming what was wrong; an HTTP 2xx answer that is not a chat completion
+at all fails the question at the schema stage (``Generation.failure_stage``). Every string taken
+from a reply has the endpoint's credentials redacted before it is kept.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import json
 from dataclasses import dataclass, field
 
 from assay.answer.contract import MAX_QUOTE, parse_claims
+from assay.credentials import redact_all, secret_values
 
 SUBMIT_ANSWER = {
     "type": "function",
@@ -63,6 +70,7 @@ class Generation:
     finish_reason: str | None = None
     repair_turns: int = 0
     error: str | None = None  # the endpoint failed (after its retries)
+    failure_stage: str = "generation"  # where an error belongs: "schema" when the answer was no chat completion
 
 
 def context_block(context: list[tuple[str, str]]) -> str:
@@ -125,6 +133,7 @@ class OpenAIGenerator:
         gen.raws.append(("tool", resp.raw))
         gen.http_status, gen.finish_reason = resp.status, resp.finish_reason
         payload, problem = _tool_payload(resp.message)
+        payload = redact_all(payload, secret_values([self.client.api_key_env]))
         if problem is None:
             claims, insufficient, errors = parse_claims(payload)
             if not errors:
@@ -134,18 +143,18 @@ class OpenAIGenerator:
         # exactly one JSON-only retry
         gen.mode, gen.repair_turns = "json-fallback", 1
         gen.schema_errors = problem if isinstance(problem, list) else [problem]
-        retry = messages + [{"role": "assistant", "content": resp.message.get("content") or ""},
-                            {"role": "user", "content": JSON_ONLY}]
+        said, _ = message_text(resp.message)
+        retry = messages + [{"role": "assistant", "content": said or ""}, {"role": "user", "content": JSON_ONLY}]
         resp2 = self._call(gen, retry, response_format={"type": "json_object"})
         if resp2 is None:
             return gen
         gen.raws.append(("json-fallback", resp2.raw))
         gen.http_status, gen.finish_reason = resp2.status, resp2.finish_reason
-        try:
-            payload = json.loads(resp2.message.get("content") or "")
-        except json.JSONDecodeError as exc:
-            gen.schema_errors.append(f"json-fallback: not JSON ({exc.msg})")
+        payload, problem = content_payload(resp2.message)
+        if problem is not None:
+            gen.schema_errors.append(f"json-fallback: {problem}")
             return gen
+        payload = redact_all(payload, secret_values([self.client.api_key_env]))
         claims, insufficient, errors = parse_claims(payload)
         gen.schema_errors += [f"json-fallback: {e}" for e in errors]
         if not errors:
@@ -154,7 +163,11 @@ class OpenAIGenerator:
 
 
 def _failed(gen: Generation, exc) -> Generation:
+    from assay.answer.client import UnreadableReply
+
     gen.error = str(exc)
+    if isinstance(exc, UnreadableReply):
+        gen.failure_stage = "schema"
     gen.http_status = getattr(exc, "status", None)
     raw = getattr(exc, "raw", None)
     if raw:
@@ -162,16 +175,62 @@ def _failed(gen: Generation, exc) -> Generation:
     return gen
 
 
-def _tool_payload(message: dict):
+def _loads(text: str):
+    """(value, None) or (None, problem) for a JSON text; never raises, however deep or broken."""
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON ({exc.msg} at column {exc.colno})"
+    except (ValueError, RecursionError) as exc:
+        return None, f"not JSON ({type(exc).__name__})"
+
+
+def _kind(value) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def message_text(message) -> tuple[str | None, str | None]:
+    """(text, None) of a message's ``content``: a string, or a list of ``{"type": "text", "text": ...}``
+    parts joined; (None, problem) for anything else."""
+    if not isinstance(message, dict):
+        return None, f"the message must be an object, got {_kind(message)}"
+    content = message.get("content")
+    if isinstance(content, str):
+        return content, None
+    if isinstance(content, list) and content and all(
+            isinstance(p, dict) and isinstance(p.get("text"), str) for p in content):
+        return "".join(p["text"] for p in content), None
+    return None, f"content must be a string, got {_kind(content)}"
+
+
+def content_payload(message):
+    """(payload, None) from a reply whose content is the answer's JSON, or (None, problem)."""
+    text, problem = message_text(message)
+    if problem is not None:
+        return None, problem
+    return _loads(text)
+
+
+def _tool_payload(message):
     """(payload, None) from a submit_answer tool call, or (None, problem)."""
-    calls = (message or {}).get("tool_calls") or []
-    call = next((c for c in calls if (c.get("function") or {}).get("name") == "submit_answer"), None)
-    if call is None:
+    if not isinstance(message, dict):
+        return None, f"the message must be an object, got {_kind(message)}"
+    calls = message.get("tool_calls")
+    if calls is None or calls == []:
         return None, "no submit_answer tool call in the reply"
-    args = call["function"].get("arguments")
+    if not isinstance(calls, list):
+        return None, f"tool_calls must be a list, got {_kind(calls)}"
+    functions = [c.get("function") if isinstance(c, dict) else None for c in calls]
+    call = next((f for f in functions if isinstance(f, dict) and f.get("name") == "submit_answer"), None)
+    if call is None:
+        shapes = ", ".join(sorted({_kind(c) if not isinstance(c, dict) else
+                                   f"function {_kind(f)}" if not isinstance(f, dict) else "another function"
+                                   for c, f in zip(calls, functions)}))
+        return None, f"no submit_answer tool call in the reply (tool_calls hold: {shapes})"
+    args = call.get("arguments")
     if isinstance(args, dict):
         return args, None
-    try:
-        return json.loads(args or ""), None
-    except json.JSONDecodeError as exc:
-        return None, f"submit_answer arguments are not JSON ({exc.msg} at column {exc.colno})"
+    if not isinstance(args, str):
+        return None, f"submit_answer arguments must be a JSON string or an object, got {_kind(args)}"
+    payload, problem = _loads(args)
+    return payload, None if problem is None else f"submit_answer arguments are {problem}"

@@ -2,13 +2,14 @@
 
 Configured with --judge-url and --judge-model (a model other than the generator's).
 Each verdict is stored; a judge that fails is recorded as ``unavailable`` for that claim
-and never replaced by the generator or by a guess. Without a judge, citation precision
-and faithfulness stay rule-based, and reports say so.
+and never replaced by the generator or by a guess. A reply that cannot be read as
+``{"supported": true|false}`` (any other JSON, content that is not text, JSON nested too deep)
+is recorded as ``unparsed`` with the problem; nothing a judge answers can stop the run. Replies
+and errors come from the chat client with credentials already redacted.
+Without a judge, citation precision and faithfulness stay rule-based, and reports say so.
 """
 
 from __future__ import annotations
-
-import json
 
 PROMPT = ("Decide whether the claim is fully supported by the quoted evidence alone. Reply with only a JSON "
           'object {"supported": true} or {"supported": false}.\n\nClaim: {claim}\n\nEvidence:\n{evidence}')
@@ -34,10 +35,14 @@ class Judge:
             return "unavailable", getattr(exc, "raw", None), str(exc)
         except ModelEndpointError as exc:
             return "unavailable", getattr(exc, "raw", None), str(exc)
-        try:
-            verdict = json.loads(resp.message.get("content") or "")["supported"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            return "unparsed", resp.raw, f"cannot read the verdict: {exc}"
+        from assay.answer.generate import content_payload
+
+        body, problem = content_payload(resp.message)
+        if problem is None and not (isinstance(body, dict) and "supported" in body):
+            problem = f'expected an object with "supported", got {type(body).__name__}'
+        if problem is not None:
+            return "unparsed", resp.raw, f"cannot read the verdict: {problem}"
+        verdict = body["supported"]
         if not isinstance(verdict, bool):
             return "unparsed", resp.raw, "'supported' is not true or false"
         return ("supported" if verdict else "unsupported"), resp.raw, None

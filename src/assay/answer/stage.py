@@ -5,7 +5,10 @@ calibration said abstain (``calibration``), when the generator says
 ``insufficient_evidence``, when the reply breaks the schema (``schema``), when no
 claim survives the citation contract (``no_valid_claim``), or when the endpoint
 failed (``error``). Which one happened is recorded, with the stage it belongs to
-(generation, schema, validation) for stage attribution.
+(generation, schema, validation) for stage attribution. An endpoint that answered HTTP 2xx with
+something that is not a chat completion (not JSON, no ``choices[0].message``) fails the question
+(``failed``, ``error``) at the ``schema`` stage; a timeout, a refused connection, a redirect, an
+oversized answer or an error status fails it at the ``generation`` stage.
 """
 
 from __future__ import annotations
@@ -50,10 +53,11 @@ def checked_rows(query_id: str, checked) -> tuple[list, list, int, str | None]:
     return claims_rows, cite_rows, sum(c.kept for c in checked), json.dumps(dict(sorted(drops.items()))) if drops else None
 
 
-def outcome(error, schema_errors, kept: int, insufficient: bool) -> tuple[str, str | None, str | None]:
+def outcome(error, schema_errors, kept: int, insufficient: bool,
+            error_stage: str = "generation") -> tuple[str, str | None, str | None]:
     """(status, refusal reason, failure stage) of an answer, in this order of precedence."""
     if error is not None:
-        return "failed", "error", "generation"
+        return "failed", "error", error_stage
     if schema_errors:
         return "refused", "schema", "schema"
     if kept:
@@ -77,7 +81,7 @@ def answer_question(generator, query_id: str, question: str, hits, texts, contex
     excerpt = gen.raws[-1][1][:EXCERPT] if gen.raws else None
     checked = validate(gen.claims, dict(context), max_quote) if gen.claims else []
     claims_rows, cite_rows, kept, drops = checked_rows(query_id, checked)
-    status, reason, stage = outcome(gen.error, gen.schema_errors, kept, gen.insufficient)
+    status, reason, stage = outcome(gen.error, gen.schema_errors, kept, gen.insufficient, gen.failure_stage)
     answer = (query_id, generator.name, gen.mode, status, reason, stage, len(checked), kept,
               drops, gen.repair_turns, gen.http_status,
               gen.finish_reason, json.dumps(gen.schema_errors) if gen.schema_errors else None, gen.error, excerpt,
