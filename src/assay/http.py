@@ -41,8 +41,9 @@ class HttpReply:
 
 class TransportError(Exception):
     """No usable answer. ``kind`` is one of ``timeout``, ``unreachable``, ``broken`` (the connection
-    failed mid-way), ``redirect`` or ``too_large``; for ``unreachable`` the detail is the reason alone; ``status`` is the HTTP status when an answer began
-    (a redirect, an oversized answer), else None. ``detail`` says what happened, in words."""
+    failed mid-way), ``redirect`` or ``too_large``; ``status`` is the HTTP status when an answer
+    began (a redirect, an oversized answer), else None. ``detail`` says what happened, in words
+    (for ``unreachable``, the reason alone: the caller names what it could not reach)."""
 
     def __init__(self, kind: str, detail: str, status: int | None = None):
         self.kind, self.detail, self.status = kind, detail, status
