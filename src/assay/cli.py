@@ -8,11 +8,13 @@ from pathlib import Path
 import click
 
 from assay.errors import AssayError
+from assay.limits import ALPHA, BUDGET, K, TOLERANCE
 
 EXIT_CODES = {0: "success", 1: "error (bad input, configuration or warehouse state)", 2: "usage error",
               3: "judgments do not parse or resolve", 4: "a model is not available",
               5: "an external retriever failed", 6: "a gate rule failed",
-              7: "a regression was found"}
+              7: "a regression was found",
+              8: "the run failed or was blocked (its answer stage could not run); it is stored for inspection"}
 DEMO_DIR = Path(__file__).resolve().parents[2] / "judgments" / "demo"
 
 
@@ -47,19 +49,56 @@ def cli(debug):
 
     Every run is stored in a DuckDB warehouse; metrics are SQL over that history.
     Exit codes: 0 success, 1 error, 2 usage error, 3 judgments do not parse or resolve,
-    4 model not available, 5 external retriever failed, 6 gate failed, 7 regression found.
+    4 model not available, 5 external retriever failed, 6 gate failed, 7 regression found,
+    8 the run failed or was blocked (stored for inspection; gate and regress on it fail too).
     """
+
+
+class Number(click.ParamType):
+    """A number within one of assay.limits' ranges (click's FloatRange lets NaN through; this does not)."""
+
+    def __init__(self, allowed):
+        self.allowed = allowed
+        self.name = "integer" if allowed.kind is int else "number"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            try:
+                value = self.allowed.kind(str(value).strip())
+            except ValueError:
+                self.fail(f"{value!r} is not {'an integer' if self.allowed.kind is int else 'a number'}", param, ctx)
+        problem = self.allowed.problem(value)
+        if problem:
+            self.fail(problem, param, ctx)
+        return value
+
+
+def setting(key: str) -> Number:
+    from assay.limits import SETTINGS
+
+    return Number(SETTINGS[key])
+
+
+max_file_option = click.option(
+    "--max-file-mb", "max_file_mb", type=setting("max_file_mb"), default=None,
+    help="Largest corpus file read, in MB (default: [run] max_file_mb in assay.toml, else 50).")
 
 
 @cli.command()
 @click.argument("corpus_dir", type=click.Path(file_okay=False, path_type=Path))
+@max_file_option
 @warehouse_option
-def ingest(corpus_dir, warehouse_path):
-    """Read every .md, .txt, .rst and .html file under CORPUS_DIR into the warehouse."""
+def ingest(corpus_dir, max_file_mb, warehouse_path):
+    """Read every .md, .txt, .rst and .html file under CORPUS_DIR into the warehouse.
+
+    Only regular files inside CORPUS_DIR are read: a link pointing outside it, a FIFO or a device
+    is refused, naming it (exit code 1)."""
     from assay.corpus import load_corpus
+    from assay.pipelines import load_config
+    from assay.pipelines import max_file_mb as file_limit
     from assay.warehouse import Warehouse
 
-    corpus = load_corpus(corpus_dir)
+    corpus = load_corpus(corpus_dir, file_limit(load_config(None), max_file_mb))
     with Warehouse.open(warehouse_path) as wh:
         with wh.transaction():
             written = wh.write_corpus(corpus)
@@ -78,11 +117,11 @@ def run_options(f):
                      help="Project configuration (default: ./assay.toml when present)."),
         click.option("--chunker", type=click.Choice(["recursive", "fixed", "document"]), default=None,
                      help="Chunker (default recursive)."),
-        click.option("--chunk-size", type=int, default=None, help="Chunk size in characters (default 800)."),
-        click.option("--overlap", type=int, default=None,
+        click.option("--chunk-size", type=setting("chunk_size"), default=None, help="Chunk size in characters (default 800)."),
+        click.option("--overlap", type=setting("overlap"), default=None,
                      help="Overlap in characters (default 0 for recursive; for fixed 100, or a quarter of the size if smaller)."),
-        click.option("--depth", type=int, default=None, help="Candidates per first-stage list (default 100)."),
-        click.option("--doc-depth", type=int, default=None,
+        click.option("--depth", type=setting("depth"), default=None, help="Candidates per first-stage list (default 100)."),
+        click.option("--doc-depth", type=setting("doc_depth"), default=None,
                      help="Retrieve deeper until this many distinct documents exist (default 10)."),
         click.option("--lowercase/--no-lowercase", default=None, help="BM25 analyzer: lower-case (default on)."),
         click.option("--stopwords/--no-stopwords", default=None,
@@ -92,18 +131,18 @@ def run_options(f):
                      help="Embedding model: auto (bge-small if cached, else the offline MiniLM), or a fastembed name."),
         click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default=None,
                      help="How hybrid pipelines fuse the lists (default rrf)."),
-        click.option("--rrf-k", type=int, default=None, help="RRF constant k (default 60)."),
+        click.option("--rrf-k", type=setting("rrf_k"), default=None, help="RRF constant k (default 60)."),
         click.option("--reranker", default=None, help="Cross-encoder model name (default Xenova/ms-marco-MiniLM-L-6-v2)."),
         click.option("--reranker-path", default=None, help="Directory of a local ONNX cross-encoder."),
-        click.option("--rerank-top-n", type=int, default=None, help="Fused candidates the reranker scores (default 50)."),
-        click.option("--final-k", type=int, default=None, help="Length of the final list (default: the depth)."),
+        click.option("--rerank-top-n", type=setting("rerank_top_n"), default=None, help="Fused candidates the reranker scores (default 50)."),
+        click.option("--final-k", type=setting("final_k"), default=None, help="Length of the final list (default: the depth)."),
         click.option("--calibration", default=None, help="Apply a stored calibration: abstain below its threshold."),
-        click.option("--seed", type=int, default=None, help="Seed of every bootstrap over this run (default 0)."),
+        click.option("--seed", type=setting("seed"), default=None, help="Seed of every bootstrap over this run (default 0)."),
         click.option("--command", default=None,
                      help="command pipeline: the program to start (reads questions as JSON lines, writes results)."),
         click.option("--url", default=None, help="http pipeline: the URL questions are POSTed to."),
         click.option("--run-file", default=None, help="trec-run pipeline: a stored TREC run file to evaluate."),
-        click.option("--timeout", "timeout_s", type=float, default=None,
+        click.option("--timeout", "timeout_s", type=setting("timeout_s"), default=None,
                      help="command/http pipelines: seconds to wait for each answer (default 30)."),
         click.option("--api-key-env", default=None,
                      help="http pipeline: environment variable holding a bearer token (never stored)."),
@@ -114,12 +153,12 @@ def run_options(f):
         click.option("--generator-model", default=None, help="openai generator: model name."),
         click.option("--generator-api-key-env", default=None,
                      help="openai generator: environment variable holding the API key (default OPENAI_API_KEY)."),
-        click.option("--generator-timeout", "generator_timeout_s", type=float, default=None,
+        click.option("--generator-timeout", "generator_timeout_s", type=setting("generator_timeout_s"), default=None,
                      help="openai generator: seconds per request (default 60)."),
-        click.option("--min-interval", "min_interval_s", type=float, default=None,
+        click.option("--min-interval", "min_interval_s", type=setting("min_interval_s"), default=None,
                      help="openai generator: minimum seconds between request starts (default 0)."),
-        click.option("--context-k", type=int, default=None, help="Final chunks given to the generator (default 5)."),
-        click.option("--max-quote", type=int, default=None, help="Longest citation quote, characters (default 240)."),
+        click.option("--context-k", type=setting("context_k"), default=None, help="Final chunks given to the generator (default 5)."),
+        click.option("--max-quote", type=setting("max_quote"), default=None, help="Longest citation quote, characters (default 240)."),
         click.option("--judge-url", "judge_base_url", default=None,
                      help="Optional judge: base URL of a chat-completions endpoint that judges each kept claim."),
         click.option("--judge-model", default=None, help="Judge model; must differ from the generator's model."),
@@ -127,6 +166,7 @@ def run_options(f):
                      help="Environment variable holding the judge's API key (default OPENAI_API_KEY)."),
         click.option("--force-generation/--no-force-generation", default=None,
                      help="Answer even where a calibration says abstain (diagnostic; the run is not a gate run)."),
+        max_file_option,
     ]
     for option in reversed(options):
         f = option(f)
@@ -158,8 +198,13 @@ class LazyWarehouse:
 @run_options
 @warehouse_option
 def run_cmd(corpus_dir, judgments_path, warehouse_path, **kw):
-    """Resolve judgments, chunk, index, ask every question; record the run. Prints the run id."""
-    from assay.runner import RunOptions, execute_run
+    """Resolve judgments, chunk, index, ask every question; record the run. Prints the run id.
+
+    A run whose answer stage could not run (every question sent to the model failed: no key, an
+    unreachable endpoint; or the endpoint answered HTTP 429 three times in a row) is recorded as
+    failed or blocked, its id printed, and the command exits 8: `assay answers show RUN_ID` shows
+    what each question got. A run where only some questions failed is complete."""
+    from assay.runner import RunOptions, check_outcome, execute_run
 
     lazy = LazyWarehouse(warehouse_path)
     try:
@@ -169,6 +214,7 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, **kw):
     finally:
         lazy.close()
     click.echo(record.run_id)
+    check_outcome(record)
 
 
 @cli.command()
@@ -314,16 +360,26 @@ def compare_cmd(run_a, run_b, flip_metric, flip_level, fmt, warehouse_path):
 @click.option("--preset", default=None, help="A named set of rules: rag (retrieval and answers) or retrieval.")
 @warehouse_option
 def gate_cmd(run_ref, rules, config_path, junit_path, preset, warehouse_path):
-    """Check a run against pass/fail rules; exit code 6 when any rule fails."""
+    """Check a run against pass/fail rules; exit code 6 when any rule fails.
+
+    `latest` is the newest run recorded, whatever its status: when it failed or was blocked, the gate
+    fails with exit code 8 and says why; it never falls back to an earlier run. Gate an earlier
+    complete run by naming its id. A rule that cannot be read, or names an unknown measure or a slice
+    the run does not have, is a usage error (exit code 2); a rule given twice is checked once."""
     import json as _json
 
     from assay import gate
     from assay.pipelines import load_config
+    from assay.run_status import resolve_checked
     from assay.warehouse import Warehouse
 
-    parsed = gate.rules_from(load_config(config_path), rules, preset)
+    parsed, notes = gate.collect_rules(load_config(config_path), rules, preset)
+    for note in notes:
+        _progress(f"note: {note}")
     with Warehouse.open(warehouse_path, read_only=True) as wh:
-        run_id = wh.resolve_run_id(run_ref)
+        run_id = resolve_checked(wh, run_ref, "gating it")
+        if run_ref in (None, "", "latest"):
+            _progress(f"gating run {run_id}, the newest run recorded")
         config = _json.loads(wh.con.execute("SELECT config FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0])
         results = gate.check(wh, run_id, parsed, seed=config["seed"], samples=config.get("bootstrap_samples", 1000))
     click.echo(gate.render(run_id, results), nl=False)
@@ -336,22 +392,31 @@ def gate_cmd(run_ref, rules, config_path, junit_path, preset, warehouse_path):
 @cli.command("regress")
 @click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
 @click.option("--baseline", default="latest", show_default=True,
-              help="latest (newest comparable run of the same pipeline before it), best, or a run id.")
+              help="latest (newest complete comparable run of the same pipeline before it; runs that did not "
+                   "complete in between are named), best, or a run id.")
 @click.option("--max-drop", "drops", multiple=True, required=True,
               help="Allowed drop, e.g. 'Success@1=0.02' or 'nDCG@10:doc=0.03' (repeatable).")
-@click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level of the paired tests.")
+@click.option("--alpha", type=Number(ALPHA), default=0.05, show_default=True,
+              help="Significance level of the paired tests (between 0 and 1).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @warehouse_option
 def regress_cmd(run_ref, baseline, drops, alpha, fmt, warehouse_path):
-    """Fail (exit code 7) when a metric drops more than allowed and significantly, overall or in a slice."""
+    """Fail (exit code 7) when a metric drops more than allowed and significantly, overall or in a slice.
+
+    `latest` (the candidate) is the newest run recorded, whatever its status: when it failed or was
+    blocked, regress fails with exit code 8 and says why, as does a named baseline that did not complete."""
     import json
 
     from assay import regression
+    from assay.run_status import resolve_checked
     from assay.warehouse import Warehouse
 
     parsed = [regression.parse_drop(d) for d in drops]
     with Warehouse.open(warehouse_path, read_only=True) as wh:
-        result = regression.regress(wh, wh.resolve_run_id(run_ref), baseline, parsed, alpha)
+        result = regression.regress(wh, resolve_checked(wh, run_ref, "checking it for regressions"), baseline,
+                                    parsed, alpha)
+    for r in result["skipped"]:
+        _progress(f"note: --baseline latest stepped over run {r['run_id']}, which is {r['status']} ({r['reason']})")
     if fmt == "json":
         click.echo(json.dumps(result, indent=2, default=str))
     else:
@@ -366,7 +431,7 @@ def regress_cmd(run_ref, baseline, drops, alpha, fmt, warehouse_path):
 @click.option("--level", type=click.Choice(["chunk", "doc", "query"]), default=None,
               help="Level (default chunk; query for Abstain).")
 @click.option("--slice", "slice_", default="all", show_default=True, help="Slice, e.g. form=gap.")
-@click.option("--tolerance", type=float, default=0.02, show_default=True,
+@click.option("--tolerance", type=Number(TOLERANCE), default=0.02, show_default=True,
               help="How far below the earlier best a run must stay for a drop to count as lasting.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @warehouse_option
@@ -379,6 +444,8 @@ def history_cmd(pipeline, metric, level, slice_, tolerance, fmt, warehouse_path)
 
     with Warehouse.open(warehouse_path, read_only=True) as wh:
         h = regression.history(wh, pipeline, metric, level, slice_, tolerance)
+    for r in h["incomplete"]:
+        _progress(f"note: run {r['run_id']} is {r['status']} ({r['reason']}): it has no metrics and is not shown")
     click.echo(json.dumps(h, indent=2, default=str) + "\n" if fmt == "json" else regression.render_history(h), nl=False)
 
 
@@ -426,22 +493,24 @@ def export_cmd(run_refs, fmt, out_dir, warehouse_path):
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Project configuration: its [sweep] table gives the grid (default: ./assay.toml when present).")
 @click.option("--chunker", "chunkers", multiple=True, help="Chunkers to try (repeatable; default recursive).")
-@click.option("--size", "sizes", multiple=True, type=int,
+@click.option("--size", "sizes", multiple=True, type=setting("chunk_size"),
               help="Chunk sizes in characters (repeatable; default 200, 400, 800, 1600).")
-@click.option("--overlap", "overlaps", multiple=True, type=int, help="Overlaps in characters (repeatable; default 0).")
+@click.option("--overlap", "overlaps", multiple=True, type=setting("overlap"), help="Overlaps in characters (repeatable; default 0).")
 @click.option("--pipeline", "pipelines", multiple=True, help="Pipelines to try (repeatable; default bm25).")
-@click.option("--budget", type=int, default=None, help="Context budget in tokens for the span measures (default 1000).")
-@click.option("--k", "k", type=int, default=None,
+@click.option("--budget", type=Number(BUDGET), default=None, help="Context budget in tokens for the span measures (default 1000).")
+@click.option("--k", "k", type=Number(K), default=None,
               help="Results for doc-level Success@k, SpanRecall@k and the Pareto front (default 5).")
 @click.option("--select", default=None, help="Measure that picks the best point (default SpanRecall@<budget>tok).")
-@click.option("--alpha", type=float, default=None, help="Level of the paired tests against the best (default 0.05).")
-@click.option("--seed", type=int, default=None, help="Seed of every bootstrap and test (default 0).")
-@click.option("--depth", type=int, default=None, help="Candidates per first-stage list (default 100).")
+@click.option("--alpha", type=Number(ALPHA), default=None,
+              help="Level of the paired tests against the best (default 0.05).")
+@click.option("--seed", type=setting("seed"), default=None, help="Seed of every bootstrap and test (default 0).")
+@click.option("--depth", type=setting("depth"), default=None, help="Candidates per first-stage list (default 100).")
 @click.option("--embedder", default=None, help="Embedding model for dense pipelines (default auto).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@max_file_option
 @warehouse_option
 def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps, pipelines, budget, k, select, alpha,
-              seed, depth, embedder, fmt, warehouse_path):
+              seed, depth, embedder, fmt, max_file_mb, warehouse_path):
     """Run a grid of chunkers x sizes x overlaps x pipelines and compare the points fairly (docs/chunking.md)."""
     from assay import sweep
     from assay.pipelines import load_config
@@ -451,10 +520,17 @@ def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps
     spec = sweep.spec_from(load_config(config_path), {
         "chunkers": list(chunkers), "sizes": list(sizes), "overlaps": list(overlaps), "pipelines": list(pipelines),
         "budget": budget, "k": k, "select": select, "alpha": alpha})
-    options = RunOptions(config_path=config_path, seed=seed, depth=depth, embedder=embedder)
+    options = RunOptions(config_path=config_path, seed=seed, depth=depth, embedder=embedder, max_file_mb=max_file_mb)
     with Warehouse.open(warehouse_path) as wh:
         sweep_id = sweep.run_sweep(wh, corpus_dir, judgments_path, spec, options, progress=_progress)
         _progress(f"recorded sweep {sweep_id} in {wh.path}; `assay report --sweep {sweep_id}` shows it again\n")
+        _, broken = wh.query("reports/sweep_incomplete", sweep_id=sweep_id)
+        if broken:
+            from assay.errors import RunFailed
+
+            raise RunFailed(f"sweep {sweep_id}: {len(broken)} point(s) did not complete ("
+                            + ", ".join(f"run {r} is {st}" for r, st in broken)
+                            + "); they are stored for inspection (`assay answers show RUN_ID`)")
         click.echo(sweep.render(sweep.table(wh, sweep_id), fmt), nl=False)
 
 
@@ -655,11 +731,17 @@ def judgments():
                    "a content word with the corpus is a lint.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Project configuration (default: ./assay.toml when present).")
-def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, config_path):
+@max_file_option
+def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, config_path, max_file_mb):
     """Validate a judgments file against a corpus and report the lints that keep it honest."""
+    from assay.corpus import file_limit
     from assay.judgments.lint import check
+    from assay.pipelines import load_config
+    from assay.pipelines import max_file_mb as configured_limit
 
-    text, n_warnings = check(judgments_path, corpus_dir, verbose=verbose, pipeline=pipeline, config_path=config_path)
+    with file_limit(configured_limit(load_config(config_path), max_file_mb)):
+        text, n_warnings = check(judgments_path, corpus_dir, verbose=verbose, pipeline=pipeline,
+                                 config_path=config_path)
     click.echo(text, nl=False)
     if strict and n_warnings:
         sys.exit(1)
@@ -676,9 +758,12 @@ def demo(warehouse_path):
     corpus, judgments_file = DEMO_DIR / "corpus", DEMO_DIR / "judgments.jsonl"
     if not judgments_file.is_file():
         raise AssayError(f"the demo golden set is not at {DEMO_DIR}; run `assay demo` from a source checkout")
+    from assay.runner import check_outcome
+
     with Warehouse.open(warehouse_path) as wh:
         record = run(wh, corpus, judgments_file, RunOptions(), progress=_progress)
         _progress(f"recorded run {record.run_id} in {wh.path}\n")
+        check_outcome(record)
         click.echo(render(build_report(wh, record.run_id), "table"), nl=False)
 
 

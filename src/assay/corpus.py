@@ -6,8 +6,10 @@ a FIFO or a device), each at most ``max_file_mb`` megabytes; see ``scan``.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import stat
+from contextlib import contextmanager
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -244,9 +246,25 @@ def _too_big(f: CorpusFile, size: int, max_file_mb: float) -> str:
             "raise it with --max-file-mb (or max_file_mb in [run] of assay.toml)")
 
 
-def load_corpus(root: str | os.PathLike, max_file_mb: float = DEFAULT_MAX_FILE_MB) -> Corpus:
+_LIMIT: contextvars.ContextVar[float] = contextvars.ContextVar("max_file_mb", default=DEFAULT_MAX_FILE_MB)
+
+
+@contextmanager
+def file_limit(max_file_mb: float):
+    """Within the block, ``load_corpus`` called without a limit uses this one (for callers that load a
+    corpus on a command's behalf, like `assay judgments check`)."""
+    token = _LIMIT.set(max_file_mb)
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
+def load_corpus(root: str | os.PathLike, max_file_mb: float | None = None) -> Corpus:
     """Read every corpus file under root (see ``scan``). Any bad file fails the whole load: nothing
-    half-ingested. A file over ``max_file_mb`` megabytes (10**6 bytes) is a problem naming its size."""
+    half-ingested. A file over ``max_file_mb`` megabytes (10**6 bytes; default 50, or ``file_limit``'s)
+    is a problem naming its size."""
+    max_file_mb = _LIMIT.get() if max_file_mb is None else max_file_mb
     root = Path(root)
     if not root.is_dir():
         raise CorpusError(f"{root}: corpus directory not found")

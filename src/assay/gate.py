@@ -5,19 +5,25 @@ A rule is ``METRIC[:LEVEL][[SLICE]] OP VALUE``, for example ``Success@3:doc>=0.7
 FalseAbstain) or ``Success@3:doc[form=gap]>=0.5``. OP is one of >=, >, <=, <.
 Rules come from ``[gate] rules = [...]`` in assay.toml and from ``--rule``.
 
-A rule whose slice has no questions fails: a gate never passes vacuously. A rule
-that passes on the point estimate while its 95% interval reaches past the bar is
-marked ``fragile``. Exit code 6 when any rule fails.
+A rule that cannot be read, names an unknown measure or level, a bar outside
+[0, 1], or a slice the run does not have (``form=gapp``) is a usage error, exit
+code 2, naming where the rule came from and, for a slice, the slices the run has.
+The same rule given more than once (preset, assay.toml, --rule; compared by
+measure, level, slice, operator and bar) is checked once, and the merge is said.
+
+A rule whose slice exists but has no questions for its measure fails: a gate never
+passes vacuously. A rule that passes on the point estimate while its 95% interval
+reaches past the bar is marked ``fragile``. Exit code 6 when any rule fails.
 """
 
 from __future__ import annotations
 
 import operator
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from assay.errors import ConfigError
-from assay.metrics.compute import evaluate
+from assay.errors import ConfigError, UsageError
+from assay.metrics.compute import SLICE_FIELDS, evaluate, question_labels
 from assay.metrics.registry import parse_measure
 
 GATE_FAILED = 6
@@ -34,20 +40,33 @@ class Rule:
     slice: str
     op: str
     bar: float
+    source: str = field(default="--rule", compare=False)  # where it was given: --rule, assay.toml, preset NAME
+
+    @property
+    def key(self) -> tuple:
+        """What the rule checks: two rules with the same key are the same rule, however written."""
+        return (self.measure.name, self.level, self.slice, self.op, self.bar)
 
 
-def parse_rule(text: str) -> Rule:
+def parse_rule(text: str, source: str = "--rule") -> Rule:
+    """One rule; UsageError (exit code 2) naming ``source`` when it cannot be used."""
+    where = f"gate rule {text!r} ({source})"
     m = _RULE.match(text)
     if not m:
-        raise ConfigError(f"cannot read gate rule {text!r}; write it like 'Success@3:doc>=0.75' or "
-                          "'nDCG@10[form=gap]>=0.5'")
-    measure = parse_measure(m.group("metric"))
+        raise UsageError(f"cannot read {where}; write it like 'Success@3:doc>=0.75' or 'nDCG@10[form=gap]>=0.5'")
+    try:
+        measure = parse_measure(m.group("metric"))
+    except ConfigError as exc:
+        raise UsageError(f"{where}: {exc}") from None
     levels = measure.levels
-    level = m.group("level") or ("chunk" if "chunk" in levels else levels[0])  # answer measures: 'answer' 
+    level = m.group("level") or ("chunk" if "chunk" in levels else levels[0])  # answer measures: 'answer'
     if level not in levels:
-        raise ConfigError(f"gate rule {text!r}: {measure.name} has level(s) {', '.join(levels)}, not {level}")
-    return Rule(text.strip(), measure, level, (m.group("slice") or "all").strip(), m.group("op"),
-                float(m.group("value")))
+        raise UsageError(f"{where}: {measure.name} has level(s) {', '.join(levels)}, not {level}")
+    bar = float(m.group("value"))
+    if not 0.0 <= bar <= 1.0:
+        raise UsageError(f"{where}: the bar {bar:g} is outside [0, 1], where every measure lies, so the rule "
+                         "could never fail or never pass")
+    return Rule(text.strip(), measure, level, (m.group("slice") or "all").strip(), m.group("op"), bar, source)
 
 
 PRESETS = {
@@ -58,19 +77,56 @@ PRESETS = {
 }
 
 
-def rules_from(config: dict, cli_rules: tuple[str, ...], preset: str | None = None,
-               required: bool = True) -> list[Rule]:
-    """The preset's rules, then [gate] rules, then --rule. None at all is an error unless not ``required``
+def collect_rules(config: dict, cli_rules: tuple[str, ...], preset: str | None = None,
+                  required: bool = True) -> tuple[list[Rule], list[str]]:
+    """The preset's rules, then [gate] rules, then --rule, each distinct rule once; and one note per
+    rule given more than once, saying where. None at all is an error unless not ``required``
     (`assay ablate` checks its rungs against rules only when some are given)."""
     if preset is not None and preset not in PRESETS:
-        raise ConfigError(f"unknown gate preset {preset!r}; known: {', '.join(PRESETS)}")
-    texts = list(PRESETS.get(preset, ())) + list(config.get("gate", {}).get("rules", [])) + list(cli_rules)
-    if not texts and required:
-        raise ConfigError("no gate rules: give --rule 'Success@3:doc>=0.75' or [gate] rules = [...] in assay.toml")
-    return [parse_rule(t) for t in texts]
+        raise UsageError(f"unknown gate preset {preset!r}; known: {', '.join(PRESETS)}")
+    toml_rules = config.get("gate", {}).get("rules", [])
+    toml = f"{config.get('_path', 'assay.toml')} [gate] rules"
+    if not isinstance(toml_rules, list) or not all(isinstance(t, str) for t in toml_rules):
+        raise ConfigError(f"{toml} must be a list of strings like \"Success@3:doc>=0.75\"")
+    given = ([(t, f"preset {preset}") for t in PRESETS.get(preset, ())] + [(t, toml) for t in toml_rules]
+             + [(t, "--rule") for t in cli_rules])
+    if not given and required:
+        raise UsageError("no gate rules: give --rule 'Success@3:doc>=0.75' or [gate] rules = [...] in assay.toml")
+    rules: dict[tuple, Rule] = {}
+    sources: dict[tuple, list[str]] = {}
+    for text, source in given:
+        rule = parse_rule(text, source)
+        rules.setdefault(rule.key, rule)
+        sources.setdefault(rule.key, []).append(f"{rule.text!r} ({source})")
+    notes = [f"gate rule {rules[k].text!r} is given {len(v)} times ({', '.join(v)}): checked once"
+             for k, v in sources.items() if len(v) > 1]
+    return list(rules.values()), notes
+
+
+def rules_from(config: dict, cli_rules: tuple[str, ...], preset: str | None = None,
+               required: bool = True) -> list[Rule]:
+    """The distinct rules of ``collect_rules`` (duplicates merged)."""
+    return collect_rules(config, cli_rules, preset, required)[0]
+
+
+def run_slices(warehouse, run_id: str) -> list[str]:
+    """The slices a run's questions form ('all', then 'category=...', 'form=...', 'hard_class=...')."""
+    labels = question_labels(warehouse, run_id).values()
+    return ["all"] + [f"{f}={v}" for f in SLICE_FIELDS for v in sorted({str(q[f]) for q in labels})]
+
+
+def check_slices(warehouse, run_id: str, rules: list[Rule]) -> None:
+    """UsageError (exit code 2) for a rule naming a slice the run has no question in, listing those it has."""
+    known = run_slices(warehouse, run_id)
+    unknown = [r for r in rules if r.slice not in known]
+    if unknown:
+        named = "; ".join(f"{r.text} ({r.source}): no such slice {r.slice!r}" for r in unknown)
+        raise UsageError(f"{named}; run {run_id} has the slices {', '.join(known)}")
 
 
 def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int) -> list[dict]:
+    """Each rule's result on the run. A slice the run does not have is a UsageError before anything is computed."""
+    check_slices(warehouse, run_id, rules)
     eligible = warehouse.con.execute("SELECT COALESCE(gate_eligible, TRUE) FROM runs WHERE run_id = ?",
                                      [run_id]).fetchall()[0][0]
     if not eligible:

@@ -7,6 +7,10 @@ or a run id. A metric regresses when it drops by more than its allowed drop AND
 the drop is significant (paired test, Holm-adjusted within its slice, p < alpha),
 overall or in any slice. Exit code 7 when anything regresses.
 
+A candidate or a named baseline that did not complete (status failed or blocked)
+fails with exit code 8; ``latest`` as the baseline steps over such runs and names
+them in the result (``skipped``). See assay.run_status.
+
 history: a metric across a pipeline's runs over time, and the first run where a
 lasting drop began: the earliest run from which no later run came back to within
 ``tolerance`` of the best value before it.
@@ -46,7 +50,9 @@ def pick_baseline(warehouse, candidate: dict, how: str, guard) -> str:
     _, rows = warehouse.query("reports/comparable_runs", run_id=candidate["run_id"], pipeline=candidate["pipeline"])
     history = [r[0] for r in rows if r[0] != candidate["run_id"]]
     if how not in ("latest", "best"):
-        return warehouse.resolve_run_id(how)
+        from assay.run_status import resolve_checked
+
+        return resolve_checked(warehouse, how, "using it as the baseline")
     if how == "latest":
         earlier = [r[0] for r in rows if (r[1], r[0]) < (candidate["started_at"], candidate["run_id"])]
         if not earlier:
@@ -62,8 +68,16 @@ def pick_baseline(warehouse, candidate: dict, how: str, guard) -> str:
 def regress(warehouse, run_id: str, baseline: str, drops: list, alpha: float = 0.05) -> dict:
     if not drops:
         raise ConfigError("give at least one --max-drop, e.g. --max-drop Success@1=0.02")
+    from assay.limits import ALPHA
+
+    if ALPHA.problem(alpha):
+        raise ConfigError(f"--alpha {ALPHA.problem(alpha)}")
     candidate = run_identity(warehouse, run_id)
     base_id = pick_baseline(warehouse, candidate, baseline, drops[0])
+    from assay.run_status import incomplete_between
+
+    skipped = [{k: r[k] for k in ("run_id", "status", "reason")}
+               for r in incomplete_between(warehouse, candidate, base_id)] if baseline == "latest" else []
     base = run_identity(warehouse, base_id)
     check_comparable(base, candidate)
     measures = list(dict.fromkeys(m for m, _, _ in drops))
@@ -81,7 +95,7 @@ def regress(warehouse, run_id: str, baseline: str, drops: list, alpha: float = 0
         c["max_drop"] = allowed[(c["metric"], c["level"])]
         c["regressed"] = c["drop"] > c["max_drop"] and c["p_holm"] < alpha
     return {"candidate": run_id, "baseline": base_id, "baseline_rule": baseline, "alpha": alpha, "checks": checks,
-            "regressed": any(c["regressed"] for c in checks)}
+            "regressed": any(c["regressed"] for c in checks), "skipped": skipped}
 
 
 def render_regress(result: dict) -> str:
@@ -104,6 +118,10 @@ def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: st
             tolerance: float = 0.02) -> dict:
     from assay.metrics.compute import evaluate
 
+    from assay.limits import TOLERANCE
+
+    if TOLERANCE.problem(tolerance):
+        raise ConfigError(f"--tolerance {TOLERANCE.problem(tolerance)}")
     measure = parse_measure(metric)
     level = level or ("chunk" if "chunk" in measure.levels else measure.levels[0])
     rows = warehouse.con.execute(
@@ -130,8 +148,12 @@ def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: st
             drop = {"run_id": series[i]["run_id"], "value": series[i]["value"], "prior_best": prior_best["value"],
                     "prior_best_run": prior_best["run_id"]}
             break
+    from assay.run_status import outcomes
+
+    incomplete = [{k: r[k] for k in ("run_id", "status", "reason")} for r in reversed(outcomes(warehouse))
+                  if r["pipeline"] == pipeline and r["status"] != "complete"]
     return {"pipeline": pipeline, "metric": measure.name, "level": level, "slice": slice_, "tolerance": tolerance,
-            "points": points, "comparable_groups": len(groups), "lasting_drop": drop}
+            "points": points, "comparable_groups": len(groups), "lasting_drop": drop, "incomplete": incomplete}
 
 
 def render_history(h: dict) -> str:

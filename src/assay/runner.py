@@ -5,6 +5,21 @@ deepened until `doc_depth` distinct documents exist), `fusion` (when both run),
 `rerank` (the cross-encoder over the top `rerank_top_n`), and `final` (what the
 pipeline returns: the last list cut at `final_k`, emptied when a calibration
 says abstain). Every stage's list is stored.
+
+A run ends ``complete``, ``blocked`` or ``failed``, and is stored either way:
+
+- ``blocked``: the model endpoint answered HTTP 429 three times in a row (the client raised
+  ``RunBlocked``); the run stops at that question.
+- ``failed``: the answer stage could not run: at least one question was sent to the generator,
+  and every question sent failed at generation (answer status ``failed``, refusal ``error``: no
+  key, an unreachable or timing-out endpoint, an HTTP error after the retries, a reply that is not
+  JSON). Questions refused before generation (no results, calibration) are not sent and count
+  neither way.
+- ``complete``: everything else, including a run where only some questions failed: those are
+  recorded per question and count against its answer measures.
+
+Only complete runs have metrics; `assay run`, `gate` and `regress` exit 8 on the others
+(``RunFailed``), and `assay answers show RUN_ID` shows what each question got.
 """
 
 from __future__ import annotations
@@ -18,7 +33,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 
 from assay import __version__
-from assay.errors import ConfigError
+from assay.errors import ConfigError, RunFailed
 from assay.hashing import canonical_json, config_hash, sha256_text
 from assay.retrieval import TIE_BREAK
 
@@ -69,10 +84,11 @@ class RunOptions:
     judge_model: str | None = None
     judge_api_key_env: str | None = None
     judge_timeout_s: float | None = None
+    max_file_mb: float | None = None  # how the corpus is read, not a retrieval setting: never stored or hashed
     python_retriever: object = None  # the Python API's callable (not a setting: it is not serializable)
 
     def overrides(self) -> dict:
-        skip = ("pipeline", "config_path", "python_retriever")
+        skip = ("pipeline", "config_path", "python_retriever", "max_file_mb")
         return {k: (str(v) if k == "run_file" and v is not None else v)
                 for k, v in self.__dict__.items() if k not in skip}
 
@@ -96,7 +112,7 @@ class RunRecord:
     stages: list = field(default_factory=lambda: ["bm25", "final"])
     stage_latency: list = field(default_factory=list)  # (query_id, stage, latency_ms)
     stats: dict = field(default_factory=dict)
-    status: str = "complete"  # or 'blocked': the model endpoint rate-limited every request
+    status: str = "complete"  # or 'blocked' or 'failed': see the module docstring
     gate_eligible: bool = True  # false for --force-generation runs
     answers: list = field(default_factory=list)
     claims: list = field(default_factory=list)
@@ -228,18 +244,19 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     from assay.chunking import chunker_label, make_chunker
     from assay.corpus import load_corpus
     from assay.judgments import load_judgments, resolve_gold
-    from assay.pipelines import load_config, resolve_pipeline
+    from assay.pipelines import load_config, max_file_mb, resolve_pipeline
 
     say = progress or (lambda msg: None)
     get_wh = warehouse if callable(warehouse) else (lambda: warehouse)
-    pipeline = resolve_pipeline(options.pipeline, load_config(options.config_path), options.overrides())
+    project = load_config(options.config_path)
+    pipeline = resolve_pipeline(options.pipeline, project, options.overrides())
     s = pipeline.settings
     chunker = make_chunker(s["chunker"], s["chunk_size"], s["overlap"])
     started = datetime.now(timezone.utc).replace(tzinfo=None)
     from assay.stored import is_ref, stored_corpus, stored_judgments
 
     judgments = stored_judgments(get_wh(), judgments_path) if is_ref(judgments_path) else load_judgments(judgments_path)
-    corpus = stored_corpus(get_wh(), corpus_dir) if is_ref(corpus_dir) else load_corpus(corpus_dir)
+    corpus = stored_corpus(get_wh(), corpus_dir) if is_ref(corpus_dir) else load_corpus(corpus_dir, max_file_mb(project, options.max_file_mb))
     gold = resolve_gold(judgments, corpus)
     say(f"resolved {len(gold)} gold entries for {len(judgments.judgments)} questions "
         f"against {len(corpus.documents)} documents")
@@ -302,7 +319,7 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         query_rows, hit_rows, latency_rows = [], [], []
         answers = {"answers": [], "claims": [], "citations": [], "answer_raw": [], "answer_context": [],
                    "model_requests": [], "claim_judgments": []}
-        status = "complete"
+        status, reason = "complete", None
         prep_ms = 0.0
         if dense is not None:  # questions are embedded in one batch; each is charged an equal share
             t0 = time.perf_counter()
@@ -321,7 +338,10 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
                                 for rank, h in enumerate(lists[stage], 1))
             if generator is not None and not _answer(generator, client, s, j, lists, texts, calibration, answers):
                 status = "blocked"
-                say("the model endpoint rate-limited three requests in a row: the run stops and is marked blocked")
+                reason = (f"the model endpoint answered HTTP 429 three times in a row at question {j.query_id} "
+                          f"(after {len(answers['answers'])} of {len(judgments.judgments)} questions): the run "
+                          "stopped")
+                say(f"{reason}; it is marked blocked")
                 break
             if judge is not None:
                 _judge_claims(judge, j.query_id, answers)
@@ -344,6 +364,12 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     finished = datetime.now(timezone.utc).replace(tzinfo=None)
     if generator is not None:
         stats["answers"] = {"generator": generator.name, **(client.stats() if client is not None else {})}
+        if status == "complete":
+            status, reason = answer_outcome(answers["answers"])
+        if status != "complete":
+            stats["outcome"] = {"status": status, "reason": reason}
+            if status == "failed":
+                say(f"the answer stage could not run: {reason}; the run is marked failed")
     return RunRecord(
         run_id=new_run_id(started), started_at=started, finished_at=finished, config=config,
         config_hash=config_hash(config), corpus=corpus, chunk_set=chunk_set, chunks=chunks,
@@ -352,6 +378,37 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         stage_latency=latency_rows, stats=stats, status=status,
         gate_eligible=not (generator is not None and s["force_generation"]), **answers,
     )
+
+
+PRE_GENERATION = ("no_results", "calibration")  # refusals decided before the generator is asked
+
+
+def answer_outcome(answers: list) -> tuple[str, str | None]:
+    """('failed', why) when every question sent to the generator failed at generation, else ('complete', None)."""
+    from collections import Counter
+
+    from assay.answer.stage import ANSWER_COLUMNS
+
+    rows = [dict(zip(ANSWER_COLUMNS, a)) for a in answers]
+    sent = [r for r in rows if not (r["status"] == "refused" and r["refusal"] in PRE_GENERATION)]
+    if not sent or any(r["status"] != "failed" for r in sent):
+        return "complete", None
+    errors = Counter(r["error"] or (f"HTTP {r['http_status']}" if r["http_status"] else "no reply") for r in sent)
+    error, n = errors.most_common(1)[0]
+    error = " ".join(str(error).split())[:300]
+    also = f" ({n} of them; other errors on the rest)" if len(errors) > 1 else ""
+    return "failed", (f"every one of the {len(sent)} question(s) sent to the model failed at generation: "
+                      f"{error}{also}")
+
+
+def check_outcome(record: RunRecord) -> None:
+    """Raises RunFailed (exit code 8) for a stored run that did not complete; nothing for a complete one."""
+    if record.status == "complete":
+        return
+    reason = record.stats.get("outcome", {}).get("reason") or "its answer stage could not run"
+    raise RunFailed(f"run {record.run_id} is {record.status}: {reason}. It is stored for inspection "
+                    f"(`assay answers show {record.run_id}`) but has no metrics; exit code 8",
+                    run_id=record.run_id, status=record.status, reason=reason)
 
 
 def _generator(s: dict):
