@@ -141,21 +141,24 @@ def _rates(c: dict | None) -> str:
 
 
 def render(calibration_id: str, run_id: str, data: dict) -> str:
+    from assay.escape import terminal as esc
+
     lines = [
-        f"calibration {calibration_id} fitted on run {run_id}",
+        f"calibration {esc(calibration_id)} fitted on run {esc(run_id)}",
         f"  Platt scaling: P(answerable | top score s) = 1 / (1 + exp(-({data['a']:.6g} * s + {data['b']:.6g})))",
         f"  threshold {float(data['threshold']):.4f} (abstain below it), chosen to maximize balanced accuracy",
         f"  questions: {data['n']} ({data['n_answerable']} answerable, {data['n_no_answer']} no_answer, "
         f"{data['n_no_hits']} without hits, which always abstain)",
         f"  fit set {data['fit_set_hash']}",
-        f"  scores: {data['stage']} stage of pipeline {data['pipeline']}, {describe_identity(data['score_identity'])}; "
+        f"  scores: {esc(data['stage'])} stage of pipeline {esc(data['pipeline'])}, "
+        f"{esc(describe_identity(data['score_identity']))}; "
         "a run whose scores come from anything else refuses it",
         "",
         f"  {'in-sample:':<32}{_rates(data['in_sample'])}",
     ]
     for split in data["held_out"]:
         label = f"held-out (fit {split['fit']}, test {split['test']}):"
-        lines.append(f"  {label:<32}{_rates(split['confusion']) if not split.get('error') else split['error']}")
-    lines += ["", f"  {data['caveat']}", "",
-              f"apply it with: assay run --calibration {calibration_id} ..."]
+        lines.append(f"  {label:<32}{_rates(split['confusion']) if not split.get('error') else esc(split['error'])}")
+    lines += ["", f"  {esc(data['caveat'])}", "",
+              f"apply it with: assay run --calibration {esc(calibration_id)} ..."]
     return "\n".join(lines) + "\n"

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from assay import __version__
 from assay.errors import ConfigError, ExportError
+from assay.escape import csv_cell
 from assay.metrics.compute import evaluate, per_query
 from assay.metrics.registry import DEFAULT_MEASURES
 
@@ -148,13 +149,15 @@ def _text(value) -> str:
 
 
 def _write_csv(root: Path, table: str, rows_by_run: dict[str, list[tuple]]) -> list[dict]:
+    """Text cells that a spreadsheet would read as a formula get a leading ' (escape.csv_cell); the
+    text is otherwise exact, control characters included. Numbers are written as numbers."""
     rel = f"{table}.csv"
     n = 0
     with open(root / rel, "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(columns(table))
         for rows in rows_by_run.values():
-            writer.writerows([_text(v) for v in row] for row in rows)
+            writer.writerows([csv_cell(v) if isinstance(v, str) else _text(v) for v in row] for row in rows)
             n += len(rows)
     return [{"path": rel, "table": table, "format": "csv", "rows": n}]
 

@@ -151,14 +151,16 @@ def render(rows: list[dict], fmt: str) -> str:
     or ``csv`` (full precision; an empty value is None)."""
     if fmt == "json":
         return json.dumps(rows, indent=2) + "\n"
+    from assay.escape import printed_csv_cell, terminal
+
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=ROW_FIELDS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows({key: row.get(key) for key in ROW_FIELDS} for row in rows)
+        writer.writerows({key: printed_csv_cell(row.get(key)) for key in ROW_FIELDS} for row in rows)
         return buf.getvalue()
-    if fmt == "table":
-        body = [[row["metric"], row["query_id"], "-" if row["value"] is None else f"{row['value']:.4f}", str(row["n"])]
+    if fmt == "table":  # query ids come from the user's files: escaped for the terminal
+        body = [[terminal(row["metric"]), terminal(row["query_id"]), "-" if row["value"] is None else f"{row['value']:.4f}", str(row["n"])]
                 for row in rows]
         widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(ROW_FIELDS)]
         right = (False, False, True, True)

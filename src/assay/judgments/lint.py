@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from assay.corpus import load_corpus
+from assay.escape import terminal
 from assay.judgments.parse import load_judgments
 from assay.judgments.resolve import resolve_gold
 
@@ -122,10 +123,11 @@ def check(judgments_path, corpus_dir, verbose: bool = False, pipeline: str = "bm
     analyzer = build_analyzer(AnalyzerOptions(s["lowercase"], s["stopwords"], s["stemming"]))
     lints, competition = lint(judgments, corpus, gold, analyzer, lexical=s["lexical"])
     js = judgments.judgments
-    count = lambda attr: ", ".join(f"{k} {v}" for k, v in sorted(Counter(getattr(j, attr) for j in js).items()))  # noqa: E731
+    esc = terminal  # hard classes, ids, paths and quoted words come from the user's files
+    count = lambda attr: ", ".join(f"{esc(k)} {v}" for k, v in sorted(Counter(getattr(j, attr) for j in js).items()))  # noqa: E731
     unans = Counter(j.unanswerable for j in js if j.unanswerable)
     out = [
-        f"{judgments.path}: valid, {len(js)} questions; {len(gold)} gold entries resolve exactly once "
+        f"{esc(judgments.path)}: valid, {len(js)} questions; {len(gold)} gold entries resolve exactly once "
         f"against {len(corpus.documents)} documents (corpus {corpus.corpus_hash[:12]})",
         f"  category:   {count('category')}",
         f"  form:       {count('form')}",
@@ -136,8 +138,8 @@ def check(judgments_path, corpus_dir, verbose: bool = False, pipeline: str = "bm
     out.append("")
     out.append(f"lints: {len(lints)}" + ("" if lints else " (none)"))
     for item in sorted(lints, key=lambda x: (x.kind, x.line)):
-        out.append(f"  {judgments.path}:{item.line} [{item.kind}] {item.query_id}: {item.message}")
-    out += ["", _no_answer_summary(resolved, judgments, lints), ""]
+        out.append(f"  {esc(judgments.path)}:{item.line} [{item.kind}] {esc(item.query_id)}: {esc(item.message)}")
+    out += ["", esc(_no_answer_summary(resolved, judgments, lints)), ""]
     n_docs = len(corpus.documents)
     half_counts = [a for _, a, _ in competition]
     out.append(f"term competition: documents holding at least half of a question's terms, median "
@@ -146,7 +148,7 @@ def check(judgments_path, corpus_dir, verbose: bool = False, pipeline: str = "bm
     shown = rows if verbose else rows[:5]
     out.append(f"  {'query_id':<40} {'half terms':>10} {'all terms':>9}")
     for qid, a, b in shown:
-        out.append(f"  {qid:<40} {a:>10} {b:>9}")
+        out.append(f"  {esc(qid):<40} {a:>10} {b:>9}")
     if not verbose and len(rows) > len(shown):
         out.append(f"  ... {len(rows) - len(shown)} more (--verbose lists every question)")
     return "\n".join(out) + "\n", len(lints)
