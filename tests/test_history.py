@@ -89,13 +89,14 @@ def test_gate_fails_with_exit_6_and_junit(demo_wh, tmp_path):
     wh.close()
     junit = tmp_path / "gate.xml"
     out = invoke("gate", a.run_id, "--rule", "Success@10:doc>=0.5", "--rule", "Success@1:doc>=0.95",
-                 "--rule", "nDCG@10[form=gap]>=0.3", "--rule", "Success@3:doc[category=nope]>=0.1",
+                 "--rule", "nDCG@10[form=gap]>=0.3", "--rule", "Abstain[category=normal]>=0.1",
                  "--junit", junit, "--warehouse", wh.path)
     assert out.exit_code == 6
     lines = out.stdout.splitlines()
     assert lines[1].lstrip().startswith("PASS") and "Success@10:doc>=0.5" in lines[1]
     assert lines[2].lstrip().startswith("FAIL") and "is not >= 0.95" in lines[2]
-    assert "no questions in slice 'category=nope'" in out.stdout  # never passes vacuously
+    # the slice exists, but Abstain has no question in it (only unanswerable ones count): never passes vacuously
+    assert "no questions in slice 'category=normal'" in out.stdout
     assert lines[-1] == "2 passed, 2 failed; exit code 6"
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite.get("tests") == "4" and suite.get("failures") == "2"
@@ -121,7 +122,7 @@ def test_gate_rules_from_assay_toml(demo_wh, tmp_path):
     out = invoke("gate", a.run_id, "--config", cfg, "--warehouse", wh.path)
     assert out.exit_code == 6 and "Success@10:doc>=0.99" in out.stdout
     bad = invoke("gate", a.run_id, "--rule", "Success@3=>0.7", "--warehouse", wh.path)
-    assert bad.exit_code == 1 and "cannot read gate rule" in bad.stderr
+    assert bad.exit_code == 2 and "cannot read gate rule 'Success@3=>0.7' (--rule)" in bad.stderr
 
 
 def _injected(wh, base_record, slice_qids, seconds):
