@@ -18,17 +18,73 @@ EXIT_CODES = {0: "success", 1: "error (bad input, configuration or warehouse sta
 DEMO_DIR = Path(__file__).resolve().parents[2] / "judgments" / "demo"
 
 
+class _SigintLatch:
+    """While a command runs, the first SIGINT raises KeyboardInterrupt and is remembered: DuckDB turns it into its
+    own error ("Query interrupted"), so the boundary asks the latch, not the exception's type. A second SIGINT
+    stops the process at once (the warehouse is safe: DuckDB keeps only committed transactions)."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.fired, self.previous = False, None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def _on_sigint(self, signum, frame):
+        if self.fired:
+            import os
+
+            os.write(2, b"interrupted again; stopping now\n")
+            os._exit(130)
+        self.fired = True
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, self.previous)
+
+
 class AssayGroup(click.Group):
-    """Translates AssayError into one line on stderr and its exit code (--debug shows the traceback)."""
+    """Every way a command ends badly becomes one line on stderr and a documented exit code: an AssayError its
+    own code; a damaged warehouse 1; an interrupt (Ctrl-C, SIGINT) 130, saying what was kept. --debug shows the
+    traceback instead."""
 
     def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except AssayError as exc:
-            if ctx.params.get("debug"):
+        from assay.warehouse import JOURNAL
+
+        JOURNAL.reset()
+        with _SigintLatch() as latch:
+            try:
+                result = super().invoke(ctx)
+            except BaseException as exc:
+                self._fail(ctx, exc, latch.fired)
                 raise
+            if latch.fired:  # the command finished although interrupted: say what it kept
+                self._fail(ctx, KeyboardInterrupt(), True)
+            return result
+
+    @staticmethod
+    def _fail(ctx, exc: BaseException, interrupted: bool) -> None:
+        """Exit with one line for ``exc``; return (to re-raise it) when it is not ours to translate."""
+        from assay.warehouse import JOURNAL, damage_error
+
+        if ctx.params.get("debug"):
+            return
+        if interrupted or isinstance(exc, KeyboardInterrupt):
+            click.echo(JOURNAL.after_interrupt(), err=True)
+            ctx.exit(130)
+        if isinstance(exc, AssayError):
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        if type(exc).__module__.lstrip("_").startswith("duckdb") and JOURNAL.last_path is not None:
+            damaged = damage_error(exc, JOURNAL.last_path)  # found by a query, after the file opened
+            if damaged is not None:
+                click.echo(f"error: {damaged}", err=True)
+                ctx.exit(damaged.exit_code)
 
 
 warehouse_option = click.option(
@@ -174,7 +230,13 @@ def run_options(f):
 
 
 class LazyWarehouse:
-    """Opens the warehouse the first time it is needed, so a run that fails early never touches it."""
+    """The warehouse as a run uses it: never held while the run computes (``Warehouse.brief``).
+
+    Reads (the embedding cache, calibrations, @name collections) open it read-only and close it; each write
+    (a batch of vectors, the run itself) is one short read-write transaction. So `assay runs`, `report` and
+    `sql` read it during a run, and a second run computes alongside and waits only for the other's writes.
+    A run that fails early never touches the file.
+    """
 
     def __init__(self, path):
         self.path, self.wh = path, None
@@ -183,7 +245,7 @@ class LazyWarehouse:
         if self.wh is None:
             from assay.warehouse import Warehouse
 
-            self.wh = Warehouse.open(self.path)
+            self.wh = Warehouse.brief(self.path)
         return self.wh
 
     def close(self):
@@ -555,15 +617,27 @@ def runs(warehouse_path):
                    f"{n} questions  corpus {corpus_hash[:8]}  judgments {judgments_hash[:8]}{flag}")
 
 
+def _seconds(ctx, param, value):
+    if value is not None and not 0 < value < float("inf"):
+        raise click.BadParameter(f"{value} is not a number of seconds above 0")
+    return value
+
+
 @cli.command()
 @click.argument("query")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--timeout", "timeout_s", type=float, default=30.0, show_default=True, callback=_seconds,
+              help="Seconds the query may run before it is stopped (exit 1).")
 @warehouse_option
-def sql(query, fmt, warehouse_path):
-    """Run read-only SQL against the warehouse (tables and views: see docs/warehouse.md)."""
+def sql(query, fmt, timeout_s, warehouse_path):
+    """Run one read-only SQL statement against the warehouse (tables and views: see docs/warehouse.md).
+
+    Sandboxed: the warehouse opens read-only, no other file is read or written (COPY, EXPORT, read_text,
+    glob, ATTACH), no extension is installed or loaded, settings are locked. Refused statements name why
+    (exit 1); Ctrl-C stops the query (exit 130)."""
     from assay.sqlshell import run_sql
 
-    click.echo(run_sql(warehouse_path, query, fmt), nl=False)
+    click.echo(run_sql(warehouse_path, query, fmt, timeout_s), nl=False)
 
 
 @cli.command("eval-trec")
@@ -767,5 +841,13 @@ def demo(warehouse_path):
         click.echo(render(build_report(wh, record.run_id), "table"), nl=False)
 
 
+def _interrupted_outside_a_command(signum, frame):
+    click.echo("interrupted; nothing was written", err=True)
+    raise SystemExit(130)  # click turns KeyboardInterrupt into "Aborted!" and exit 1
+
+
 def main():
+    import signal
+
+    signal.signal(signal.SIGINT, _interrupted_outside_a_command)  # commands install their own (AssayGroup)
     cli(prog_name="assay")

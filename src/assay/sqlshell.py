@@ -1,13 +1,106 @@
-"""`assay sql`: read-only SQL against the warehouse, printed as a table, CSV or JSON."""
+"""`assay sql`: one read-only query against the warehouse, sandboxed, printed as a table, CSV or JSON.
+
+The warehouse opens read-only with DuckDB's own guards on: no file outside it is read or
+written (COPY, EXPORT, read_text, glob, ATTACH), no extension is installed or loaded, and the
+settings are locked so the query cannot turn any of that back on. The text must be exactly one
+statement (DuckDB's parser says so, not a regex), and it runs under a time limit: a timer
+interrupts DuckDB, which is also how Ctrl-C stops it.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import threading
 
 from assay.errors import AssayError
 from assay.warehouse import Warehouse
+
+DEFAULT_TIMEOUT_S = 30.0
+SANDBOX = {
+    "enable_external_access": False,  # no file but the warehouse, no network, no extension installs
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,  # last: nothing in the query can SET the others back
+}
+READS = ("SELECT", "EXPLAIN", "PRAGMA", "CALL")  # SELECT covers WITH, FROM, DESCRIBE, SHOW, SUMMARIZE
+WHY_REFUSED = {
+    "COPY": "it writes or reads files outside the warehouse (`assay export` writes runs as files)",
+    "EXPORT": "it writes files outside the warehouse (`assay export` writes runs as files)",
+    "ATTACH": "it opens another database file",
+    "DETACH": "it detaches a database",
+    "LOAD": "it installs or loads an extension",
+    "SET": "it changes a setting, and the settings are locked",
+    "MULTI": "it runs several statements",
+}
+_ALONE = "`assay sql` runs exactly one read-only statement (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN, PRAGMA, CALL)"
+
+
+def one_statement(con, query: str) -> str:
+    """The query's single statement, or an AssayError naming what it is and why it is refused."""
+    import duckdb
+
+    try:
+        statements = con.extract_statements(query)
+    except duckdb.Error as exc:
+        raise AssayError(f"SQL does not parse: {str(exc).splitlines()[0]}") from None
+    if len(statements) != 1:
+        raise AssayError(f"refused: the text holds {len(statements)} statements; {_ALONE}")
+    statement = statements[0]
+    try:
+        kind = statement.type.name
+    except ValueError:  # a statement type the Python client has no name for
+        kind = "UNKNOWN"
+    if kind not in READS:
+        why = WHY_REFUSED.get(kind, "it would change the warehouse, which `assay sql` opens read-only")
+        raise AssayError(f"refused {kind}: {why}; {_ALONE}")
+    return query
+
+
+def _explain(exc) -> AssayError:
+    """A DuckDB failure as one line: what was refused and why, or what failed."""
+    import duckdb
+
+    first = str(exc).splitlines()[0]
+    if isinstance(exc, duckdb.PermissionException):
+        return AssayError(f"refused: {first}; `assay sql` reads only the warehouse file: no other file, "
+                          "no network, no extensions")
+    if "configuration has been locked" in first:
+        return AssayError(f"refused: {first}; settings are locked in `assay sql`")
+    if "read-only" in first:
+        return AssayError(f"refused: {first}; `assay sql` opens the warehouse read-only")
+    return AssayError(f"SQL failed: {first}")
+
+
+def _execute(con, query: str, timeout_s: float):
+    """(column names or None, rows), run in a worker so that the time limit and Ctrl-C can interrupt DuckDB."""
+    outcome: dict = {}
+
+    def work():
+        try:
+            cur = con.execute(query)
+            outcome["cols"] = [d[0] for d in cur.description] if cur.description else None
+            outcome["rows"] = cur.fetchall() if cur.description else []
+        except BaseException as exc:  # handed to the caller's thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, name="assay-sql", daemon=True)
+    worker.start()
+    try:
+        worker.join(timeout_s)
+    except BaseException:  # Ctrl-C: stop DuckDB, then let the interrupt reach the CLI
+        con.interrupt()
+        worker.join(5)
+        raise
+    if worker.is_alive():
+        con.interrupt()
+        worker.join(5)
+        raise AssayError(f"query stopped after {timeout_s:g} s, the time limit; narrow it, or give "
+                         "--timeout SECONDS a larger value")
+    if "error" in outcome:
+        raise _explain(outcome["error"])
+    return outcome["cols"], outcome["rows"]
 
 
 def _cell(v) -> str:
@@ -18,18 +111,11 @@ def _cell(v) -> str:
     return str(v)
 
 
-def run_sql(warehouse_path, query: str, fmt: str = "table") -> str:
-    import duckdb
-
-    with Warehouse.open(warehouse_path, read_only=True) as wh:
-        try:
-            cur = wh.con.execute(query)
-        except duckdb.Error as exc:
-            raise AssayError(f"SQL failed: {exc}") from None
-        if cur.description is None:
-            return ""
-        cols = [d[0] for d in cur.description]
-        rows = cur.fetchall()
+def run_sql(warehouse_path, query: str, fmt: str = "table", timeout_s: float = DEFAULT_TIMEOUT_S) -> str:
+    with Warehouse.open(warehouse_path, read_only=True, config=SANDBOX) as wh:
+        cols, rows = _execute(wh.con, one_statement(wh.con, query), timeout_s)
+    if cols is None:
+        return ""
     if fmt == "json":
         return json.dumps([dict(zip(cols, r)) for r in rows], indent=2, default=str) + "\n"
     if fmt == "csv":

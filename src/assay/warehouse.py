@@ -2,16 +2,26 @@
 
 A run is written in one transaction: a failure or interrupt anywhere before the
 commit leaves the warehouse exactly as it was.
+
+DuckDB lets one process open a file read-write, or many open it read-only. So
+nothing holds the file longer than it must: every open waits a bounded time
+(``ASSAY_LOCK_WAIT`` seconds, default 30) for another process's lock, and a run
+uses ``Warehouse.brief``: reads through short read-only opens, each write
+through one short read-write transaction.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import stat
+import sys
+import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from assay.errors import RunNotFound, WarehouseError
+from assay.errors import ConfigError, RunNotFound, WarehouseError
 from assay.hashing import canonical_json
 from assay.sqlfiles import load_sql, migrations
 
@@ -33,35 +43,191 @@ def _now() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
+# -- opening: bounded waits for the lock, one line for a damaged file ----------------------------
+LOCK_WAIT_VAR = "ASSAY_LOCK_WAIT"
+DEFAULT_LOCK_WAIT_S = 30.0
+WAITING = "waiting for the warehouse lock held by another assay process"
+# What DuckDB says when a file is not a database it can read: damage, truncation, another format.
+_DAMAGE = ("not a valid DuckDB database", "Corrupt database file", "Could not read enough bytes",
+           "checksum", "database file is corrupt", "Failed to read database header")
+
+
+def lock_wait_s() -> float:
+    """Seconds an open waits for another process's lock: $ASSAY_LOCK_WAIT, default 30."""
+    raw = os.environ.get(LOCK_WAIT_VAR, "").strip()
+    if not raw:
+        return DEFAULT_LOCK_WAIT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise ConfigError(f"{LOCK_WAIT_VAR}={raw!r} is not a number of seconds (0 or more)")
+    return value
+
+
+def _lock_holder(exc) -> str | None:
+    """' (PID n)' (or '') when ``exc`` is DuckDB failing to take the file lock; None for any other failure."""
+    text = str(exc)
+    if "Could not set lock" not in text:
+        return None
+    pid = re.search(r"\(PID (\d+)\)", text)
+    return f" (PID {pid.group(1)})" if pid else ""
+
+
+def damage_error(exc, path) -> WarehouseError | None:
+    """The one-line error for a DuckDB failure that means the file is damaged; None for any other failure."""
+    text = str(exc)
+    if not any(marker in text for marker in _DAMAGE):
+        return None
+    detail = text.splitlines()[0].strip()
+    return WarehouseError(
+        f"warehouse {path} is damaged or truncated ({detail}); assay cannot repair it: restore it from a "
+        "backup, or move it aside and the next `assay run` starts a new warehouse")
+
+
+def _check_file(path: Path) -> None:
+    """Refuse what is not a regular file before DuckDB opens it (a FIFO would block the open forever)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise WarehouseError(f"cannot open warehouse {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise WarehouseError(f"warehouse {path} is {kind}; give --warehouse the path of a warehouse file")
+
+
+def connect(path: Path, read_only: bool, config: dict | None = None, wait_s: float | None = None):
+    """A DuckDB connection to ``path``, waiting up to ``wait_s`` (default $ASSAY_LOCK_WAIT) for another
+    process's lock; says once on stderr that it waits. Every failure is a one-line WarehouseError."""
+    import duckdb
+
+    _check_file(path)
+    wait_s = lock_wait_s() if wait_s is None else wait_s
+    deadline, delay, said = time.monotonic() + wait_s, 0.02, False
+    while True:
+        try:
+            con = duckdb.connect(str(path), read_only=read_only, config=dict(config or {}))
+        except duckdb.Error as exc:
+            holder = _lock_holder(exc)
+            if holder is None:
+                raise damage_error(exc, path) or WarehouseError(
+                    f"cannot open warehouse {path}: {str(exc).splitlines()[0]}") from None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WarehouseError(
+                    f"warehouse {path} is locked by another assay process{holder} that is writing to it, and stayed "
+                    f"locked for {wait_s:g} s; try again when it finishes, or set {LOCK_WAIT_VAR}=SECONDS to wait "
+                    "longer") from None
+            if not said:
+                print(f"{WAITING}{holder} on {path} (up to {wait_s:g} s)...", file=sys.stderr, flush=True)
+                said = True
+            time.sleep(min(delay, left))
+            delay = min(delay * 2, 0.5)
+            continue
+        JOURNAL.last_path = path
+        return con
+
+
+class Journal:
+    """What this process asked warehouses to keep, so an interrupt can say truly what was kept.
+
+    ``pending`` holds (path, run id) of runs whose transaction has begun and not ended; ``stored`` the
+    runs whose COMMIT returned; ``vectors`` the embedding vectors committed; ``commits`` every commit.
+    """
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self.pending, self.stored, self.vectors, self.commits, self.last_path = [], [], 0, 0, None
+
+    def after_interrupt(self) -> str:
+        """The one line an interrupted command prints."""
+        stored = [run_id for _, run_id in self.stored]
+        unsure = []
+        for path, run_id in self.pending:  # the interrupt came during or right after COMMIT: ask the file
+            found = _run_stored(path, run_id)
+            if found:
+                stored.append(run_id)
+            elif found is None:
+                unsure.append(run_id)
+        if unsure:
+            return (f"interrupted while run {', '.join(unsure)} was being written; `assay runs` shows whether it "
+                    "was stored (a run is stored whole or not at all)")
+        if stored:
+            return f"interrupted after run {', '.join(stored)} was stored"
+        if self.vectors:
+            return (f"interrupted; no run was written, and the {self.vectors} embedding vectors computed so far "
+                    "are stored for the next run to reuse")
+        if self.commits:
+            return "interrupted after its write was committed; nothing is half-written"
+        return "interrupted; nothing was written"
+
+
+def _run_stored(path: Path, run_id: str) -> bool | None:
+    try:
+        con = connect(path, read_only=True, wait_s=5.0)
+    except Exception:
+        return None
+    try:
+        return bool(con.execute("SELECT COUNT(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0])
+    except Exception:
+        return None
+    finally:
+        con.close()
+
+
+JOURNAL = Journal()
+
+
 class Warehouse:
     def __init__(self, path: Path, con, read_only: bool):
         self.path, self.con, self.read_only = path, con, read_only
 
     @classmethod
-    def open(cls, path=None, read_only: bool = False) -> "Warehouse":
-        import duckdb
-
+    def open(cls, path=None, read_only: bool = False, config: dict | None = None) -> "Warehouse":
+        """A connection held until ``close``. Read-write creates and upgrades the file; read-only never writes
+        to an up-to-date file (a file this process may not write to reads fine). ``config``: DuckDB settings
+        of a read-only connection (`assay sql` locks them down)."""
         path = resolve_path(path)
         if read_only and not path.exists():
             raise WarehouseError(f"no warehouse at {path}; `assay run` or `assay ingest` creates one")
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            con = duckdb.connect(str(path), read_only=read_only)
-        except duckdb.IOException as exc:
-            raise WarehouseError(f"cannot open warehouse {path}: {exc}") from None
+        con = connect(path, read_only, config if read_only else None)
         wh = cls(path, con, read_only)
-        if read_only and wh._pending():
-            # An old warehouse opens in a new version: upgrade it once, then read as asked.
+        try:
+            if read_only and wh._pending():
+                # An old warehouse opens in a new version: upgrade it once, then read as asked.
+                con.close()
+                cls.open(path, read_only=False).close()
+                con = connect(path, read_only=True, config=config)
+                wh = cls(path, con, read_only)
+            wh._migrate()
+        except Exception as exc:
             con.close()
-            cls.open(path, read_only=False).close()
-            con = duckdb.connect(str(path), read_only=True)
-            wh = cls(path, con, read_only)
-        wh._migrate()
+            damaged = damage_error(exc, path)
+            if damaged is not None:
+                raise damaged from None
+            raise
         return wh
+
+    @classmethod
+    def brief(cls, path=None) -> "BriefWarehouse":
+        """A warehouse that holds no connection: each read opens it read-only and closes it, each
+        ``transaction()`` opens it read-write for just that long. What a run uses while it computes."""
+        return BriefWarehouse(resolve_path(path))
 
     def close(self) -> None:
         self.con.close()
+
+    @contextmanager
+    def reading(self):
+        """A warehouse to read several statements from (this one: it holds its connection)."""
+        yield self
 
     def __enter__(self):
         return self
@@ -96,7 +262,7 @@ class Warehouse:
                 f"warehouse {self.path} has schema version {current}, this assay needs {latest}; "
                 "run any writing command (e.g. `assay ingest`) once to upgrade it"
             )
-        with self.transaction():
+        with self.transaction(journal=False):
             self.con.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 "version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
@@ -112,14 +278,19 @@ class Warehouse:
                     backfill(self)
 
     @contextmanager
-    def transaction(self):
+    def transaction(self, journal: bool = True):
+        """One transaction; ``journal=False`` keeps it out of what an interrupt reports (schema upgrades)."""
         self.con.execute("BEGIN TRANSACTION")
         try:
             yield
         except BaseException:
+            JOURNAL.pending.clear()  # before the rollback: a second interrupt may cut it, and it is undone anyway
             self.con.execute("ROLLBACK")
             raise
         self.con.execute("COMMIT")
+        JOURNAL.commits += journal
+        JOURNAL.stored += JOURNAL.pending
+        JOURNAL.pending.clear()
 
     # -- reads ---------------------------------------------------------------------------
     def query(self, name: str, **params):
@@ -267,6 +438,7 @@ class Warehouse:
 
     def write_run_rows(self, record) -> None:
         """Everything a run produced, inside the caller's transaction (a sweep writes all its runs in one)."""
+        JOURNAL.pending.append((self.path, record.run_id))
         self.write_corpus(record.corpus)
         self.write_chunks(record.chunk_set, record.corpus.corpus_hash, record.config["chunker"], record.chunks)
         self.write_judgments(record.judgments, record.corpus.corpus_hash, record.gold)
@@ -308,3 +480,74 @@ class Warehouse:
                          [(record.run_id, *r) for r in record.model_requests])
             self._insert("claim_judgments", ["run_id", "query_id", "claim_idx", "judge_model", "verdict", "raw",
                                              "error"], [(record.run_id, *r) for r in record.claim_judgments])
+
+
+class _Fetched:
+    """A statement's result, fetched whole, standing in for a DuckDB cursor."""
+
+    def __init__(self, description, rows):
+        self.description, self._rows = description, rows
+
+    def fetchall(self) -> list:
+        return self._rows
+
+    def fetchone(self):
+        return self._rows[0] if self._rows else None
+
+
+class _ShortReads:
+    """Stands in for a connection outside a transaction: each ``execute`` opens the warehouse read-only, fetches
+    the whole result and closes it, so no lock is held between statements."""
+
+    def __init__(self, warehouse: "BriefWarehouse"):
+        self._warehouse = warehouse
+
+    def execute(self, sql: str, params=None) -> _Fetched:
+        with self._warehouse.reading() as wh:
+            cur = wh.con.execute(sql) if params is None else wh.con.execute(sql, params)
+            return _Fetched(cur.description, cur.fetchall() if cur.description else [])
+
+    def __getattr__(self, name):
+        raise AttributeError(f"a brief warehouse only executes statements outside a transaction; use "
+                             f"`with warehouse.reading() as wh:` for {name}")
+
+
+class BriefWarehouse(Warehouse):
+    """A warehouse that holds no connection while its owner computes (see ``Warehouse.brief``).
+
+    Outside ``transaction()``, ``con.execute`` reads through a short read-only open; inside, ``con`` is a
+    read-write connection held for that transaction only. A file that does not exist yet reads as an empty
+    warehouse and is created (and migrated) by the first write.
+    """
+
+    def __init__(self, path: Path):
+        super().__init__(path, _ShortReads(self), read_only=False)
+
+    @contextmanager
+    def reading(self):
+        if not self.path.exists():
+            import duckdb
+
+            empty = Warehouse(self.path, duckdb.connect(":memory:"), read_only=False)
+            try:
+                empty._migrate()
+                yield empty
+            finally:
+                empty.close()
+            return
+        with Warehouse.open(self.path, read_only=True) as wh:
+            yield wh
+
+    @contextmanager
+    def transaction(self, journal: bool = True):
+        reads = self.con
+        with Warehouse.open(self.path) as wh:
+            self.con = wh.con
+            try:
+                with wh.transaction(journal):
+                    yield
+            finally:
+                self.con = reads
+
+    def close(self) -> None:
+        """Nothing is held between statements, so nothing to close."""

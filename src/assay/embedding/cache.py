@@ -1,9 +1,10 @@
 """Vectors cached in the warehouse, keyed by embedding identity and chunk-text SHA-256.
 
 The cache is content-addressed: a vector depends only on the identity and the
-text, never on a run. It is written in its own transaction as soon as the
-vectors exist, so a run that fails afterwards does not lose them; no report or
-metric reads this table.
+text, never on a run. Texts are embedded in batches of ``BATCH``, each batch
+stored in its own short transaction as soon as it exists, so a run that fails
+or is interrupted afterwards keeps every batch it finished and the next run
+resumes there; no report or metric reads this table.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import numpy as np
 
 from assay.hashing import sha256_text
 
+BATCH = 256  # texts embedded, then stored, at a time: what an interrupt can lose at most
+
 
 def cached_vectors(warehouse, identity, text_hashes: list[str]) -> dict[str, np.ndarray]:
     import pyarrow as pa
@@ -19,17 +22,21 @@ def cached_vectors(warehouse, identity, text_hashes: list[str]) -> dict[str, np.
     if not text_hashes:
         return {}
     wanted = pa.table({"text_sha256": sorted(set(text_hashes))})
-    warehouse.con.register("_assay_wanted", wanted)
-    try:
-        rows = warehouse.con.execute(
-            "SELECT e.text_sha256, e.vector FROM embeddings e JOIN _assay_wanted w USING (text_sha256) "
-            "WHERE e.identity_hash = ?", [identity.hash]).fetchall()
-    finally:
-        warehouse.con.unregister("_assay_wanted")
+    with warehouse.reading() as wh:
+        wh.con.register("_assay_wanted", wanted)
+        try:
+            rows = wh.con.execute(
+                "SELECT e.text_sha256, e.vector FROM embeddings e JOIN _assay_wanted w USING (text_sha256) "
+                "WHERE e.identity_hash = ?", [identity.hash]).fetchall()
+        finally:
+            wh.con.unregister("_assay_wanted")
     return {h: np.frombuffer(v, dtype=np.float32) for h, v in rows}
 
 
 def store_vectors(warehouse, identity, vectors: dict[str, np.ndarray]) -> None:
+    """Store vectors the warehouse lacks (another process may have stored some of them meanwhile)."""
+    from assay.warehouse import JOURNAL
+
     with warehouse.transaction():
         exists = warehouse.con.execute(
             "SELECT COUNT(*) FROM embedding_identities WHERE identity_hash = ?", [identity.hash]).fetchall()[0][0]
@@ -40,8 +47,13 @@ def store_vectors(warehouse, identity, vectors: dict[str, np.ndarray]) -> None:
                 "passage_prefix, created_at, max_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, now(), ?)",
                 [identity.hash, d["model"], d["onnx_sha256"], d["dim"], d["normalized"], d["query_prefix"],
                  d["passage_prefix"], d["max_tokens"]])
+        stored = {h for h, in warehouse.con.execute(
+            "SELECT text_sha256 FROM embeddings WHERE identity_hash = ? AND text_sha256 IN (SELECT UNNEST(?))",
+            [identity.hash, list(vectors)]).fetchall()}
         warehouse._insert("embeddings", ["identity_hash", "text_sha256", "vector"],
-                          [(identity.hash, h, v.astype(np.float32).tobytes()) for h, v in vectors.items()])
+                          [(identity.hash, h, v.astype(np.float32).tobytes()) for h, v in vectors.items()
+                           if h not in stored])
+    JOURNAL.vectors += len(vectors)
 
 
 def embed_chunks(warehouse, embedder, chunks, progress=None) -> tuple[np.ndarray, int, int]:
@@ -57,11 +69,14 @@ def embed_chunks(warehouse, embedder, chunks, progress=None) -> tuple[np.ndarray
             progress(f"embedding {len(missing)} chunk texts with {embedder.model_name} "
                      f"({len(set(hashes)) - len(missing)} cached)")
         keys = list(missing)
-        matrix = embedder.embed_passages([missing[k] for k in keys])
-        new = dict(zip(keys, matrix))
-        if warehouse is not None:
-            store_vectors(warehouse, embedder.identity, new)
-        have.update(new)
+        for start in range(0, len(keys), BATCH):
+            batch = keys[start:start + BATCH]
+            new = dict(zip(batch, embedder.embed_passages([missing[k] for k in batch])))
+            if warehouse is not None:
+                store_vectors(warehouse, embedder.identity, new)
+                if progress and len(keys) > BATCH:
+                    progress(f"stored {start + len(batch)} of {len(keys)} vectors")
+            have.update(new)
     out = np.zeros((len(chunks), embedder.identity.dim), dtype=np.float32)
     for i, h in enumerate(hashes):
         out[i] = have[h]
