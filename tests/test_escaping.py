@@ -20,11 +20,12 @@ from conftest import MINI
 # What the issue's attempts put in user files.
 HTML_PIPE = "<script>alert(1)</script>|x"
 TERMINAL = "\x1b]0;pwned\x07\x1b[31mred\x9b2J\x00\x7f"  # OSC title + BEL, CSI, C1 CSI, NUL, DEL
-NEWLINES = "two\nlines\rand\u2028more\u202e"
+NEWLINES = "two\nlines\x0cand\r\u2028more\u202e &\"'\x01x"  # XML 1.0 forbids \x0c and \x01
 FORMULA = "=HYPERLINK(\"http://evil.example\",\"x\")"
 HOSTILE_CLASSES = {"backup-readers": HTML_PIPE, "cache-size": TERMINAL, "page-size": NEWLINES, "restore": FORMULA,
                    "wal-purpose": "@SUM(1+1)"}
-HOSTILE_QUERIES = {"page-size": "-2+3 what is the page size", "restore": "+how to restore"}
+HOSTILE_QUERIES = {"page-size": "-2+3 what is the page size", "restore": "+how to restore",
+                   "tulips": "when should tulips be planted in the page cache"}  # no_answer with hits: calibrate fits
 PIPELINE = "evil\x1b]0;x\x07|<b>bold</b>`"
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
@@ -76,7 +77,7 @@ def test_report_table_carries_no_raw_control_characters(hostile, which):
     assert out.exit_code == 0
     assert_no_raw_controls(out.stdout)
     assert "hard_class=\\x1b]0;pwned\\x07\\x1b[31mred\\x9b2J\\x00\\x7f" in out.stdout  # visible, not acted on
-    assert "hard_class=two\\nlines\\rand\\u2028more\\u202e" in out.stdout
+    assert "hard_class=two\\nlines\\x0cand\\r\\u2028more\\u202e &\"'\\x01x" in out.stdout
     if which:
         assert out.stdout.startswith(f"run {hostile['ids'][1]}  pipeline evil\\x1b]0;x\\x07|<b>bold</b>` (bm25")
 
@@ -148,19 +149,26 @@ def test_compare_table(hostile):
 
 def test_gate_text_and_junit_from_hostile_rules(hostile):
     junit = hostile["root"] / "gate.xml"
-    rules = [f"Success@3:doc[hard_class={HTML_PIPE}]>=0.1", "nDCG@10[hard_class=\x1b[31mred\x01\x0c&\"']>=0.99",
-             f"Success@10[hard_class={NEWLINES}]>=0.0"]
+    # slices that exist (an unknown slice is a usage error); the second fails (its question's nDCG@10 is below 1
+    # in this run), so the JUnit file carries a <failure> whose message holds the hostile text
+    rules = [f"Success@3:doc[hard_class={HTML_PIPE}]>=0.1", f"nDCG@10[hard_class={NEWLINES}]>=1",
+             f"Success@10[hard_class={FORMULA}]>=0.0"]
     args = [a for r in rules for a in ("--rule", r)]
     out = invoke("gate", hostile["ids"][1], *args, "--junit", junit, "--warehouse", hostile["wh"])
-    assert out.exit_code == 6  # the second rule's slice has no questions: it fails
+    assert out.exit_code == 6, out.output
     assert_no_raw_controls(out.stdout)
-    assert "hard_class=\\x1b[31mred\\x01\\x0c&\"'" in out.stdout
+    assert "nDCG@10[hard_class=two\\nlines\\x0cand\\r\\u2028more\\u202e &\"'\\x01x]>=1" in out.stdout
     tree = ET.parse(junit)  # well-formed XML 1.0 despite the control characters
     cases = tree.getroot().findall(".//testcase")
-    assert [c.get("name") for c in cases] == [
-        rules[0], "nDCG@10[hard_class=\ufffd[31mred\ufffd\ufffd&\"']>=0.99", rules[2]]
+    kept = NEWLINES.replace("\x0c", "\ufffd").replace("\x01", "\ufffd")
+    assert [c.get("name") for c in cases] == [rules[0], f"nDCG@10[hard_class={kept}]>=1", rules[2]]
     assert tree.getroot().find("testsuite").get("name") == f"assay gate {hostile['ids'][1]}"
-    assert cases[1].find("failure") is not None
+    failed = [c.get("name") for c in cases if c.find("failure") is not None]
+    assert failed == [f"nDCG@10[hard_class={kept}]>=1"]
+    for case in cases:
+        failure = case.find("failure")
+        if failure is not None:
+            assert failure.get("message") == failure.text and failure.text
 
 
 def test_export_csv_cells_neutralised_numbers_kept(hostile):
@@ -235,6 +243,23 @@ def test_eval_trec_table_and_csv(tmp_path):
     assert "=cmd|\\x1b[2J" in table.stdout
     rows = list(csv.DictReader(io.StringIO(invoke("eval-trec", qrels, run, "-m", "RR@10", "--per-query", "--format", "csv").stdout)))
     assert "'=cmd|\\x1b[2J" in {r["query_id"] for r in rows}
+
+
+def test_history_regress_and_calibrate(hostile):
+    wh, slice_ = hostile["wh"], f"hard_class={TERMINAL}"
+    history = invoke("history", "--pipeline", PIPELINE, "--metric", "nDCG@10", "--slice", slice_, "--warehouse", wh)
+    assert history.exit_code == 0, history.output
+    assert_no_raw_controls(history.stdout)
+    assert "for pipeline evil\\x1b]0;x\\x07|<b>bold</b>`" in history.stdout and "hard_class=\\x1b]0;pwned" in history.stdout
+    regress = invoke("regress", hostile["ids"][1], "--baseline", hostile["ids"][0], "--max-drop", "nDCG@10=0.5",
+                     "--warehouse", wh)
+    assert regress.exit_code in (0, 7), regress.output
+    assert_no_raw_controls(regress.stdout)
+    assert "[hard_class=\\x1b]0;pwned" in regress.stdout
+    calibrate = invoke("calibrate", hostile["ids"][1], "--warehouse", wh)
+    assert calibrate.exit_code == 0, calibrate.output
+    assert_no_raw_controls(calibrate.stdout)
+    assert "stage of pipeline evil\\x1b]0;x\\x07|<b>bold</b>`" in calibrate.stdout
 
 
 # -- the escape functions, for any text -------------------------------------------------------
