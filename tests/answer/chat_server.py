@@ -3,8 +3,11 @@
     with ChatServer([status(429), tool_call({"answer": "42"})]) as server:
         ChatClient(server.url, "m").chat(messages)
 
-Each POST to ``/chat/completions`` consumes the next scripted reply; one that finds none left is
-answered 500 "no scripted reply left". Every request is recorded in ``server.requests`` as
+Each POST to ``/chat/completions`` (to any path with ``ChatServer(path=None)``, as an HTTP
+retriever's service) consumes the next scripted reply; one that finds none left is answered 500
+"no scripted reply left". Besides plain replies the script can redirect, trickle a whole answer
+(status line, headers and body) byte by byte, stream a body of any size without holding it, and
+echo the request's bearer key back in any form, in the body or in a header. Every request is recorded in ``server.requests`` as
 ``{"path", "headers", "body", "started", "finished"}``: ``time.monotonic()`` seconds when the
 request arrived and when its answer began to go out (None when shutdown cut a hang short).
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -58,6 +62,13 @@ class Reply:
     headers: dict = field(default_factory=dict)
     delay_s: float = 0.0
     echo_headers: bool = False
+    content_type: str = "application/json"
+    # The body and extra headers made from the bearer key the request carried (echo_key)
+    render: Callable[[str], str] | None = None
+    render_headers: Callable[[str], dict] | None = None
+    trickle_s: float = 0.0  # seconds between the bytes of the whole answer, headers included
+    stream_bytes: int = 0  # filler bytes streamed after the body, never held in memory
+    declared_length: int | None = None  # a Content-Length to claim instead of the true one
 
 
 def tool_call(arguments: dict | str, name: str = "submit_answer", finish_reason: str = "tool_calls") -> Reply:
@@ -84,10 +95,39 @@ def echo_headers() -> Reply:
     return Reply(status=400, echo_headers=True)
 
 
+def redirect(location: str, code: int = 302) -> Reply:
+    return Reply(status=code, body="", headers={"Location": location})
+
+
+def trickle(reply: Reply, seconds_per_byte: float) -> Reply:
+    """``reply`` written one byte at a time, status line and headers included."""
+    return Reply(reply.status, reply.body, dict(reply.headers), content_type=reply.content_type,
+                 trickle_s=seconds_per_byte)
+
+
+def huge(n_bytes: int, declared: bool = False) -> Reply:
+    """A 200 whose body is ``n_bytes`` of JSON-looking filler, streamed; ``declared`` sends its true
+    Content-Length, otherwise the body simply runs until the connection closes."""
+    return Reply(body='{"choices": [{"message": {"content": "', stream_bytes=n_bytes,
+                 declared_length=n_bytes if declared else -1)
+
+
+def raw(body: str, content_type: str = "application/json", code: int = 200) -> Reply:
+    return Reply(status=code, body=body, content_type=content_type)
+
+
+def echo_key(render: Callable[[str], str], code: int = 200, headers: Callable[[str], dict] | None = None) -> Reply:
+    """A reply built from the request's bearer key: ``render(key)`` is the body (e.g. a tool call
+    quoting the key JSON-escaped), ``headers(key)`` extra response headers."""
+    return Reply(status=code, render=render, render_headers=headers)
+
+
 # The server -------------------------------------------------------------------------------------
 
 class ChatServer:
-    def __init__(self, replies=()):
+    def __init__(self, replies=(), path: str | None = "/chat/completions"):
+        self.path = path
+        self.written = 0  # bytes of streamed filler the last huge reply got out before the client hung up
         self.replies = deque(replies)
         self.requests: list[dict] = []
         self._lock = threading.Lock()
@@ -142,7 +182,7 @@ class ChatServer:
                   "started": started, "finished": None}
         with self._lock:
             self.requests.append(record)
-            if handler.path != "/chat/completions":
+            if self.path is not None and handler.path != self.path:
                 reply = Reply(status=404, body=f"no such endpoint: {handler.path}")
             elif self.replies:
                 reply = self.replies.popleft()
@@ -151,18 +191,36 @@ class ChatServer:
         if reply.delay_s and self._closing.wait(reply.delay_s):
             return
         text = reply.body
+        key = (handler.headers.get("Authorization") or "").removeprefix("Bearer ")
+        headers = dict(reply.headers)
         if reply.echo_headers:
             text = "bad request; you sent:\n" + "".join(f"{k}: {v}\n" for k, v in sorted(handler.headers.items()))
+        if reply.render is not None:
+            text = reply.render(key)
+        if reply.render_headers is not None:
+            headers.update(reply.render_headers(key))
         payload = text.encode("utf-8")
+        length = len(payload) + reply.stream_bytes if reply.declared_length is None else reply.declared_length
         # Set before sending: a client can only start its next request after this answer arrives.
         record["finished"] = time.monotonic()
+        head = [f"HTTP/1.0 {reply.status} scripted", f"Content-Type: {reply.content_type}"]
+        head += [f"Content-Length: {length}"] if length >= 0 else []
+        head += [f"{name}: {value}" for name, value in headers.items()]
+        whole = ("\r\n".join(head) + "\r\n\r\n").encode("utf-8") + payload
         try:
-            handler.send_response(reply.status)
-            handler.send_header("Content-Type", "application/json")
-            handler.send_header("Content-Length", str(len(payload)))
-            for name, value in reply.headers.items():
-                handler.send_header(name, str(value))
-            handler.end_headers()
-            handler.wfile.write(payload)
-        except OSError:  # the client gave up (a timeout test): nothing to answer
+            if reply.trickle_s:
+                for i in range(len(whole)):
+                    if self._closing.wait(reply.trickle_s):
+                        return
+                    handler.wfile.write(whole[i:i + 1])
+                    handler.wfile.flush()
+                return
+            handler.wfile.write(whole)
+            block = b"x" * 65536
+            self.written = 0
+            while self.written < reply.stream_bytes:
+                n = min(len(block), reply.stream_bytes - self.written)
+                handler.wfile.write(block[:n])
+                self.written += n
+        except OSError:  # the client gave up (a timeout or size test): nothing more to answer
             pass

@@ -1,0 +1,94 @@
+"""Credentials: which variables hold them, a child environment without them, and redaction in every form."""
+
+import json
+import urllib.parse
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assay.credentials import child_environment, is_secret_name, redact, redact_all, secret_values
+
+KEY = "sk-proj/AbC+9_x\"y"  # a slash, a quote and a plus: the characters escapes treat specially
+
+
+def u_escaped(text, upper=False):
+    return "".join(("\\u%04X" if upper else "\\u%04x") % ord(c) for c in text)
+
+
+FORMS = {
+    "raw": KEY,
+    "json": json.dumps(KEY)[1:-1],
+    "json-slash": json.dumps(KEY)[1:-1].replace("/", "\\/"),
+    "u-lower": u_escaped(KEY),
+    "u-upper": u_escaped(KEY, upper=True),
+    "u-mixed": KEY[:3] + u_escaped(KEY[3:8]) + json.dumps(KEY[8:])[1:-1],
+    "json-in-json": json.dumps(json.dumps(KEY))[3:-3],
+    "u-in-json": json.dumps(u_escaped(KEY))[1:-1],
+    "u-escaped-backslash": "\\u005c" + u_escaped(KEY)[1:],
+    "url": urllib.parse.quote(KEY, safe=""),
+    "url-all": "".join("%%%02x" % b for b in KEY.encode()),
+    "url-twice": urllib.parse.quote(urllib.parse.quote(KEY, safe=""), safe=""),
+    "html": "".join(f"&#{ord(c)};" for c in KEY),
+    "html-hex": "".join(f"&#x{ord(c):x};" for c in KEY),
+}
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_every_form_of_the_key_is_redacted(form):
+    text = f"before {FORMS[form]} after"
+    assert redact(text, [KEY]) == "before *** after"
+
+
+def test_redaction_keeps_json_valid_and_redacts_what_decoding_reassembles():
+    doc = json.dumps({"arguments": json.dumps({"text": f"the key is {KEY}"})})
+    redacted = redact(doc, [KEY])
+    assert KEY not in redacted
+    assert json.loads(json.loads(redacted)["arguments"]) == {"text": "the key is ***"}
+    assert redact_all({"a": [KEY, (1, f"x{KEY}")], KEY: None}, [KEY]) == {"a": ["***", (1, "x***")], "***": None}
+
+
+def test_nothing_else_changes():
+    text = "sk-proj/AbC+9_x but not the whole key; %73k; \\u0073; 42"
+    assert redact(text, [KEY]) == text
+    assert redact(None, [KEY]) is None and redact("", [KEY]) == "" and redact("abc", []) == "abc"
+
+
+@settings(max_examples=200, deadline=None)
+@given(key=st.text(st.characters(min_codepoint=33, max_codepoint=0x10FFFF, blacklist_categories=("Cs",)),
+                   min_size=6, max_size=24),
+       choices=st.lists(st.sampled_from(["raw", "u", "U", "url", "html"]), min_size=24, max_size=24),
+       around=st.text(max_size=20))
+def test_any_key_in_any_mixture_of_forms_is_redacted(key, choices, around):
+    def spell(c, how):
+        if how == "raw":
+            return c
+        if how in "uU":
+            units = json.dumps(c)[1:-1] if ord(c) > 0xFFFF or c in "\"\\" else "\\u%04x" % ord(c)
+            if ord(c) > 0xFFFF:
+                units = json.dumps(c, ensure_ascii=True)[1:-1]
+            return units.upper().replace("\\U", "\\u") if how == "U" else units
+        if how == "url":
+            return urllib.parse.quote(c, safe="")
+        return f"&#{ord(c)};"
+
+    spelled = "".join(spell(c, how) for c, how in zip(key, choices))
+    out = redact(around + spelled + around, [key])
+    assert "***" in out and key not in out and spelled not in out
+
+
+def test_which_names_hold_credentials():
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD",
+                 "my_service_secret", "COHEREAPIKEY", "TOKEN", "GOOGLE_APPLICATION_CREDENTIALS"):
+        assert is_secret_name(name), name
+    for name in ("PATH", "HOME", "LANG", "PWD", "KEYBOARD", "TOKENIZERS_PARALLELISM", "SSH_AUTH_SOCK"):
+        assert not is_secret_name(name), name
+
+
+def test_child_environment_and_secret_values():
+    env = {"PATH": "/bin", "HOME": "/h", "LANG": "C.UTF-8", "OPENAI_API_KEY": "sk-openai-123456",
+           "X_TOKEN": "short", "MY_CRED": "configured-cred", "TOKENIZERS_PARALLELISM": "false"}
+    assert child_environment(["MY_CRED", None], env) == {"PATH": "/bin", "HOME": "/h", "LANG": "C.UTF-8",
+                                                         "TOKENIZERS_PARALLELISM": "false"}
+    # configured names count whatever their length; names caught by the rule only from 8 characters
+    assert secret_values(["MY_CRED", "UNSET"], env) == ["sk-openai-123456", "configured-cred"]
