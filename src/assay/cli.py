@@ -752,10 +752,11 @@ def answers_show(run_ref, failures, fmt, warehouse_path):
     import json
 
     from assay.answer.stage import ANSWER_COLUMNS
+    from assay.run_status import resolve_any
     from assay.warehouse import Warehouse
 
     with Warehouse.open(warehouse_path, read_only=True) as wh:
-        run_id = wh.resolve_run_id(run_ref)
+        run_id = resolve_any(wh, run_ref)["run_id"]  # failed and blocked runs too: this is how they are inspected
         rows = wh.con.execute(f"SELECT {', '.join(ANSWER_COLUMNS)} FROM answers WHERE run_id = ? "
                               + ("AND status <> 'answered' " if failures else "") + "ORDER BY query_id",
                               [run_id]).fetchall()
