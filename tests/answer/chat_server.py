@@ -67,6 +67,7 @@ class Reply:
     render: Callable[[str], str] | None = None
     render_headers: Callable[[str], dict] | None = None
     trickle_s: float = 0.0  # seconds between the bytes of the whole answer, headers included
+    trickle_body_only: bool = False  # status line and headers at once, then the body byte by byte
     stream_bytes: int = 0  # filler bytes streamed after the body, never held in memory
     declared_length: int | None = None  # a Content-Length to claim instead of the true one
 
@@ -99,10 +100,10 @@ def redirect(location: str, code: int = 302) -> Reply:
     return Reply(status=code, body="", headers={"Location": location})
 
 
-def trickle(reply: Reply, seconds_per_byte: float) -> Reply:
-    """``reply`` written one byte at a time, status line and headers included."""
+def trickle(reply: Reply, seconds_per_byte: float, body_only: bool = False) -> Reply:
+    """``reply`` written one byte at a time, status line and headers included unless ``body_only``."""
     return Reply(reply.status, reply.body, dict(reply.headers), content_type=reply.content_type,
-                 trickle_s=seconds_per_byte)
+                 trickle_s=seconds_per_byte, trickle_body_only=body_only)
 
 
 def huge(n_bytes: int, declared: bool = False) -> Reply:
@@ -206,10 +207,14 @@ class ChatServer:
         head = [f"HTTP/1.0 {reply.status} scripted", f"Content-Type: {reply.content_type}"]
         head += [f"Content-Length: {length}"] if length >= 0 else []
         head += [f"{name}: {value}" for name, value in headers.items()]
-        whole = ("\r\n".join(head) + "\r\n\r\n").encode("utf-8") + payload
+        head_bytes = ("\r\n".join(head) + "\r\n\r\n").encode("utf-8")
+        whole = head_bytes + payload
         try:
             if reply.trickle_s:
-                for i in range(len(whole)):
+                start = len(head_bytes) if reply.trickle_body_only else 0
+                handler.wfile.write(whole[:start])
+                handler.wfile.flush()
+                for i in range(start, len(whole)):
                     if self._closing.wait(reply.trickle_s):
                         return
                     handler.wfile.write(whole[i:i + 1])
