@@ -241,7 +241,8 @@ def test_eval_trec_table_and_csv(tmp_path):
     assert table.exit_code == 0, table.output
     assert_no_raw_controls(table.stdout)
     assert "=cmd|\\x1b[2J" in table.stdout
-    rows = list(csv.DictReader(io.StringIO(invoke("eval-trec", qrels, run, "-m", "RR@10", "--per-query", "--format", "csv").stdout)))
+    out = invoke("eval-trec", qrels, run, "-m", "RR@10", "--per-query", "--format", "csv").stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
     assert "'=cmd|\\x1b[2J" in {r["query_id"] for r in rows}
 
 
@@ -250,7 +251,8 @@ def test_history_regress_and_calibrate(hostile):
     history = invoke("history", "--pipeline", PIPELINE, "--metric", "nDCG@10", "--slice", slice_, "--warehouse", wh)
     assert history.exit_code == 0, history.output
     assert_no_raw_controls(history.stdout)
-    assert "for pipeline evil\\x1b]0;x\\x07|<b>bold</b>`" in history.stdout and "hard_class=\\x1b]0;pwned" in history.stdout
+    assert "for pipeline evil\\x1b]0;x\\x07|<b>bold</b>`" in history.stdout
+    assert "hard_class=\\x1b]0;pwned" in history.stdout
     regress = invoke("regress", hostile["ids"][1], "--baseline", hostile["ids"][0], "--max-drop", "nDCG@10=0.5",
                      "--warehouse", wh)
     assert regress.exit_code in (0, 7), regress.output

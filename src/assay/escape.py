@@ -54,7 +54,8 @@ def markdown_cell(text) -> str:
     In this order: CR LF, CR and LF become one space each (a cell is one line); ``&``, ``<`` and
     ``>`` become ``&amp;``, ``&lt;`` and ``&gt;`` (no HTML tag or entity passes through); a
     backslash, backtick, ``|`` and a ``]`` followed by ``(`` get a backslash before them (no column
-    break, code span, inline link or image; an interval like ``[0.1, 0.2]`` is left as it is); then the remaining control characters are escaped as ``terminal`` escapes them.
+    break, code span, inline link or image; an interval like ``[0.1, 0.2]`` is left as it is); then
+    the remaining control characters are escaped as ``terminal`` escapes them.
     The rendered cell reads as the original text.
     """
     text = text if isinstance(text, str) else str(text)

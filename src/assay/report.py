@@ -127,7 +127,8 @@ def _header_lines(run: dict, esc=escape.terminal) -> list[str]:
     dense = cfg.get("retrieval", {}).get("dense")
     if dense:
         emb = run.get("embeddings") or {}
-        lines.append(f"embedder {esc(dense['embedding']['model'])} (onnx {esc(dense['embedding']['onnx_sha256'][:12])})  "
+        lines.append(f"embedder {esc(dense['embedding']['model'])} "
+                     f"(onnx {esc(dense['embedding']['onnx_sha256'][:12])})  "
                      f"vectors computed {emb.get('computed', 0)}, reused {emb.get('reused', 0)}")
     rerank = cfg.get("retrieval", {}).get("rerank")
     if rerank:
@@ -143,7 +144,8 @@ def _header_lines(run: dict, esc=escape.terminal) -> list[str]:
                          f"{applied['abstained']} questions returned nothing (calibrated abstentions and "
                          "empty results together)")
         if applied.get("in_sample"):
-            lines.append(f"calibration {esc(c['calibration_id'])} was fitted on run {esc(applied['fitted_on_run'])} over "
+            lines.append(f"calibration {esc(c['calibration_id'])} was fitted on run "
+                         f"{esc(applied['fitted_on_run'])} over "
                          "these questions: in-sample, so its abstention figures are optimistic; "
                          "fit on other questions for an honest figure")
     return lines
@@ -229,6 +231,7 @@ def render(report: dict, fmt: str) -> str:
         writer = csv.DictWriter(buf, fieldnames=("run_id",) + ROW_FIELDS, lineterminator="\n")
         writer.writeheader()
         for row in report["metrics"]:
-            writer.writerow({k: escape.printed_csv_cell(v) for k, v in {"run_id": report["run"]["run_id"], **row}.items()})
+            cells = {"run_id": report["run"]["run_id"], **row}
+            writer.writerow({k: escape.printed_csv_cell(v) for k, v in cells.items()})
         return buf.getvalue()
     return _text_report(report, markdown=(fmt == "markdown"))

@@ -59,3 +59,18 @@ def numbered_lines(path: str | Path) -> Iterator[tuple[int, str]]:
             if lineno == 1:
                 line = line.removeprefix("\ufeff")
             yield lineno, line.rstrip("\r\n")
+
+
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1  # grades and ranks are stored as 32-bit INTEGERs
+
+
+def whole_number(text: str, path, lineno: int, what: str, expected: str) -> int:
+    """``text`` (already matched as ``[+-]?[0-9]+``) as an int, or a FormatError when it lies outside
+    the 32-bit range the warehouse stores. Its length is checked before ``int()``, which refuses
+    strings of over 4300 digits with a ValueError."""
+    digits = text.lstrip("+-").lstrip("0")
+    value = int(text) if len(digits) <= 12 else None
+    if value is None or not INT_MIN <= value <= INT_MAX:
+        shown = text if len(text) <= 24 else f"{text[:12]}...({len(text)} characters)"
+        raise FormatError(path, lineno, f"{what} {shown!r} is out of range; {expected} between {INT_MIN} and {INT_MAX}")
+    return value

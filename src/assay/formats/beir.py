@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from assay.errors import FormatError
-from assay.formats import Doc, Qrel, Query, numbered_lines
+from assay.formats import Doc, Qrel, Query, numbered_lines, whole_number
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -87,7 +87,7 @@ def read_qrels(path: str | Path) -> Iterator[Qrel]:
             raise FormatError(path, lineno, f"empty {'query-id' if not query_id else 'corpus-id'}; {expected}")
         if not _INTEGER.fullmatch(score):
             raise FormatError(path, lineno, f"score {score!r} is not an integer; expected a whole-number grade")
-        yield Qrel(query_id, doc_id, int(score))
+        yield Qrel(query_id, doc_id, whole_number(score, path, lineno, "score", "expected a whole-number grade"))
 
 
 def _records(path, kind: str) -> Iterator[tuple[int, dict]]:
@@ -99,6 +99,9 @@ def _records(path, kind: str) -> Iterator[tuple[int, dict]]:
         except json.JSONDecodeError as exc:
             raise FormatError(path, lineno, f"invalid JSON ({exc.msg} at column {exc.colno}); "
                                             f"expected one {kind} object per line") from exc
+        except (ValueError, RecursionError) as exc:  # an integer of over 4300 digits; nesting past the stack
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+            raise FormatError(path, lineno, f"invalid JSON ({why}); expected one {kind} object per line") from None
         if not isinstance(record, dict):
             raise FormatError(path, lineno, f"found a JSON {_json_type(record)}; expected one {kind} object per line")
         yield lineno, record

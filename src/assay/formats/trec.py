@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.errors import ConfigError, FormatError
-from assay.formats import Doc, Qrel, Query, numbered_lines
+from assay.formats import Doc, Qrel, Query, numbered_lines, whole_number
 
 # Elements whose markup is dropped from a document's text while their content stays; any other
 # tag is left in the text as written.
@@ -99,7 +99,7 @@ def read_qrels(path: str | Path) -> Iterator[Qrel]:
         if not _INTEGER.fullmatch(grade):
             raise FormatError(path, lineno, f"relevance {grade!r} is not an integer; "
                                             f"expected 4 columns {QRELS_COLUMNS!r} with a whole-number relevance")
-        yield Qrel(query_id, doc_id, int(grade))
+        yield Qrel(query_id, doc_id, whole_number(grade, path, lineno, "relevance", "expected a whole number"))
 
 
 def read_run(path: str | Path) -> Iterator[tuple[str, str, int, float, str]]:
@@ -113,7 +113,7 @@ def read_run(path: str | Path) -> Iterator[tuple[str, str, int, float, str]]:
         if not math.isfinite(value):
             raise FormatError(path, lineno, f"score {score!r} is not a finite number; "
                                             f"expected 6 columns {RUN_COLUMNS!r}")
-        yield query_id, doc_id, int(rank), value, tag
+        yield query_id, doc_id, whole_number(rank, path, lineno, "rank", "expected a whole number"), value, tag
 
 
 @dataclass(frozen=True)

@@ -135,6 +135,10 @@ def parse_judgments(data: bytes, path: Path) -> JudgmentSet:
         except json.JSONDecodeError as exc:
             problems.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
             continue
+        except (ValueError, RecursionError) as exc:  # an integer of over 4300 digits; nesting past the stack
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+            problems.append(f"{where}: not valid JSON for judgments ({why}); write one flat object per line")
+            continue
         if not isinstance(obj, dict):
             problems.append(f"{where}: each line must be a JSON object")
             continue
