@@ -68,7 +68,7 @@ def test_no_key_fails_the_run_with_exit_8_and_it_is_stored_for_inspection(projec
         assert server.requests == []  # without a key nothing is sent
     assert out.exit_code == 8, out.output
     run_id = out.stdout.strip()
-    assert f"run {run_id} is failed: every one of the {SENT} question(s) sent to the model failed at generation" \
+    assert f"run {run_id} has status failed: every one of the {SENT} question(s) sent to the model failed at generation" \
         in out.stderr
     assert "ASSAY_NO_SUCH_KEY_SET is not set" in out.stderr and f"assay answers show {run_id}" in out.stderr
     st, stats, answers = stored(wh, run_id)
@@ -86,7 +86,7 @@ def test_an_unreachable_endpoint_on_every_question_fails_the_run(project, mini_c
     wh, cfg = project
     out = invoke(*run_args(wh, cfg, mini_corpus, mini_judgments, closed_port_url()))
     assert out.exit_code == 8, out.output
-    assert "is failed: every one of the 5 question(s) sent to the model failed at generation" in out.stderr
+    assert "has status failed: every one of the 5 question(s) sent to the model failed at generation" in out.stderr
     st, _, answers = stored(wh, out.stdout.strip())
     assert st == "failed" and answers.count(("failed", "error", "generation")) == SENT
 
@@ -113,19 +113,19 @@ def test_a_blocked_run_exits_8_and_gate_and_regress_latest_fail_on_it(project, m
         assert len(server.requests) == 3
     assert out.exit_code == 8, out.output
     blocked = out.stdout.strip()
-    assert f"run {blocked} is blocked: the model endpoint answered HTTP 429 three times in a row" in out.stderr
+    assert f"run {blocked} has status blocked: the model endpoint answered HTTP 429 three times in a row" in out.stderr
     assert stored(wh, blocked)[0] == "blocked"
 
     rule = ("--rule", "Success@10:doc>=0.1")
     assert invoke("gate", good, *rule, "--warehouse", wh).exit_code == 0  # the earlier run passes this rule
     gated = invoke("gate", "latest", *rule, "--warehouse", wh)
     assert gated.exit_code == 8 and gated.stdout == ""
-    assert gated.stderr.startswith(f"error: the newest run {blocked} is blocked (the model endpoint answered "
+    assert gated.stderr.startswith(f"error: the newest run {blocked} has status blocked (the model endpoint answered "
                                    "HTTP 429 three times in a row")
     assert "gating it fails" in gated.stderr and "name it by its id" in gated.stderr
     assert invoke("gate", *rule, "--warehouse", wh).exit_code == 8  # latest is the default
     named = invoke("gate", blocked, *rule, "--warehouse", wh)
-    assert named.exit_code == 8 and f"run {blocked} is blocked" in named.stderr
+    assert named.exit_code == 8 and f"run {blocked} has status blocked" in named.stderr
 
     drop = ("--max-drop", "Success@3=0.5")
     regressed = invoke("regress", "latest", *drop, "--warehouse", wh)
@@ -143,9 +143,9 @@ def test_a_blocked_run_exits_8_and_gate_and_regress_latest_fail_on_it(project, m
     data = json.loads(result.stdout)
     assert (data["candidate"], data["baseline"]) == (newest, good)
     assert [(s["run_id"], s["status"]) for s in data["skipped"]] == [(blocked, "blocked")]
-    assert f"note: --baseline latest stepped over run {blocked}, which is blocked" in result.stderr
+    assert f"note: --baseline latest stepped over run {blocked}, which has status blocked" in result.stderr
     history = invoke("history", "--pipeline", "fast", "--metric", "Success@3", "--warehouse", wh)
-    assert history.exit_code == 0 and f"note: run {blocked} is blocked" in history.stderr
+    assert history.exit_code == 0 and f"note: run {blocked} has status blocked" in history.stderr
     assert blocked not in history.stdout and good in history.stdout and newest in history.stdout
 
 
@@ -167,5 +167,5 @@ def test_a_real_assay_process_exits_8_on_a_failed_run(project, mini_corpus, mini
                           env={**os.environ, KEY_ENV: "sk-outcome-test"})
     assert proc.returncode == 8, proc.stderr
     run_id = proc.stdout.strip()
-    assert f"error: run {run_id} is failed" in proc.stderr
+    assert f"error: run {run_id} has status failed" in proc.stderr
     assert stored(wh, run_id)[0] == "failed"

@@ -52,7 +52,7 @@ def resolve_checked(warehouse, run_ref: str | None, doing: str = "gating it") ->
     run = resolve_any(warehouse, run_ref)
     if run["status"] != "complete":
         which = f"the newest run {run['run_id']}" if run_ref in (None, "", "latest") else f"run {run['run_id']}"
-        raise RunFailed(f"{which} is {run['status']} ({run['reason']}): {doing} fails. It is stored for "
+        raise RunFailed(f"{which} has status {run['status']} ({run['reason']}): {doing} fails. It is stored for "
                         f"inspection (`assay answers show {run['run_id']}`); to check an earlier complete run, "
                         "name it by its id", run_id=run["run_id"], status=run["status"], reason=run["reason"])
     return run["run_id"]

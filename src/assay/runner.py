@@ -406,7 +406,7 @@ def check_outcome(record: RunRecord) -> None:
     if record.status == "complete":
         return
     reason = record.stats.get("outcome", {}).get("reason") or "its answer stage could not run"
-    raise RunFailed(f"run {record.run_id} is {record.status}: {reason}. It is stored for inspection "
+    raise RunFailed(f"run {record.run_id} has status {record.status}: {reason}. It is stored for inspection "
                     f"(`assay answers show {record.run_id}`) but has no metrics; exit code 8",
                     run_id=record.run_id, status=record.status, reason=reason)
 
