@@ -169,3 +169,18 @@ def test_a_real_assay_process_exits_8_on_a_failed_run(project, mini_corpus, mini
     run_id = proc.stdout.strip()
     assert f"error: run {run_id} has status failed" in proc.stderr
     assert stored(wh, run_id)[0] == "failed"
+
+
+def test_a_sweep_whose_point_could_not_answer_exits_8_naming_it(tmp_path, monkeypatch, mini_corpus, mini_judgments):
+    monkeypatch.setenv(KEY_ENV, "sk-outcome-test")
+    cfg = tmp_path / "assay.toml"
+    cfg.write_text(f'[pipelines.asks]\nextends = "bm25"\ngenerator = "openai"\ngenerator_base_url = '
+                   f'"{closed_port_url()}"\ngenerator_model = "m"\ngenerator_api_key_env = "{KEY_ENV}"\n')
+    wh = tmp_path / "w.duckdb"
+    out = invoke("sweep", "--corpus", mini_corpus, "--judgments", mini_judgments, "--config", cfg,
+                 "--pipeline", "asks", "--size", "120", "--warehouse", wh)
+    assert out.exit_code == 8, out.output
+    with Warehouse.open(wh, read_only=True) as w:
+        (run_id, status_), = w.con.execute("SELECT run_id, status FROM runs").fetchall()
+    assert status_ == "failed"
+    assert f"1 point(s) did not complete (run {run_id} has status failed)" in out.stderr
