@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+HEAD_CHARS = 1000
 
 
 @dataclass
@@ -43,10 +44,11 @@ class TransportError(Exception):
     """No usable answer. ``kind`` is one of ``timeout``, ``unreachable``, ``broken`` (the connection
     failed mid-way), ``redirect`` or ``too_large``; ``status`` is the HTTP status when an answer
     began (a redirect, an oversized answer), else None. ``detail`` says what happened, in words
-    (for ``unreachable``, the reason alone: the caller names what it could not reach)."""
+    (for ``unreachable``, the reason alone: the caller names what it could not reach). ``head`` is
+    the start of an oversized answer (at most ``HEAD_CHARS`` characters), so it can be quoted."""
 
-    def __init__(self, kind: str, detail: str, status: int | None = None):
-        self.kind, self.detail, self.status = kind, detail, status
+    def __init__(self, kind: str, detail: str, status: int | None = None, head: str | None = None):
+        self.kind, self.detail, self.status, self.head = kind, detail, status, head
         super().__init__(detail)
 
 
@@ -127,6 +129,7 @@ def post_json(url: str, body: bytes, headers: dict, timeout_s: float,
                 for chunk in response.iter_bytes():
                     data += chunk
                     if len(data) > max_bytes:
+                        too_large.head = data[:4 * HEAD_CHARS].decode("utf-8", errors="replace")[:HEAD_CHARS]
                         raise too_large
                     if time.monotonic() > deadline:
                         raise timed_out

@@ -206,8 +206,8 @@ class ChatClient:
             except TransportError as exc:
                 entry.update(latency_ms=round((time.perf_counter() - started) * 1000, 1), status=exc.status)
                 entry["error"] = redact(_transport_words(exc), secrets)
-                raise ModelEndpointError(f"{self._where}: {entry['error']} (not retried)",
-                                         status=exc.status, attempts=attempts) from None
+                raise ModelEndpointError(f"{self._where}: {entry['error']} (not retried)", status=exc.status,
+                                         raw=redact(exc.head, secrets), attempts=attempts) from None
             latency_ms = round((time.perf_counter() - started) * 1000, 1)
             status, raw, response_headers = reply.status, redact(reply.text, secrets), reply.headers
             retry_after = _retry_after(response_headers)
