@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from assay.errors import FormatError
 from assay.formats import beir, trec
-from tests.fuzz.strategies import HOSTILE_JSON, JSON_VALUES, TEXT, fuzz
+from .strategies import HOSTILE_JSON, JSON_VALUES, TEXT, fuzz
 
 WORKDIR = Path(tempfile.mkdtemp(prefix="assay-fuzz-formats-"))
 READERS = {

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from assay.errors import JudgmentsError
 from assay.judgments.model import JudgmentSet
 from assay.judgments.parse import parse_judgments
-from tests.fuzz.strategies import HOSTILE_JSON, JSON_VALUES, TEXT, fuzz
+from .strategies import HOSTILE_JSON, JSON_VALUES, TEXT, fuzz
 
 PATH = Path("judgments.jsonl")
 VALID = {"query_id": "q1", "query": "what is the page size", "category": "normal", "form": "match",
