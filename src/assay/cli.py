@@ -478,7 +478,8 @@ def regress_cmd(run_ref, baseline, drops, alpha, fmt, warehouse_path):
         result = regression.regress(wh, resolve_checked(wh, run_ref, "checking it for regressions"), baseline,
                                     parsed, alpha)
     for r in result["skipped"]:
-        _progress(f"note: --baseline latest stepped over run {r['run_id']}, which has status {r['status']} ({r['reason']})")
+        _progress(f"note: --baseline latest stepped over run {r['run_id']}, which has status {r['status']} "
+                  f"({r['reason']})")
     if fmt == "json":
         click.echo(json.dumps(result, indent=2, default=str))
     else:
@@ -507,7 +508,8 @@ def history_cmd(pipeline, metric, level, slice_, tolerance, fmt, warehouse_path)
     with Warehouse.open(warehouse_path, read_only=True) as wh:
         h = regression.history(wh, pipeline, metric, level, slice_, tolerance)
     for r in h["incomplete"]:
-        _progress(f"note: run {r['run_id']} has status {r['status']} ({r['reason']}): it has no metrics and is not shown")
+        _progress(f"note: run {r['run_id']} has status {r['status']} ({r['reason']}): it has no metrics and "
+                  "is not shown")
     click.echo(json.dumps(h, indent=2, default=str) + "\n" if fmt == "json" else regression.render_history(h), nl=False)
 
 

@@ -256,7 +256,8 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     from assay.stored import is_ref, stored_corpus, stored_judgments
 
     judgments = stored_judgments(get_wh(), judgments_path) if is_ref(judgments_path) else load_judgments(judgments_path)
-    corpus = stored_corpus(get_wh(), corpus_dir) if is_ref(corpus_dir) else load_corpus(corpus_dir, max_file_mb(project, options.max_file_mb))
+    corpus = (stored_corpus(get_wh(), corpus_dir) if is_ref(corpus_dir)
+              else load_corpus(corpus_dir, max_file_mb(project, options.max_file_mb)))
     gold = resolve_gold(judgments, corpus)
     say(f"resolved {len(gold)} gold entries for {len(judgments.judgments)} questions "
         f"against {len(corpus.documents)} documents")
