@@ -125,16 +125,24 @@ def test_sweep_table_from_assay_toml_and_skipped_combinations(tmp_path, monkeypa
 
 @pytest.mark.parametrize("toml, args, message", [
     ('[sweep]\nsize = [1]\n', [], "[sweep] has unknown setting(s) size"),
-    ("", ["--budget", "0"], "budget must be a positive number of tokens"),
+    ('[sweep]\nbudget = 0\n', [], "budget must be a positive number of tokens"),
     ("", ["--chunker", "semantic"], "unknown chunker 'semantic'"),
     ("", ["--select", "Abstain"], "--select Abstain has no chunk level"),
     ("", ["--size", "100", "--overlap", "100"], "the grid has no point that can run"),
 ])
 def test_bad_sweeps_are_refused_before_any_run(tmp_path, monkeypatch, toml, args, message):
+    """Bad settings from assay.toml or the grid are errors (exit 1) before any run or warehouse."""
     (tmp_path / "assay.toml").write_text(toml)
     monkeypatch.chdir(tmp_path)
     out = invoke("sweep", "--corpus", CORPUS, "--judgments", JUDGMENTS, *args, "--warehouse", tmp_path / "w.duckdb")
     assert out.exit_code == 1 and message in out.stderr, out.output
+    assert not (tmp_path / "w.duckdb").exists()
+
+
+def test_a_bad_number_on_the_command_line_is_a_usage_error(tmp_path):
+    out = CliRunner().invoke(cli, ["sweep", "--corpus", str(CORPUS), "--judgments", str(JUDGMENTS), "--budget", "0",
+                                   "--warehouse", str(tmp_path / "w.duckdb")])
+    assert out.exit_code == 2 and "--budget" in out.output
     assert not (tmp_path / "w.duckdb").exists()
 
 

@@ -77,6 +77,6 @@ def test_budgeted_measures_work_in_gate_rules_and_regress(runs):
     failed = invoke("gate", docs, "--rule", f"SpanRecall@1000tok:chunk>={recall + 0.01:.3f}")
     assert failed.exit_code == 6 and f"{recall:.3f} is not >=" in failed.stdout
     wrong = invoke("gate", docs, "--rule", "SpanRecall@1000tok:doc>=0.5")
-    assert wrong.exit_code == 1 and "has level(s) chunk, not doc" in wrong.stderr
+    assert wrong.exit_code == 2 and "has level(s) chunk, not doc" in wrong.stderr
     regress = invoke("regress", docs, "--baseline", chunks, "--max-drop", "Success@1000tok=0.05")
     assert regress.exit_code == 7 and "Success@1000tok" in regress.stdout  # whole documents fill the budget sooner
