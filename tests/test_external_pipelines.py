@@ -175,3 +175,18 @@ def test_plugin_appears_as_a_pipeline(warehouse, mini_corpus, mini_judgments, tm
         importlib.invalidate_caches()
     assert rec.config["pipeline"] == "my-retriever" and rec.config["retrieval"]["external"] == {"name": "fixed-plugin"}
     assert all(n == 1 for _, _, n in rec.query_rows)
+
+
+def test_a_command_pipeline_never_sees_assay_credentials(tmp_path, monkeypatch, mini_corpus, mini_judgments):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-cli-never-inherited-1")
+    monkeypatch.setenv("HF_TOKEN", "hf-cli-never-inherited-2")
+    names = tmp_path / "names.json"
+    script = tmp_path / "names.py"
+    script.write_text("import json, os, sys\njson.dump(sorted(os.environ), open(sys.argv[1], 'w'))\n"
+                      "sys.stderr.write('key: ' + os.environ.get('OPENAI_API_KEY', 'absent'))\nsys.exit(3)\n")
+    out = CliRunner().invoke(cli, ["run", "--pipeline", "command", "--command", f"{sys.executable} {script} {names}",
+                                   "--corpus", str(mini_corpus), "--judgments", str(mini_judgments),
+                                   "--warehouse", str(tmp_path / "w.duckdb")])
+    assert out.exit_code == 5 and "exited with code 3" in out.stderr and "stderr ends: key: absent" in out.stderr
+    seen = json.loads(names.read_text())
+    assert "PATH" in seen and "OPENAI_API_KEY" not in seen and "HF_TOKEN" not in seen

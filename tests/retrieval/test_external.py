@@ -2,6 +2,7 @@
 
 import importlib
 import json
+import os
 import socket
 import sys
 import textwrap
@@ -11,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from assay.credentials import redact
 from assay.errors import RetrieverError
 from assay.retrieval import Hit
 from assay.retrieval.external import (
@@ -461,3 +463,132 @@ def test_plugin_errors(plugin_site):
 
 def test_plugins_are_gone_with_their_distribution():
     assert "fixed" not in plugin_names()
+
+
+# Hardening: credentials, redirects, deadlines, odd answers ----------------------------------
+
+ENV_DUMP = textwrap.dedent("""
+    import json, os, sys
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req["query"] == "env":
+            print(json.dumps({"results": [], "env": dict(os.environ)}), flush=True)
+            with open(sys.argv[1], "w") as out:
+                json.dump(dict(os.environ), out)
+        else:  # a program that read the key from its own config file, and says so on stderr
+            key = open(sys.argv[2]).read()
+            sys.stderr.write("auth failed for " + key + " / " + json.dumps(key).replace("s", "\\\\u0073")
+                             + " / " + key.replace("/", "%2F") + "\\n")
+            sys.exit(3)
+""")
+
+
+def test_a_command_runs_without_assay_credentials_and_its_stderr_is_redacted(tmp_path, monkeypatch):
+    key = "sk-proj/command-secret-42"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-abcdefgh")
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-abcdefgh")
+    monkeypatch.setenv("CONFIGURED_CRED", "cred-abcdefgh")  # named by a *_api_key_env setting only
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    script, dump, keyfile = tmp_path / "env.py", tmp_path / "env.json", tmp_path / "key.txt"
+    script.write_text(ENV_DUMP)
+    keyfile.write_text(key)
+    r = CommandRetriever([sys.executable, str(script), str(dump), str(keyfile)], DOCS, timeout_s=5,
+                         secret_env=["CONFIGURED_CRED"])
+    try:
+        assert r.search("env", 5) == []
+        env = json.loads(dump.read_text())
+        for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_SERVICE_TOKEN", "CONFIGURED_CRED"):
+            assert name not in env, name
+        assert (env["PATH"], env["HOME"], env["LANG"]) == (os.environ["PATH"], os.environ["HOME"], "C.UTF-8")
+        with pytest.raises(RetrieverError) as err:
+            r.search("leak", 5)
+    finally:
+        r.close()
+    message = str(err.value)
+    assert "exited with code 3" in message and "auth failed for *** / \"***\" / ***" in message
+    assert redact(message, [key]) == message
+
+
+def test_http_redirect_is_never_followed_with_the_key(monkeypatch):
+    from answer.chat_server import ChatServer, content, redirect
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("ASSAY_TEST_API_KEY", "sk-retriever-redirect-1")
+    with ChatServer([content("never")], path=None) as other:
+        with ChatServer([redirect(other.url + "/search?key=x", 307)], path=None) as server:
+            r = HttpRetriever(server.url + "/search", DOCS, api_key_env="ASSAY_TEST_API_KEY", timeout_s=5)
+            with pytest.raises(RetrieverError) as err:
+                r.search("q", 5)
+        assert other.requests == []
+    assert str(err.value).endswith(f"the endpoint redirected to {other.url} (HTTP 307); "
+                                   "assay does not follow redirects")
+
+
+def test_http_trickle_ends_at_the_deadline(monkeypatch):
+    from answer.chat_server import ChatServer, raw, trickle
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    with ChatServer([trickle(raw('["a.md"]' + " " * 100), 0.1, body_only=True)], path=None) as server:
+        started = time.monotonic()
+        with pytest.raises(RetrieverError, match=r"no answer within 0\.6s"):
+            HttpRetriever(server.url + "/search", DOCS, timeout_s=0.6).search("q", 5)
+        assert time.monotonic() - started < 1.2
+
+
+def test_http_huge_answer_is_refused(monkeypatch):
+    from answer.chat_server import ChatServer, huge
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    with ChatServer([huge(50 * 1024 * 1024)], path=None) as server:
+        with pytest.raises(RetrieverError, match="the answer is larger than 65536 bytes"):
+            HttpRetriever(server.url + "/search", DOCS, timeout_s=5, max_bytes=65536).search("q", 5)
+
+
+ODD_ANSWERS = [
+    ("{}", "expected a list of results or {\"results\": [...]}"),
+    ('{"results": {"a.md": 1}}', "expected a list of results, got dict"),
+    ('{"results": null}', "expected a list of results, got NoneType"),
+    ("null", "expected a list of results, got NoneType"),
+    ("true", "expected a list of results, got bool"),
+    ('"a.md"', "expected a list of results, got str"),
+    ("[[]]", "a result must be a document id or an object, got []"),
+    ("[null]", "a result must be a document id or an object, got None"),
+    ("[1e400]", "a result must be a document id or an object, got inf"),
+    ('[{"doc_id": "a.md", "score": 1e400}]', "score must be a finite number, got inf"),
+    ('[{"doc_id": "a.md", "score": ' + "9" * 400 + "}]", "score must be a finite number, got 9999"),
+    ('[{"doc_id": ["a.md"]}]', "unknown document id ['a.md']"),
+    ('[{"chunk_id": 5}]', "chunk_id 5 is not of the form"),
+    ('[{"doc_id": "a.md", "start": "0", "end": 5}]', "bad span ['0', 5)"),
+    ('[{"doc_id": "a.md", "start": 0, "end": ' + "9" * 4000 + "}]", "bad span [0, 9999"),
+    ("[" * 100_000, "the answer is not JSON"),
+    ("[" + "9" * 5000 + "]", "the answer is not JSON"),
+    ("", "the answer is not JSON: ''"),
+    ("\xff\xfe", "the answer is not JSON"),
+]
+
+
+@pytest.mark.parametrize("body, message", ODD_ANSWERS)
+def test_http_odd_json_is_a_retriever_error(body, message, monkeypatch):
+    from answer.chat_server import ChatServer, raw
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    with ChatServer([raw(body)], path=None) as server:
+        with pytest.raises(RetrieverError) as err:
+            HttpRetriever(server.url + "/search", DOCS, timeout_s=5).search("q", 5)
+    assert message in str(err.value)
+    assert len(str(err.value)) < 600
+
+
+def test_http_a_key_echoed_in_results_is_redacted(monkeypatch):
+    from answer.chat_server import ChatServer, echo_key
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("ASSAY_TEST_API_KEY", "sk-retriever-echo-77")
+    escaped = echo_key(lambda key: json.dumps([{"doc_id": "".join("\\u%04x" % ord(c) for c in key)}]).replace(
+        "\\\\", "\\"))
+    with ChatServer([escaped], path=None) as server:
+        r = HttpRetriever(server.url + "/search", DOCS, api_key_env="ASSAY_TEST_API_KEY", timeout_s=5)
+        with pytest.raises(RetrieverError) as err:
+            r.search("q", 5)
+    assert "unknown document id '***'" in str(err.value)
