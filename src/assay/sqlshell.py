@@ -3,8 +3,8 @@
 The warehouse opens read-only with DuckDB's own guards on: no file outside it is read or
 written (COPY, EXPORT, read_text, glob, ATTACH), no extension is installed or loaded, and the
 settings are locked so the query cannot turn any of that back on. The text must be exactly one
-statement (DuckDB's parser says so, not a regex), and it runs under a time limit: a timer
-interrupts DuckDB, which is also how Ctrl-C stops it.
+statement (DuckDB's parser says so, not a regex), and it runs under a time limit: a watcher
+thread interrupts DuckDB, as the CLI's Ctrl-C handler does.
 """
 
 from __future__ import annotations
@@ -62,7 +62,12 @@ def _explain(exc) -> AssayError:
     """A DuckDB failure as one line: what was refused and why, or what failed."""
     import duckdb
 
+    from assay.warehouse import JOURNAL, damage_error
+
     first = str(exc).splitlines()[0]
+    damaged = damage_error(exc, JOURNAL.last_path)
+    if damaged is not None:
+        return damaged
     if isinstance(exc, duckdb.PermissionException):
         return AssayError(f"refused: {first}; `assay sql` reads only the warehouse file: no other file, "
                           "no network, no extensions")
@@ -74,33 +79,41 @@ def _explain(exc) -> AssayError:
 
 
 def _execute(con, query: str, timeout_s: float):
-    """(column names or None, rows), run in a worker so that the time limit and Ctrl-C can interrupt DuckDB."""
-    outcome: dict = {}
+    """(column names or None, rows). DuckDB runs in this (the main) thread, where the CLI's Ctrl-C handler
+    interrupts it; a watcher thread interrupts it past the time limit or after Ctrl-C, again every 0.1 s,
+    since an interrupt that lands before the query starts is lost."""
+    import time
 
-    def work():
-        try:
-            cur = con.execute(query)
-            outcome["cols"] = [d[0] for d in cur.description] if cur.description else None
-            outcome["rows"] = cur.fetchall() if cur.description else []
-        except BaseException as exc:  # handed to the caller's thread
-            outcome["error"] = exc
+    import duckdb
 
-    worker = threading.Thread(target=work, name="assay-sql", daemon=True)
-    worker.start()
+    from assay.warehouse import JOURNAL, interruptible
+
+    done, late = threading.Event(), threading.Event()
+    deadline = time.monotonic() + timeout_s
+
+    def watch():
+        while not done.wait(0.1):
+            if time.monotonic() >= deadline:
+                late.set()
+            if late.is_set() or JOURNAL.interrupted:
+                con.interrupt()
+
+    watcher = threading.Thread(target=watch, name="assay-sql-time-limit", daemon=True)
+    watcher.start()
     try:
-        worker.join(timeout_s)
-    except BaseException:  # Ctrl-C: stop DuckDB, then let the interrupt reach the CLI
-        con.interrupt()
-        worker.join(5)
-        raise
-    if worker.is_alive():
-        con.interrupt()
-        worker.join(5)
-        raise AssayError(f"query stopped after {timeout_s:g} s, the time limit; narrow it, or give "
-                         "--timeout SECONDS a larger value")
-    if "error" in outcome:
-        raise _explain(outcome["error"])
-    return outcome["cols"], outcome["rows"]
+        with interruptible(con):
+            cur = con.execute(query)
+            cols = [d[0] for d in cur.description] if cur.description else None
+            rows = cur.fetchall() if cur.description else []
+    except duckdb.Error as exc:
+        if late.is_set():
+            raise AssayError(f"query stopped after {timeout_s:g} s, the time limit; narrow it, or give "
+                             "--timeout SECONDS a larger value") from None
+        raise _explain(exc) from None
+    finally:
+        done.set()
+        watcher.join()
+    return cols, rows
 
 
 def _cell(v) -> str:

@@ -131,6 +131,25 @@ def connect(path: Path, read_only: bool, config: dict | None = None, wait_s: flo
         return con
 
 
+_RUNNING: set = set()  # connections whose statement an interrupt must stop: DuckDB does not stop on SIGINT alone
+
+
+@contextmanager
+def interruptible(con):
+    """While inside, ``interrupt_queries()`` (the CLI's SIGINT handler) interrupts ``con``'s statement."""
+    _RUNNING.add(con)
+    try:
+        yield con
+    finally:
+        _RUNNING.discard(con)
+
+
+def interrupt_queries() -> None:
+    JOURNAL.interrupted = True
+    for con in list(_RUNNING):
+        con.interrupt()
+
+
 class Journal:
     """What this process asked warehouses to keep, so an interrupt can say truly what was kept.
 
@@ -143,6 +162,7 @@ class Journal:
 
     def reset(self) -> None:
         self.pending, self.stored, self.vectors, self.commits, self.last_path = [], [], 0, 0, None
+        self.interrupted = False
 
     def after_interrupt(self) -> str:
         """The one line an interrupted command prints."""
@@ -202,6 +222,11 @@ class Warehouse:
         try:
             if read_only and wh._pending():
                 # An old warehouse opens in a new version: upgrade it once, then read as asked.
+                if not os.access(path, os.W_OK):
+                    raise WarehouseError(
+                        f"warehouse {path} has schema version {wh.schema_version()}, this assay needs "
+                        f"{migrations()[-1][0]}, and the file is read-only to you: make it writable once "
+                        "(any command then upgrades it), or read it with the assay version that wrote it")
                 con.close()
                 cls.open(path, read_only=False).close()
                 con = connect(path, read_only=True, config=config)
@@ -282,7 +307,8 @@ class Warehouse:
         """One transaction; ``journal=False`` keeps it out of what an interrupt reports (schema upgrades)."""
         self.con.execute("BEGIN TRANSACTION")
         try:
-            yield
+            with interruptible(self.con):
+                yield
         except BaseException:
             JOURNAL.pending.clear()  # before the rollback: a second interrupt may cut it, and it is undone anyway
             self.con.execute("ROLLBACK")

@@ -1,0 +1,199 @@
+"""`assay sql` is sandboxed: each attack that once worked is tried against a real warehouse file, and what it
+aimed at (another warehouse, a system file, a loopback server, the network) is checked untouched or unread."""
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from assay.cli import cli
+from assay.runner import RunOptions, run
+from assay.warehouse import Warehouse
+from conftest import MINI, ROOT
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory):
+    path = tmp_path_factory.mktemp("sql") / "w.duckdb"
+    with Warehouse.open(path) as warehouse:
+        run(warehouse, MINI / "corpus", MINI / "judgments.jsonl", RunOptions())
+    return path
+
+
+def sql(wh, query, *extra):
+    return CliRunner().invoke(cli, ["sql", query, "--warehouse", str(wh), *extra], catch_exceptions=False)
+
+
+def refused(result, *words):
+    """The command failed with exit 1 and exactly one line on stderr, saying 'refused' and each of ``words``."""
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: refused"), result.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+def digest(path) -> str:
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def test_copy_to_another_warehouse_leaves_it_untouched(wh, tmp_path):
+    other = tmp_path / "other.duckdb"
+    Warehouse.open(other).close()
+    before = digest(other)
+    refused(sql(wh, f"COPY (SELECT * FROM runs) TO '{other}'"), "COPY", "writes")
+    refused(sql(wh, f"COPY (SELECT 1) TO '{tmp_path / 'new.csv'}' (FORMAT csv)"), "COPY")
+    assert digest(other) == before and not (tmp_path / "new.csv").exists()
+
+
+def test_export_database_writes_nothing(wh, tmp_path):
+    refused(sql(wh, f"EXPORT DATABASE '{tmp_path / 'dump'}'"), "EXPORT", "writes files")
+    assert not (tmp_path / "dump").exists()
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT content FROM read_text('/etc/passwd')",
+    "SELECT * FROM read_csv('/etc/passwd', sep=':', header=false)",
+    "SELECT * FROM read_blob('/etc/passwd')",
+    "SELECT * FROM sniff_csv('/etc/passwd')",
+    "SELECT file FROM glob('/etc/*')",
+])
+def test_system_files_are_not_read(wh, query):
+    line = refused(sql(wh, query), "reads only the warehouse")
+    assert "root:" not in line  # nothing of the file's content comes back, not even in the message
+
+
+def test_a_path_as_a_table_name_is_only_a_name(wh):
+    result = sql(wh, "SELECT * FROM '/etc/passwd'")  # with external access off, no replacement scan reads it
+    assert result.exit_code == 1 and "root:" not in result.output
+    assert result.stderr.splitlines() == ["error: SQL failed: Catalog Error: Table with name /etc/passwd does not exist!"]
+
+
+def test_a_file_beside_the_warehouse_is_not_read(wh):
+    secret = wh.parent / "secret.csv"
+    secret.write_text("token\nhunter2\n")
+    result = sql(wh, f"SELECT * FROM read_csv('{secret}')")
+    refused(result, "secret.csv")
+    assert "hunter2" not in result.output
+
+
+def test_attach_of_another_file_is_refused(wh, tmp_path):
+    other = tmp_path / "other.duckdb"
+    Warehouse.open(other).close()
+    before = digest(other)
+    refused(sql(wh, f"ATTACH '{other}' AS other"), "ATTACH")
+    # the same reach through a statement typed as a read: DuckDB's own guard stops it
+    refused(sql(wh, f"SELECT * FROM read_blob('{other}')"), "reads only the warehouse")
+    assert digest(other) == before
+
+
+@pytest.fixture
+def loopback():
+    """A loopback HTTP server counting the requests it gets."""
+    hits = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"a,b\n1,2\n")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", hits
+    server.shutdown()
+
+
+def test_no_extension_is_installed_or_loaded_and_no_url_is_fetched(wh, loopback, monkeypatch, tmp_path):
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))  # where DuckDB would put a downloaded extension
+    url, hits = loopback
+    refused(sql(wh, "INSTALL httpfs"), "LOAD", "extension")
+    refused(sql(wh, "LOAD httpfs"), "extension")
+    refused(sql(wh, f"SELECT * FROM read_csv('{url}/x.csv')"))
+    assert hits == [] and not (home / ".duckdb").exists()
+
+
+def test_settings_are_locked(wh):
+    refused(sql(wh, "SET enable_external_access = true"), "SET", "locked")
+    refused(sql(wh, "RESET lock_configuration"), "SET")
+    # PRAGMA is a read the shell lets through to DuckDB, whose locked configuration refuses the change
+    refused(sql(wh, "PRAGMA enable_profiling"), "locked")
+
+
+def test_the_warehouse_stays_read_only(wh):
+    before = digest(wh)
+    refused(sql(wh, "DELETE FROM runs"), "DELETE", "read-only")
+    refused(sql(wh, "CREATE TABLE t AS SELECT 1"), "CREATE", "read-only")
+    refused(sql(wh, "CHECKPOINT; DROP TABLE hits"), "2 statements")
+    assert digest(wh) == before
+
+
+def test_exactly_one_statement_by_the_parser(wh):
+    refused(sql(wh, "SELECT 1; SELECT 2"), "2 statements")
+    refused(sql(wh, "SELECT 1; COPY runs TO '/tmp/x.csv'"), "2 statements")
+    result = sql(wh, "SELECT 'a;b' AS s; ", "--format", "csv")  # a ';' in a string and a trailing one are fine
+    assert result.exit_code == 0 and result.stdout == "s\na;b\n"
+    empty = sql(wh, "  -- nothing  ")
+    assert empty.exit_code == 1 and "0 statements" in empty.stderr
+
+
+def test_reads_still_work(wh):
+    out = sql(wh, "SELECT COUNT(*) AS n FROM runs", "--format", "csv")
+    assert out.exit_code == 0 and out.stdout == "n\n1\n"
+    assert sql(wh, "DESCRIBE runs").exit_code == 0
+    assert "v2." in sql(wh, "CALL pragma_version()").stdout
+
+
+ENDLESS = "SELECT COUNT(*) FROM range(10000000000) a, range(10) b"
+
+
+def test_time_limit_interrupts_the_query(wh):
+    t0 = time.monotonic()
+    result = sql(wh, ENDLESS, "--timeout", "0.5")
+    elapsed = time.monotonic() - t0
+    assert result.exit_code == 1 and elapsed < 10
+    assert result.stderr.splitlines() == [
+        "error: query stopped after 0.5 s, the time limit; narrow it, or give --timeout SECONDS a larger value"]
+    bad = sql(wh, "SELECT 1", "--timeout", "nan")
+    assert bad.exit_code == 2 and "above 0" in bad.stderr
+
+
+def _has_open(pid: int, path) -> bool:
+    fd_dir = f"/proc/{pid}/fd"
+    try:
+        return any(os.path.realpath(os.path.join(fd_dir, fd)) == str(path) for fd in os.listdir(fd_dir))
+    except FileNotFoundError:
+        return False
+
+
+def test_ctrl_c_stops_an_endless_query(wh):
+    proc = subprocess.Popen([sys.executable, "-m", "assay", "sql", ENDLESS, "--warehouse", str(wh)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    deadline = time.monotonic() + 20
+    while not _has_open(proc.pid, wh.resolve()):  # the warehouse is open: the query is about to run
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.02)
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert time.monotonic() - t0 < 10
+    assert (proc.returncode, out, err) == (130, "", "interrupted; nothing was written\n")
+    # and the lock went with it: a writer opens the file at once
+    con = duckdb.connect(str(wh))
+    con.close()
