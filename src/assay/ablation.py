@@ -78,6 +78,8 @@ def ladder_from(config: dict) -> list[tuple[str, str, bool]]:
     if table is None:
         return list(LADDER)
     where = f"{config.get('_path', 'assay.toml')}: [ablate]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table with rungs = [...], not {type(table).__name__}")
     unknown = set(table) - {"rungs"}
     if unknown:
         raise ConfigError(f"{where} has unknown key(s) {', '.join(sorted(unknown))}; allowed: rungs")

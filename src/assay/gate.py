@@ -84,8 +84,11 @@ def collect_rules(config: dict, cli_rules: tuple[str, ...], preset: str | None =
     (`assay ablate` checks its rungs against rules only when some are given)."""
     if preset is not None and preset not in PRESETS:
         raise UsageError(f"unknown gate preset {preset!r}; known: {', '.join(PRESETS)}")
-    toml_rules = config.get("gate", {}).get("rules", [])
+    table = config.get("gate", {})
     toml = f"{config.get('_path', 'assay.toml')} [gate] rules"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{config.get('_path', 'assay.toml')}: gate must be a table ([gate] rules = [...])")
+    toml_rules = table.get("rules", [])
     if not isinstance(toml_rules, list) or not all(isinstance(t, str) for t in toml_rules):
         raise ConfigError(f"{toml} must be a list of strings like \"Success@3:doc>=0.75\"")
     given = ([(t, f"preset {preset}") for t in PRESETS.get(preset, ())] + [(t, toml) for t in toml_rules]

@@ -96,12 +96,21 @@ def load_config(path: Path | None) -> dict:
         raise ConfigError(f"{path}: configuration file not found")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); assay.toml must be UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     unknown = set(data) - {"run", "pipelines", "gate", "ablate", "sweep"}
     if unknown:
         raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; "
                           "allowed: run, pipelines, gate, ablate, sweep")
+    for key, value in data.items():
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: {key} must be a table ([{key}]), not {type(value).__name__}")
+    for name, table in data.get("pipelines", {}).items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: pipelines.{name} must be a table ([pipelines.{name}]), "
+                              f"not {type(table).__name__}")
     for key, value in data.get("run", {}).items():
         if key not in RUN_DEFAULTS and key not in RUN_READING:
             raise ConfigError(f"{path}: [run] has unknown setting {key!r}; "

@@ -49,6 +49,8 @@ def spec_from(config: dict, cli: dict) -> dict:
     """The sweep's settings: CLI values over the [sweep] table of assay.toml over the defaults."""
     table = config.get("sweep", {})
     where = config.get("_path", "assay.toml")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: sweep must be a table ([sweep]), not {type(table).__name__}")
     unknown = set(table) - set(KEYS)
     if unknown:
         raise ConfigError(f"{where}: [sweep] has unknown setting(s) {', '.join(sorted(unknown))}; "
@@ -60,15 +62,21 @@ def spec_from(config: dict, cli: dict) -> dict:
         spec[key] = list(spec[key]) if isinstance(spec[key], (list, tuple)) else [spec[key]]
         if not spec[key]:
             raise ConfigError(f"sweep: {key} is empty; give at least one value")
+    for key in ("chunkers", "pipelines"):
+        if not all(isinstance(v, str) and v for v in spec[key]):
+            raise ConfigError(f"sweep: {key} must be names, got {spec[key]!r}")
     for key in ("sizes", "overlaps"):
-        if not all(isinstance(v, int) and v >= 0 for v in spec[key]):
+        if not all(_whole(v) and v >= 0 for v in spec[key]):
             raise ConfigError(f"sweep: {key} must be whole numbers of characters, got {spec[key]}")
-    if not isinstance(spec["budget"], int) or spec["budget"] < 1:
+    if not _whole(spec["budget"]) or spec["budget"] < 1:
         raise ConfigError(f"sweep: budget must be a positive number of tokens, got {spec['budget']!r}")
-    if not isinstance(spec["k"], int) or spec["k"] < 1:
+    if not _whole(spec["k"]) or spec["k"] < 1:
         raise ConfigError(f"sweep: k must be at least 1, got {spec['k']!r}")
-    if not 0 < float(spec["alpha"]) < 1:
-        raise ConfigError(f"sweep: alpha must lie between 0 and 1, got {spec['alpha']!r}")
+    alpha = spec["alpha"]
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ConfigError(f"sweep: alpha must be a number between 0 and 1, got {alpha!r}")
+    if spec["select"] is not None and not isinstance(spec["select"], str):
+        raise ConfigError(f"sweep: select must be a measure name such as SpanRecall@1000tok, got {spec['select']!r}")
     spec["select"] = spec["select"] or f"SpanRecall@{spec['budget']}tok"
     from assay.metrics.registry import parse_measure
 
@@ -76,6 +84,10 @@ def spec_from(config: dict, cli: dict) -> dict:
         raise ConfigError(f"sweep: --select {spec['select']} has no chunk level; choose a chunk-level measure")
     grid(spec)  # refuse a grid that cannot run before anything opens the warehouse
     return spec
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -2**31 <= value < 2**31
 
 
 def grid(spec: dict) -> tuple[list[Point], list[str]]:
