@@ -9,7 +9,7 @@ and an excerpt of what came back (redacted, at most 200 characters) where someth
 import json
 
 import pytest
-from chat_server import ChatServer, Reply, completion, echo_key, huge, raw, redirect, status
+from chat_server import ChatServer, Reply, completion, echo_key, huge, raw, redirect
 
 from assay.credentials import redact
 from assay.runner import RunOptions, run
