@@ -39,69 +39,6 @@ class _SigintLatch:
             os.write(2, b"interrupted again; stopping now\n")
             os._exit(130)
         self.fired = True
-        raise KeyboardInterrupt
-
-    def __exit__(self, *exc):
-        if self.previous is not None:
-            import signal
-
-            signal.signal(signal.SIGINT, self.previous)
-
-
-class _SigintLatch:
-    """While a command runs, the first SIGINT raises KeyboardInterrupt and is remembered: DuckDB turns it into its
-    own error ("Query interrupted"), so the boundary asks the latch, not the exception's type. A second SIGINT
-    stops the process at once (the warehouse is safe: DuckDB keeps only committed transactions)."""
-
-    def __enter__(self):
-        import signal
-        import threading
-
-        self.fired, self.previous = False, None
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._on_sigint)
-        return self
-
-    def _on_sigint(self, signum, frame):
-        if self.fired:
-            import os
-
-            os.write(2, b"interrupted again; stopping now\n")
-            os._exit(130)
-        self.fired = True
-        from assay.warehouse import interrupt_queries
-
-        interrupt_queries()  # a statement DuckDB is running stops now, and its transaction rolls back
-        raise KeyboardInterrupt
-
-    def __exit__(self, *exc):
-        if self.previous is not None:
-            import signal
-
-            signal.signal(signal.SIGINT, self.previous)
-
-
-class _SigintLatch:
-    """While a command runs, the first SIGINT raises KeyboardInterrupt and is remembered: DuckDB turns it into its
-    own error ("Query interrupted"), so the boundary asks the latch, not the exception's type. A second SIGINT
-    stops the process at once (the warehouse is safe: DuckDB keeps only committed transactions)."""
-
-    def __enter__(self):
-        import signal
-        import threading
-
-        self.fired, self.previous = False, None
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._on_sigint)
-        return self
-
-    def _on_sigint(self, signum, frame):
-        if self.fired:
-            import os
-
-            os.write(2, b"interrupted again; stopping now\n")
-            os._exit(130)
-        self.fired = True
         from assay.warehouse import interrupt_queries
 
         interrupt_queries()  # a statement DuckDB is running stops now, and its transaction rolls back
@@ -691,18 +628,6 @@ def _seconds(ctx, param, value):
     return value
 
 
-def _seconds(ctx, param, value):
-    if value is not None and not 0 < value < float("inf"):
-        raise click.BadParameter(f"{value} is not a number of seconds above 0")
-    return value
-
-
-def _seconds(ctx, param, value):
-    if value is not None and not 0 < value < float("inf"):
-        raise click.BadParameter(f"{value} is not a number of seconds above 0")
-    return value
-
-
 @cli.command()
 @click.argument("query")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
@@ -920,16 +845,6 @@ def demo(warehouse_path):
         _progress(f"recorded run {record.run_id} in {wh.path}\n")
         check_outcome(record)
         click.echo(render(build_report(wh, record.run_id), "table"), nl=False)
-
-
-def _interrupted_outside_a_command(signum, frame):
-    click.echo("interrupted; nothing was written", err=True)
-    raise SystemExit(130)  # click turns KeyboardInterrupt into "Aborted!" and exit 1
-
-
-def _interrupted_outside_a_command(signum, frame):
-    click.echo("interrupted; nothing was written", err=True)
-    raise SystemExit(130)  # click turns KeyboardInterrupt into "Aborted!" and exit 1
 
 
 def _interrupted_outside_a_command(signum, frame):
