@@ -151,9 +151,16 @@ def test_a_failing_point_writes_nothing(tmp_path):
     out = invoke("sweep", "--corpus", CORPUS, "--judgments", JUDGMENTS, "--size", 400, "--pipeline", "bm25",
                  "--pipeline", "dense", "--embedder", "no-such/model", "--warehouse", path)
     assert out.exit_code == 4, out.output  # the dense point's model is not available
+    assert not path.exists()  # the bm25 point computed, but nothing is written before every point has
+
+    invoke("ingest", CORPUS, "--warehouse", path)  # an existing warehouse keeps its row counts too
     with Warehouse.open(path, read_only=True) as wh:
-        assert wh.con.execute("SELECT COUNT(*) FROM runs").fetchall() == [(0,)]
-        assert wh.con.execute("SELECT COUNT(*) FROM sweeps").fetchall() == [(0,)]
+        before = {t: wh.con.execute(f"SELECT COUNT(*) FROM {t}").fetchall() for t in ("runs", "sweeps", "chunks")}
+    out = invoke("sweep", "--corpus", CORPUS, "--judgments", JUDGMENTS, "--size", 400, "--pipeline", "bm25",
+                 "--pipeline", "dense", "--embedder", "no-such/model", "--warehouse", path)
+    assert out.exit_code == 4
+    with Warehouse.open(path, read_only=True) as wh:
+        assert {t: wh.con.execute(f"SELECT COUNT(*) FROM {t}").fetchall() for t in before} == before
 
 
 def test_embeddings_are_reused_across_points_with_the_same_chunk_texts(tmp_path):

@@ -303,9 +303,9 @@ def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw)
     config = load_config(kw["config_path"])
     parsed = gate.rules_from(config, rules, preset, required=False)
     ladder = ablation.ladder_from(config)
-    with Warehouse.open(warehouse_path) as wh:
-        rungs = ablation.ablate(wh, corpus_dir, judgments_path, RunOptions(**kw), progress=_progress,
-                                ladder=ladder, rules=parsed)
+    # each rung computes without holding the warehouse and writes its run in one short transaction
+    rungs = ablation.ablate(Warehouse.brief(warehouse_path), corpus_dir, judgments_path, RunOptions(**kw),
+                            progress=_progress, ladder=ladder, rules=parsed)
     if fmt == "json":
         click.echo(json.dumps(ablation.to_json(rungs, parsed), indent=2))
     else:
@@ -588,8 +588,10 @@ def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps
         "chunkers": list(chunkers), "sizes": list(sizes), "overlaps": list(overlaps), "pipelines": list(pipelines),
         "budget": budget, "k": k, "select": select, "alpha": alpha})
     options = RunOptions(config_path=config_path, seed=seed, depth=depth, embedder=embedder, max_file_mb=max_file_mb)
-    with Warehouse.open(warehouse_path) as wh:
-        sweep_id = sweep.run_sweep(wh, corpus_dir, judgments_path, spec, options, progress=_progress)
+    # the points compute without holding the warehouse; their runs and the sweep are written in one transaction
+    sweep_id = sweep.run_sweep(Warehouse.brief(warehouse_path), corpus_dir, judgments_path, spec, options,
+                               progress=_progress)
+    with Warehouse.open(warehouse_path, read_only=True) as wh:
         _progress(f"recorded sweep {sweep_id} in {wh.path}; `assay report --sweep {sweep_id}` shows it again\n")
         _, broken = wh.query("reports/sweep_incomplete", sweep_id=sweep_id)
         if broken:
@@ -840,8 +842,8 @@ def demo(warehouse_path):
         raise AssayError(f"the demo golden set is not at {DEMO_DIR}; run `assay demo` from a source checkout")
     from assay.runner import check_outcome
 
-    with Warehouse.open(warehouse_path) as wh:
-        record = run(wh, corpus, judgments_file, RunOptions(), progress=_progress)
+    record = run(Warehouse.brief(warehouse_path), corpus, judgments_file, RunOptions(), progress=_progress)
+    with Warehouse.open(warehouse_path, read_only=True) as wh:
         _progress(f"recorded run {record.run_id} in {wh.path}\n")
         check_outcome(record)
         click.echo(render(build_report(wh, record.run_id), "table"), nl=False)
