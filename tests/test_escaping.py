@@ -346,3 +346,25 @@ def test_html_examples():
     assert escape.html("<a href=\"x\" onclick='y'>&</a>") == (
         "&lt;a href=&quot;x&quot; onclick=&#x27;y&#x27;&gt;&amp;&lt;/a&gt;")
     assert escape.html("a\x00b\x1bc\ufffe") == "a\ufffdb\ufffdc\ufffd"
+
+
+def test_runs_listing_and_error_lines_escape_control_characters(tmp_path):
+    from click.testing import CliRunner
+
+    from assay.cli import cli
+
+    (tmp_path / "assay.toml").write_text('[pipelines."evil\\u001b]0;pwned\\u0007"]\nextends = "bm25"\n')
+    wh = tmp_path / "w.duckdb"
+    runner = CliRunner()
+    from conftest import MINI
+
+    out = runner.invoke(cli, ["run", "--corpus", str(MINI / "corpus"), "--judgments", str(MINI / "judgments.jsonl"),
+                              "--config", str(tmp_path / "assay.toml"), "--pipeline", "evil\x1b]0;pwned\x07",
+                              "--warehouse", str(wh)])
+    assert out.exit_code == 0, out.output
+    assert "\x1b" not in out.stderr and "\\x1b]0;pwned\\x07" in out.stderr
+    listing = runner.invoke(cli, ["runs", "--warehouse", str(wh)])
+    assert listing.exit_code == 0 and "\x1b" not in listing.stdout and "evil\\x1b]0;pwned\\x07" in listing.stdout
+    bad = runner.invoke(cli, ["run", "--corpus", str(MINI / "corpus"), "--judgments", str(MINI / "judgments.jsonl"),
+                              "--pipeline", "nope\x1b[2J", "--warehouse", str(wh)])
+    assert bad.exit_code == 1 and "\x1b" not in bad.stderr and "nope\\x1b[2J" in bad.stderr

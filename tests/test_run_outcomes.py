@@ -133,6 +133,9 @@ def test_a_blocked_run_exits_8_and_gate_and_regress_latest_fail_on_it(project, m
     as_baseline = invoke("regress", good, "--baseline", blocked, *drop, "--warehouse", wh)
     assert as_baseline.exit_code == 8 and "using it as the baseline fails" in as_baseline.stderr
 
+    report = invoke("report", blocked, "--warehouse", wh)
+    assert report.exit_code == 1 and f"run {blocked} has status blocked: it is stored for inspection" in report.stderr
+
     # a complete run after the blocked one: `latest` is it again, and the baseline steps over the blocked
     # run to the complete one before it, naming what it stepped over
     third = invoke(*run_args(wh, cfg, mini_corpus, mini_judgments))

@@ -14,7 +14,8 @@ EXIT_CODES = {0: "success", 1: "error (bad input, configuration or warehouse sta
               3: "judgments do not parse or resolve", 4: "a model is not available",
               5: "an external retriever failed", 6: "a gate rule failed",
               7: "a regression was found",
-              8: "the run failed or was blocked (its answer stage could not run); it is stored for inspection"}
+              8: "the run failed or was blocked (its answer stage could not run); it is stored for inspection",
+              130: "interrupted (Ctrl-C); the line printed says whether anything was stored"}
 DEMO_DIR = Path(__file__).resolve().parents[2] / "judgments" / "demo"
 
 
@@ -77,11 +78,13 @@ class AssayGroup(click.Group):
 
         if ctx.params.get("debug"):
             return
+        from assay.escape import terminal_lines
+
         if interrupted or isinstance(exc, KeyboardInterrupt):
-            click.echo(JOURNAL.after_interrupt(), err=True)
+            click.echo(terminal_lines(JOURNAL.after_interrupt()), err=True)
             ctx.exit(130)
         if isinstance(exc, AssayError):
-            click.echo(f"error: {exc}", err=True)
+            click.echo(terminal_lines(f"error: {exc}"), err=True)
             ctx.exit(exc.exit_code)
         if type(exc).__module__.lstrip("_").startswith("duckdb") and JOURNAL.last_path is not None:
             damaged = damage_error(exc, JOURNAL.last_path)  # found by a query, after the file opened
@@ -97,7 +100,9 @@ warehouse_option = click.option(
 
 
 def _progress(msg: str) -> None:
-    click.echo(msg, err=True)
+    from assay.escape import terminal_lines
+
+    click.echo(terminal_lines(msg), err=True)
 
 
 @click.group(cls=AssayGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -109,7 +114,8 @@ def cli(debug):
     Every run is stored in a DuckDB warehouse; metrics are SQL over that history.
     Exit codes: 0 success, 1 error, 2 usage error, 3 judgments do not parse or resolve,
     4 model not available, 5 external retriever failed, 6 gate failed, 7 regression found,
-    8 the run failed or was blocked (stored for inspection; gate and regress on it fail too).
+    8 the run failed or was blocked (stored for inspection; gate and regress on it fail too),
+    130 interrupted (one line says whether anything was stored).
     """
 
 
@@ -610,6 +616,7 @@ def runs(warehouse_path):
     import json
 
     from assay.chunking import chunker_label
+    from assay.escape import terminal
     from assay.warehouse import Warehouse
 
     with Warehouse.open(warehouse_path, read_only=True) as wh:
@@ -620,8 +627,8 @@ def runs(warehouse_path):
     for run_id, started, pipeline, config, corpus_hash, judgments_hash, n, status in rows:
         chunker = chunker_label(json.loads(config)["chunker"])
         flag = "" if status == "complete" else f"  [{status}: not used by reports]"
-        click.echo(f"{run_id}  {started:%Y-%m-%d %H:%M:%S}  {pipeline:<6} {chunker}  "
-                   f"{n} questions  corpus {corpus_hash[:8]}  judgments {judgments_hash[:8]}{flag}")
+        click.echo(terminal(f"{run_id}  {started:%Y-%m-%d %H:%M:%S}  {pipeline:<6} {chunker}  "
+                            f"{n} questions  corpus {corpus_hash[:8]}  judgments {judgments_hash[:8]}{flag}"))
 
 
 def _seconds(ctx, param, value):
@@ -759,6 +766,7 @@ def answers_show(run_ref, failures, fmt, warehouse_path):
     import json
 
     from assay.answer.stage import ANSWER_COLUMNS
+    from assay.escape import terminal
     from assay.run_status import resolve_any
     from assay.warehouse import Warehouse
 
@@ -775,10 +783,10 @@ def answers_show(run_ref, failures, fmt, warehouse_path):
     for r in records:
         detail = ", ".join(f"{k}={r[k]}" for k in ("mode", "http_status", "finish_reason", "drops", "repair_turns",
                                                    "parse_errors", "error") if r[k] not in (None, 0))
-        click.echo(f"  {r['query_id']:<40} {r['status']:<9} {r['refusal'] or '':<22} "
-                   f"kept {r['claims_kept']}/{r['claims_returned']}  {detail}")
+        click.echo(terminal(f"  {r['query_id']:<40} {r['status']:<9} {r['refusal'] or '':<22} "
+                            f"kept {r['claims_kept']}/{r['claims_returned']}  {detail}"))
         if r["status"] != "answered" and r["response_excerpt"]:
-            click.echo(f"      reply: {r['response_excerpt']!r}")
+            click.echo(terminal(f"      reply: {r['response_excerpt']!r}"))
 
 
 @answers.command("revalidate")

@@ -138,3 +138,9 @@ def _html_forbidden(ch: str) -> bool:
 
 
 __all__ = ["terminal", "markdown_cell", "csv_cell", "printed_csv_cell", "xml_text", "xml_attr", "html"]
+
+
+def terminal_lines(text) -> str:
+    """``terminal`` applied to each line of a message assay composed itself: its own line breaks are kept,
+    every control character a value brought into a line is escaped (messages, progress, errors)."""
+    return "\n".join(terminal(line) for line in str(text).split("\n"))

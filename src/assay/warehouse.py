@@ -339,6 +339,12 @@ class Warehouse:
             ).fetchall()
             if len(matches) == 1:
                 return matches[0][0]
+            stored = self.con.execute("SELECT run_id, status FROM runs WHERE run_id = ? OR run_id LIKE ? "
+                                      "ORDER BY run_id", [run_ref, run_ref + "%"]).fetchall()
+            if not matches and len(stored) == 1:
+                run_id, status = stored[0]
+                raise RunNotFound(f"run {run_id} has status {status}: it is stored for inspection but has no "
+                                  f"metrics; `assay answers show {run_id}` shows what each question got")
             hint = "; it matches several runs, give more of it" if matches else "; `assay runs` lists them"
             raise RunNotFound(f"no run {run_ref!r} in {self.path}{hint}")
         return row[0][0]
