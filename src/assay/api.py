@@ -34,12 +34,13 @@ def evaluate(retriever, judgments, corpus, warehouse=None, *, depth: int = 100, 
     if not callable(retriever):
         raise TypeError("retriever must be a callable taking (question, limit)")
     options = RunOptions("python", depth=depth, seed=seed, python_retriever=retriever, **settings)
-    own = not isinstance(warehouse, Warehouse)
-    wh = Warehouse.open(warehouse) if own else warehouse
-    try:
-        record = execute_run(corpus, judgments, options, progress, warehouse=wh)
-        wh.write_run(record)
+    if isinstance(warehouse, Warehouse):
+        record = execute_run(corpus, judgments, options, progress, warehouse=warehouse)
+        warehouse.write_run(record)
+        return {"run_id": record.run_id, "report": build_report(warehouse, record.run_id)}
+    # a path: the run computes without holding the warehouse, then writes in one short transaction
+    brief = Warehouse.brief(warehouse)
+    record = execute_run(corpus, judgments, options, progress, warehouse=brief)
+    brief.write_run(record)
+    with Warehouse.open(brief.path, read_only=True) as wh:
         return {"run_id": record.run_id, "report": build_report(wh, record.run_id)}
-    finally:
-        if own:
-            wh.close()
