@@ -11,3 +11,11 @@ def evaluate(retriever, judgments, corpus, warehouse=None, **options):
     from assay.api import evaluate as _evaluate
 
     return _evaluate(retriever, judgments, corpus, warehouse, **options)
+
+
+def evaluate_run(qrels, run, measures=("nDCG@10", "AP", "RR@10", "R@100", "P@10", "Success@1"), **options):
+    """Score a run held in memory (dicts, DataFrames or Arrow tables) against qrels; an Arrow table
+    of per-query values. See assay.inmemory.evaluate_run."""
+    from assay.inmemory import evaluate_run as _evaluate_run
+
+    return _evaluate_run(qrels, run, measures, **options)

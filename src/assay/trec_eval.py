@@ -83,13 +83,38 @@ def parse_trec_measures(names: list[str]) -> list[Measure]:
 
 def open_trec(qrels_path, run_path, *, complete: bool = False):
     """An in-memory DuckDB connection holding both files and the tables the measure SQL reads."""
+    return _open(lambda con: (_load_qrels(con, Path(qrels_path)), _load_run(con, Path(run_path))), complete)
+
+
+def open_trec_tables(qrels, run, *, complete: bool = False):
+    """Like ``open_trec``, from Arrow tables already in memory: ``qrels`` (query_id, docno, grade) and
+    ``run`` (query_id, docno, score), all strings but grade (integer) and score (double)."""
+
+    def load(con):
+        con.register("_assay_qrels", qrels)
+        con.register("_assay_run", run)
+        con.execute("CREATE TABLE trec_qrels AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
+                    "CAST(docno AS VARCHAR) AS docno, CAST(grade AS INTEGER) AS grade FROM _assay_qrels")
+        con.execute("CREATE TABLE trec_run AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
+                    "CAST(docno AS VARCHAR) AS docno, CAST(score AS DOUBLE) AS score FROM _assay_run")
+        for table, what in (("trec_qrels", "qrels"), ("trec_run", "run")):
+            duplicate = con.execute(f"SELECT query_id, docno FROM {table} GROUP BY query_id, docno "
+                                    "HAVING COUNT(*) > 1 ORDER BY query_id, docno LIMIT 1").fetchone()
+            if duplicate:
+                raise FormatError(what, None, f"document {duplicate[1]!r} is listed twice for query "
+                                              f"{duplicate[0]!r}; each (query, document) pair may appear once")
+        con.execute(load_sql("trec/run_queries"))
+
+    return _open(load, complete)
+
+
+def _open(load, complete: bool):
     import duckdb
 
     con = duckdb.connect(":memory:", config={"preserve_insertion_order": False})
     try:
         con.execute(load_sql("trec/macros"))
-        _load_qrels(con, Path(qrels_path))
-        _load_run(con, Path(run_path))
+        load(con)
         con.execute(load_sql("trec/queries"), {"complete": complete})
         con.execute(load_sql("trec/relevant_ranks"))
         con.execute(load_sql("trec/measure_views"))
@@ -160,8 +185,8 @@ def render(rows: list[dict], fmt: str) -> str:
         writer.writerows({key: printed_csv_cell(row.get(key)) for key in ROW_FIELDS} for row in rows)
         return buf.getvalue()
     if fmt == "table":  # query ids come from the user's files: escaped for the terminal
-        body = [[terminal(row["metric"]), terminal(row["query_id"]), "-" if row["value"] is None else f"{row['value']:.4f}", str(row["n"])]
-                for row in rows]
+        body = [[terminal(row["metric"]), terminal(row["query_id"]),
+                 "-" if row["value"] is None else f"{row['value']:.4f}", str(row["n"])] for row in rows]
         widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(ROW_FIELDS)]
         right = (False, False, True, True)
 
