@@ -461,6 +461,11 @@ class Warehouse:
         finally:
             if keep is not None:
                 self.con.unregister("_assay_keep")
+        # Its own values, computed against its own judgments and answers (never copied from the source). A
+        # caller that inserts answers after this (revalidation) adds their values with store_values again.
+        from assay.metrics.values import store_values
+
+        store_values(self, run_id)
         return run_id
 
     def write_run(self, record) -> None:
@@ -512,6 +517,10 @@ class Warehouse:
                          [(record.run_id, *r) for r in record.model_requests])
             self._insert("claim_judgments", ["run_id", "query_id", "claim_idx", "judge_model", "verdict", "raw",
                                              "error"], [(record.run_id, *r) for r in record.claim_judgments])
+        # the default measures' per-question values, by the same SQL as every report, in this transaction
+        from assay.metrics.values import store_values
+
+        store_values(self, record.run_id)
 
 
 class _Fetched:
