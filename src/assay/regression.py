@@ -116,28 +116,13 @@ def render_regress(result: dict) -> str:
 
 def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: str = "all",
             tolerance: float = 0.02) -> dict:
-    from assay.metrics.compute import evaluate
-
     from assay.limits import TOLERANCE
 
     if TOLERANCE.problem(tolerance):
         raise ConfigError(f"--tolerance {TOLERANCE.problem(tolerance)}")
     measure = parse_measure(metric)
     level = level or ("chunk" if "chunk" in measure.levels else measure.levels[0])
-    rows = warehouse.con.execute(
-        "SELECT run_id, started_at, judgments_hash, corpus_hash, seed FROM complete_runs WHERE pipeline = ? "
-        "ORDER BY started_at, run_id", [pipeline]).fetchall()
-    if not rows:
-        raise RunNotFound(f"no runs of pipeline {pipeline!r} in {warehouse.path}")
-    points = []
-    for run_id, started, jh, ch, seed in rows:
-        found = [r for r in evaluate(warehouse, run_id, [measure], seed=seed)
-                 if r.level == level and r.slice == slice_]
-        if found:
-            r = found[0]
-            points.append({"run_id": run_id, "started_at": started.isoformat(timespec="seconds"),
-                           "judgments_hash": jh, "corpus_hash": ch, "value": r.value, "n": r.n,
-                           "ci_low": r.ci_low, "ci_high": r.ci_high})
+    points = _history_points(warehouse, pipeline, measure, level, slice_)
     groups = sorted({(p["judgments_hash"], p["corpus_hash"]) for p in points})
     drop = None
     latest_group = (points[-1]["judgments_hash"], points[-1]["corpus_hash"]) if points else None
@@ -154,6 +139,36 @@ def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: st
                   if r["pipeline"] == pipeline and r["status"] != "complete"]
     return {"pipeline": pipeline, "metric": measure.name, "level": level, "slice": slice_, "tolerance": tolerance,
             "points": points, "comparable_groups": len(groups), "lasting_drop": drop, "incomplete": incomplete}
+
+
+def _history_points(warehouse, pipeline: str, measure, level: str, slice_: str) -> list[dict]:
+    """One point per run with values in the slice: the mean and interval of its per-question values.
+
+    The runs and the values in the slice are Ibis expressions (assay.analytics.history: ``measure_values`` where
+    stored, the measure SQL otherwise); the mean and the interval are computed here over the values in
+    question order, seeded with each run's seed, exactly as ``evaluate`` computes them for `assay report`."""
+    from assay.analytics import opened
+    from assay.analytics.history import ordered_runs, series
+    from assay.metrics.stats import interval
+
+    with opened(warehouse) as (wh, con):
+        rows = ordered_runs(con, pipeline)
+        if not rows:
+            raise RunNotFound(f"no runs of pipeline {pipeline!r} in {warehouse.path}")
+        expr = series(wh, con, [r["run_id"] for r in rows], measure, level, slice_)
+        by_run: dict[str, list] = {}
+        for v in (con.to_pyarrow(expr).to_pylist() if expr is not None else []):
+            by_run.setdefault(v["run_id"], []).append((v["unit"], v["value"]))
+    points = []
+    for r in rows:
+        vals = [v for _, v in sorted(by_run.get(r["run_id"], []))]
+        if not vals:
+            continue
+        low, high = interval(vals, measure.family.interval, seed=r["seed"])
+        points.append({"run_id": r["run_id"], "started_at": r["started_at"].isoformat(timespec="seconds"),
+                       "judgments_hash": r["judgments_hash"], "corpus_hash": r["corpus_hash"],
+                       "value": sum(vals) / len(vals), "n": len(vals), "ci_low": low, "ci_high": high})
+    return points
 
 
 def render_history(h: dict) -> str:
