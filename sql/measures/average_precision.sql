@@ -1,3 +1,9 @@
+-- measure: AP
+-- interval: bootstrap
+-- cutoff: optional
+-- levels: chunk, doc
+-- definition: mean over gold units of the precision at the rank each is credited; 0 for units not found
+--
 -- AP (AP@k with a cutoff): mean over gold units of the precision at each credited rank;
 -- units never retrieved contribute 0.
 WITH ranked AS (

@@ -1,3 +1,11 @@
+-- measure: citation_precision
+-- interval: wilson
+-- cutoff: none
+-- levels: answer
+-- answerable_only: no
+-- unit: citation
+-- definition: rule-based: share of citations (of kept claims) whose chunk overlaps a gold span
+--
 -- citation_precision (rule-based): citations of kept claims that point at a chunk overlapping a gold
 -- span of the question. The unit is the citation; a no_answer question has no gold, so its citations miss.
 SELECT c.query_id, 'answer' AS level,

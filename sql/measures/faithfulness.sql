@@ -1,3 +1,11 @@
+-- measure: faithfulness
+-- interval: wilson
+-- cutoff: none
+-- levels: answer
+-- answerable_only: no
+-- unit: claim
+-- definition: rule-based: share of kept claims whose every citation quotes text overlapping a gold span
+--
 -- faithfulness (rule-based): kept claims every citation of which quotes text overlapping a gold span
 -- of the question (so the chunk is gold too). The unit is the claim.
 SELECT k.query_id, 'answer' AS level,

@@ -1,3 +1,12 @@
+-- measure: nDCG
+-- interval: bootstrap
+-- cutoff: optional
+-- levels: chunk, doc
+-- budget: measures/ndcg_budget
+-- definition: DCG of the top k (gain / log2(rank + 1), linear grades) over the ideal DCG; @Ntok: the ranks
+--   within a budget of N tokens, the last one credited only for the gold its cut text overlaps, over the
+--   ideal DCG of every gold unit
+--
 -- nDCG@k: sum of gain / log2(rank + 1) over the top k, divided by the same sum for the
 -- ideal ranking of the gold units (linear gains, as trec_eval's ndcg_cut).
 WITH dcg AS (

@@ -1,3 +1,9 @@
+-- measure: P
+-- interval: bootstrap
+-- cutoff: required
+-- levels: chunk, doc
+-- definition: credited items in the top k divided by k
+--
 -- P@k: credited items in the top k, divided by k (a short list is not rewarded).
 SELECT q.query_id, l.level,
        COUNT(j.rank) * 1.0 / $k AS value

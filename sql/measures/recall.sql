@@ -1,3 +1,9 @@
+-- measure: R
+-- interval: bootstrap
+-- cutoff: required
+-- levels: chunk, doc
+-- definition: share of gold units covered by the top k (set recall)
+--
 -- R@k: the share of gold units that some item in the top k covers (set recall).
 SELECT q.query_id, u.level,
        COALESCE(SUM(j.new_units), 0) * 1.0 / u.n_units AS value

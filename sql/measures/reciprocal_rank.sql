@@ -1,3 +1,9 @@
+-- measure: RR
+-- interval: bootstrap
+-- cutoff: optional
+-- levels: chunk, doc
+-- definition: 1 / rank of the first relevant item (within the top k), else 0
+--
 -- RR@k: 1 / rank of the first relevant item within the top k, else 0.
 SELECT q.query_id, l.level,
        COALESCE(1.0 / MIN(j.rank), 0.0) AS value

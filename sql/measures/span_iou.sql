@@ -1,3 +1,11 @@
+-- measure: SpanIoU
+-- interval: bootstrap
+-- cutoff: required
+-- levels: chunk
+-- budget: measures/span_iou
+-- reads_tokens: yes
+-- definition: retrieved text intersected with gold text, over their union (characters)
+--
 -- SpanIoU: |retrieved ∩ gold| / |retrieved ∪ gold| (characters).
 -- @include measures/span_context
 SELECT q.query_id, 'chunk' AS level,

@@ -1,3 +1,11 @@
+-- measure: SpanPrecision
+-- interval: bootstrap
+-- cutoff: required
+-- levels: chunk
+-- budget: measures/span_precision
+-- reads_tokens: yes
+-- definition: share of the retrieved text (characters, overlapping results counted once) inside gold spans
+--
 -- SpanPrecision: the share of the retrieved text that is gold, |retrieved ∩ gold| / |retrieved|
 -- (characters, overlapping results counted once); 0 when nothing was retrieved.
 -- @include measures/span_context

@@ -1,3 +1,11 @@
+-- measure: SpanRecall
+-- interval: bootstrap
+-- cutoff: required
+-- levels: chunk
+-- budget: measures/span_recall
+-- reads_tokens: yes
+-- definition: share of the gold text (characters of the gold spans) covered by the retrieved text
+--
 -- SpanRecall: the share of the gold text the retrieved text covers, |retrieved ∩ gold| / |gold| (characters).
 -- @include measures/span_context
 SELECT q.query_id, 'chunk' AS level, COALESCE(o.n, 0) * 1.0 / l.gold AS value

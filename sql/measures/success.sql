@@ -1,3 +1,11 @@
+-- measure: Success
+-- interval: wilson
+-- cutoff: required
+-- levels: chunk, doc
+-- budget: measures/success_budget
+-- definition: 1 if any relevant item is in the top k, else 0 (the hit rate; many RAG teams call it recall@k);
+--   @Ntok: 1 if the text within a budget of N tokens overlaps a gold span
+--
 -- Success@k: 1 if any relevant item is ranked in the top k, else 0 (the "hit rate").
 SELECT q.query_id, l.level,
        CASE WHEN COUNT(j.rank) > 0 THEN 1.0 ELSE 0.0 END AS value

@@ -1,4 +1,7 @@
-"""SQL lives in sql/ as files, loaded by name ('measures/ndcg', 'migrations/001_init')."""
+"""SQL lives in sql/ as files, loaded by name ('measures/ndcg', 'migrations/001_init').
+
+Files outside sql/ (a user's measure directory) join under names of their own with ``set_extra_files``;
+they load, include and are included exactly like the shipped ones."""
 
 from __future__ import annotations
 
@@ -29,6 +32,42 @@ def _index() -> dict[str, Path]:
     return index
 
 
+_extra: dict[str, Path] = {}  # name (lower case) -> a file outside sql/, e.g. a user's measure
+
+
+def set_extra_files(files: dict[str, Path]) -> None:
+    """Make ``files`` (name -> path) loadable by name, replacing the extra files set before. A name that
+    is already a file under sql/ is refused, naming both files."""
+    index = _index()
+    chosen: dict[str, Path] = {}
+    for name, path in files.items():
+        key = name.lower()
+        other = index.get(key) or chosen.get(key)
+        if other is not None:
+            raise AssayError(f"duplicate SQL file name {name!r} ({other} and {path})")
+        chosen[key] = Path(path)
+    _extra.clear()
+    _extra.update(chosen)
+
+
+def _path(name: str) -> Path | None:
+    key = name.lower()
+    return _extra.get(key) or _index().get(key)
+
+
+def sql_path(name: str) -> Path:
+    """The file behind a SQL name."""
+    path = _path(name)
+    if path is None:
+        raise AssayError(f"no SQL file named {name!r} under {sql_root()}")
+    return path
+
+
+def sql_names(prefix: str = "") -> list[str]:
+    """Every SQL name (shipped first, then extra files) starting with ``prefix``, each group sorted."""
+    return [n for n in list(_index()) + sorted(_extra) if n.startswith(prefix.lower())]
+
+
 INCLUDE = re.compile(r"^--\s*@include\s+(\S+)\s*$", re.M)
 
 
@@ -36,9 +75,7 @@ def load_sql(name: str, _seen: tuple = ()) -> str:
     """The named file's SQL. A line ``-- @include other/name`` is replaced by that file's SQL (text only, so
     the result stays plain portable SQL): measures that share their working, like the span measures, each
     keep one small file of their own."""
-    path = _index().get(name.lower())
-    if path is None:
-        raise AssayError(f"no SQL file named {name!r} under {sql_root()}")
+    path = sql_path(name)
     if name.lower() in _seen:
         raise AssayError(f"SQL file {name!r} includes itself through {' -> '.join(_seen)}")
     text = path.read_text(encoding="utf-8")

@@ -25,20 +25,28 @@ class MetricRow:
 
 
 def per_query(warehouse, run_id: str, measure: Measure, stage: str = "final") -> dict[tuple[str, str], float]:
-    """{(query_id, level): value} for every question the measure covers."""
+    """{(query_id, level): value} for every question the measure covers. The measure's file is run with
+    exactly the parameters it uses; a value outside [0, 1] (or NULL) is a ConfigError naming the file."""
     fam = measure.family
-    if fam.levels == ("answer",):
-        # answer measures may count citations or claims: a row's unit is 'query_id|...', its question the prefix
-        _, rows = warehouse.query(fam.sql, run_id=run_id)
-        return {((r[3] if len(r) > 3 else r[0]), "answer"): float(r[2]) for r in rows}
-    if fam.levels == ("query",):
-        _, rows = warehouse.query(fam.sql, run_id=run_id)
-        want_answerable = fam.answerable_only
-        return {(qid, "query"): float(v) for qid, answerable, v in rows if bool(answerable) == want_answerable}
-    if measure.uses_budget:
+    if measure.uses_budget and fam.levels not in (("answer",), ("query",)):
         require_tokens(warehouse, run_id, measure)
     _, rows = warehouse.query(measure.sql, **measure.params(run_id, stage))
-    return {(qid, level): float(v) for qid, level, v in rows}
+    if fam.levels == ("answer",):
+        # answer measures may count citations or claims: a row's unit is 'query_id|...', its question the prefix
+        values = {((r[3] if len(r) > 3 else r[0]), "answer"): r[2] for r in rows}
+    elif fam.levels == ("query",):
+        want_answerable = fam.answerable_only
+        values = {(qid, "query"): v for qid, answerable, v in rows if bool(answerable) == want_answerable}
+    else:
+        values = {(qid, level): v for qid, level, v in rows}
+    for (qid, level), value in values.items():
+        if value is None or not -1e-9 <= float(value) <= 1 + 1e-9:  # the tolerance metrics.stats allows
+            from assay.errors import ConfigError
+            from assay.sqlfiles import sql_path
+
+            raise ConfigError(f"{sql_path(measure.sql)}: {measure.name} gave {value} for question {qid!r} "
+                              f"({level} level); a measure's values lie in [0, 1]")
+    return {key: float(value) for key, value in values.items()}
 
 
 def require_tokens(warehouse, run_id: str, measure: Measure) -> None:

@@ -1,5 +1,9 @@
 """Every measure, defined once, under its ir_measures name. Help text, docs and reports read this.
 
+A measure is a file: ``sql/measures/*.sql`` (and a user's measure directory, ``[measures] dir`` in
+assay.toml) hold the SQL, and each file that defines measures starts with a header this module reads.
+No measure name is typed in Python except the standard set (``DEFAULT_MEASURES``).
+
 Chunk level: a retrieved chunk is relevant when its span overlaps a gold span;
 each gold entry (unit) is credited once, at the first rank that overlaps it, and
 that rank's gain is the highest grade among the units it newly covers. A chunk
@@ -14,16 +18,49 @@ Context budgets (``@1000tok``): results are taken in rank order until 1,000 toke
 are filled, the last one cut at the token that fills the budget; tokens are word
 pieces of the tokenizer assay ships (assay.budget). Budgeted measures are chunk
 level only: what matters is the text a prompt would hold.
+
+The header: the file's first lines, one ``-- field: value`` each, ended by an empty ``--`` line (or the
+first line of SQL). A long value goes on over lines indented two more spaces (``--   more text``). An
+empty ``--`` line followed by another ``-- measure:`` line starts a second measure of the same file.
+
+    -- measure: nDCG                  the name (letters and _), used as nDCG, nDCG@10, nDCG@1000tok
+    -- interval: bootstrap            wilson (0/1 values) or bootstrap (graded values)
+    -- cutoff: optional               required (R@10), optional (RR, RR@10) or none (Abstain)
+    -- levels: chunk, doc             chunk and/or doc; or query; or answer
+    -- budget: measures/ndcg_budget   optional: the SQL file computing @Ntok (chunk level)
+    -- answerable_only: yes           optional (yes): query level only, which questions count
+    -- unit: question                 optional (question): or citation, claim (these never pair across runs)
+    -- reads_tokens: no               optional (no): its SQL counts tokens at any cutoff (span measures)
+    -- definition: DCG of the top k (gain / log2(rank + 1), linear grades) over the ideal DCG; @Ntok: the
+    --   ranks within a budget of N tokens, ...
+    --
+
+A file without a header (``measures/span_context``, included with ``-- @include``; a budget file) is no
+measure. The SQL may use ``$run_id``, ``$stage``, ``$k`` (the cutoff; none: 2147483647) and ``$budget``
+(tokens; none: 2147483647); only those it uses are bound. Per question it returns
+``(query_id, level, value)`` at chunk/doc level, ``(query_id, answerable, value)`` at query level,
+``(query_id, 'answer', value, unit_id)`` at answer level; every value lies in [0, 1] (the intervals assume it).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
+from assay import sqlfiles
 from assay.errors import ConfigError
 
 NO_CUTOFF = 2_147_483_647
+PARAMETERS = ("run_id", "stage", "k", "budget")
+USER_PREFIX = "user_measures/"  # the SQL names of the files in a user's measure directory
+
+# The standard set, reported when no measure is named.
+STANDARD = ("Success@1", "Success@3", "Success@10", "R@10", "P@5", "RR@10", "nDCG@10", "AP",
+            "SpanRecall@1000tok", "SpanPrecision@1000tok", "Success@1000tok", "nDCG@1000tok",
+            "Abstain", "FalseAbstain",
+            "answer_rate", "refusal_rate", "citation_precision", "faithfulness", "judged_faithfulness")
 
 
 @dataclass(frozen=True)
@@ -38,61 +75,202 @@ class MeasureFamily:
     unit: str = "question"  # what one value is about: question, citation or claim (only questions pair across runs)
     budget_sql: str | None = None  # the file that computes the budgeted variant (@Ntok); None: no budgets
     reads_tokens: bool = False  # its SQL counts tokens (span measures, at any cutoff)
+    source: str = ""  # 'path:line' of its header
 
 
-FAMILIES = {
-    f.name: f
-    for f in (
-        MeasureFamily("Success", "measures/success", "wilson", "required",
-                      "1 if any relevant item is in the top k, else 0 (the hit rate; many RAG teams call it recall@k); "
-                      "@Ntok: 1 if the text within a budget of N tokens overlaps a gold span",
-                      budget_sql="measures/success_budget"),
-        MeasureFamily("R", "measures/recall", "bootstrap", "required",
-                      "share of gold units covered by the top k (set recall)"),
-        MeasureFamily("P", "measures/precision", "bootstrap", "required",
-                      "credited items in the top k divided by k"),
-        MeasureFamily("RR", "measures/reciprocal_rank", "bootstrap", "optional",
-                      "1 / rank of the first relevant item (within the top k), else 0"),
-        MeasureFamily("nDCG", "measures/ndcg", "bootstrap", "optional",
-                      "DCG of the top k (gain / log2(rank + 1), linear grades) over the ideal DCG; @Ntok: the ranks "
-                      "within a budget of N tokens, the last one credited only for the gold its cut text overlaps, "
-                      "over the ideal DCG of every gold unit",
-                      budget_sql="measures/ndcg_budget"),
-        MeasureFamily("AP", "measures/average_precision", "bootstrap", "optional",
-                      "mean over gold units of the precision at the rank each is credited; 0 for units not found"),
-        MeasureFamily("SpanRecall", "measures/span_recall", "bootstrap", "required",
-                      "share of the gold text (characters of the gold spans) covered by the retrieved text",
-                      levels=("chunk",), budget_sql="measures/span_recall", reads_tokens=True),
-        MeasureFamily("SpanPrecision", "measures/span_precision", "bootstrap", "required",
-                      "share of the retrieved text (characters, overlapping results counted once) inside gold spans",
-                      levels=("chunk",), budget_sql="measures/span_precision", reads_tokens=True),
-        MeasureFamily("SpanIoU", "measures/span_iou", "bootstrap", "required",
-                      "retrieved text intersected with gold text, over their union (characters)",
-                      levels=("chunk",), budget_sql="measures/span_iou", reads_tokens=True),
-        MeasureFamily("Abstain", "measures/abstention", "wilson", "none",
-                      "share of no_answer questions for which the pipeline returned nothing",
-                      levels=("query",), answerable_only=False),
-        MeasureFamily("FalseAbstain", "measures/abstention", "wilson", "none",
-                      "share of answerable questions for which the pipeline wrongly returned nothing",
-                      levels=("query",), answerable_only=True),
-        MeasureFamily("answer_rate", "measures/answer_rate", "wilson", "none",
-                      "share of answerable questions whose answer kept at least one valid claim",
-                      levels=("answer",)),
-        MeasureFamily("refusal_rate", "measures/refusal_rate", "wilson", "none",
-                      "share of no_answer questions whose answer refused (kept no claim)",
-                      levels=("answer",), answerable_only=False),
-        MeasureFamily("citation_precision", "measures/citation_precision", "wilson", "none",
-                      "rule-based: share of citations (of kept claims) whose chunk overlaps a gold span",
-                      levels=("answer",), answerable_only=False, unit="citation"),
-        MeasureFamily("faithfulness", "measures/faithfulness", "wilson", "none",
-                      "rule-based: share of kept claims whose every citation quotes text overlapping a gold span",
-                      levels=("answer",), answerable_only=False, unit="claim"),
-        MeasureFamily("judged_faithfulness", "measures/judged_faithfulness", "wilson", "none",
-                      "share of kept claims a judge model (never the generator's) found supported by their quotes",
-                      levels=("answer",), answerable_only=False, unit="claim"),
-    )
-}
+# --- reading headers ---------------------------------------------------------------------------------------
 
+FIELDS = ("measure", "interval", "cutoff", "levels", "budget", "answerable_only", "unit", "reads_tokens",
+          "definition")
+REQUIRED = ("interval", "cutoff", "levels", "definition")
+CHOICES = {"interval": ("wilson", "bootstrap"), "cutoff": ("required", "optional", "none"),
+           "unit": ("question", "citation", "claim")}
+LEVELS = ("chunk", "doc", "query", "answer")
+YES_NO = {"yes": True, "true": True, "no": False, "false": False}
+_FIELD = re.compile(r"^--\s?([a-z_]+):\s*(.*?)\s*$")
+_CONTINUED = re.compile(r"^--\s{3,}(\S.*?)\s*$")
+_EMPTY = re.compile(r"^--\s*$")
+_NAME = re.compile(r"[A-Za-z_]+")
+
+
+def read_header(text: str, where: str) -> list[dict[str, tuple[str, int]]]:
+    """The header's measure blocks ({field: (value, line)}), none when the file does not start with
+    ``-- measure:``. ``where`` (the file) starts every error message."""
+    lines = text.splitlines()
+    first = _FIELD.match(lines[0]) if lines else None
+    if not first or first.group(1) != "measure":
+        if first and first.group(1) in FIELDS:
+            raise ConfigError(f"{where}:1: a measure header starts with '-- measure: NAME'")
+        return []
+    blocks: list[dict[str, tuple[str, int]]] = []
+    last = None
+    for number, line in enumerate(lines, 1):
+        if _EMPTY.match(line):
+            if number < len(lines) and lines[number].startswith("-- measure:"):
+                continue
+            break
+        if not line.startswith("--"):
+            break
+        field = _FIELD.match(line)
+        if field:
+            key, value = field.groups()
+            if key not in FIELDS:
+                raise ConfigError(f"{where}:{number}: unknown header field {key!r}; fields: {', '.join(FIELDS)}")
+            if key == "measure":
+                blocks.append({})
+            elif key in blocks[-1]:
+                raise ConfigError(f"{where}:{number}: {key} given twice for measure {blocks[-1]['measure'][0]}")
+            blocks[-1][key] = (value, number)
+            last = key
+            continue
+        more = _CONTINUED.match(line)
+        if more and last is not None:
+            value, at = blocks[-1][last]
+            blocks[-1][last] = (f"{value} {more.group(1)}", at)
+            continue
+        raise ConfigError(f"{where}:{number}: expected '-- field: value', a continuation indented two more "
+                          "spaces, or an empty '--' line ending the header")
+    return blocks
+
+
+def _family(block: dict[str, tuple[str, int]], sql: str, where: str) -> MeasureFamily:
+    name, line = block["measure"]
+    for key in REQUIRED:
+        if key not in block:
+            raise ConfigError(f"{where}:{line}: measure {name or '?'} has no '{key}' field")
+
+    def value(key: str, default: str | None = None) -> str | None:
+        return block[key][0] if key in block else default
+
+    def fail(key: str, message: str):
+        return ConfigError(f"{where}:{block[key][1]}: {key}: {message}")
+
+    if not _NAME.fullmatch(name):
+        raise fail("measure", f"{name!r} is not a measure name (letters and _ only)")
+    for key, allowed in CHOICES.items():
+        if key in block and value(key) not in allowed:
+            raise fail(key, f"{value(key)!r}; one of {', '.join(allowed)}")
+    flags = {}
+    for key in ("answerable_only", "reads_tokens"):
+        if key in block and value(key).lower() not in YES_NO:
+            raise fail(key, f"{value(key)!r}; yes or no")
+        flags[key] = YES_NO[value(key, "yes" if key == "answerable_only" else "no").lower()]
+    levels = tuple(part.strip() for part in value("levels").split(","))
+    if not (set(levels) <= {"chunk", "doc"} or levels in (("query",), ("answer",))) or len(set(levels)) != len(levels):
+        raise fail("levels", f"{value('levels')!r}; chunk and/or doc, or query, or answer")
+    budget = value("budget")
+    if budget is not None and "chunk" not in levels:
+        raise fail("budget", "budgets (@Ntok) are chunk level; add chunk to levels or drop budget")
+    if not value("definition"):
+        raise fail("definition", "empty; say what one value is")
+    return MeasureFamily(name, sql, value("interval"), value("cutoff"), value("definition"),
+                         levels=tuple(lv for lv in LEVELS if lv in levels), unit=value("unit", "question"),
+                         budget_sql=budget, source=f"{where}:{line}", **flags)
+
+
+def read_families(name: str) -> list[MeasureFamily]:
+    """The measures the named SQL file's header defines (none for a working file)."""
+    path = sqlfiles.sql_path(name)
+    families = [_family(block, name, str(path)) for block in read_header(path.read_text(encoding="utf-8"), str(path))]
+    for fam in families:
+        if fam.budget_sql is not None:
+            try:
+                sqlfiles.sql_path(fam.budget_sql)
+            except Exception:
+                raise ConfigError(f"{fam.source}: budget: no SQL file named {fam.budget_sql!r}") from None
+    return families
+
+
+def _listing_key(fam: MeasureFamily) -> tuple:
+    """Ranking measures, then span (chunk-only), per-question and answer measures; the standard set's
+    order within each group."""
+    standard = [re.match(r"[A-Za-z_]+", text).group(0) for text in STANDARD]
+    return (LEVELS.index(fam.levels[0]), -len(fam.levels),
+            standard.index(fam.name) if fam.name in standard else len(standard))
+
+
+@lru_cache(maxsize=None)
+def builtin_families() -> tuple[MeasureFamily, ...]:
+    """The measures of sql/measures, read once."""
+    found = [fam for name in sqlfiles.sql_names("measures/") for fam in read_families(name)]
+    return tuple(sorted(_unique(found), key=_listing_key))  # sorted is stable: file order breaks ties
+
+
+def _unique(families) -> list[MeasureFamily]:
+    seen: dict[str, MeasureFamily] = {}
+    for fam in families:
+        other = seen.get(fam.name.lower())
+        if other is not None:
+            raise ConfigError(f"measure {fam.name!r} is defined twice: {other.source} and {fam.source}")
+        seen[fam.name.lower()] = fam
+    return list(seen.values())
+
+
+FAMILIES: dict[str, MeasureFamily] = {}  # filled in place: modules that imported it see user measures too
+
+
+def _install(families) -> None:
+    FAMILIES.clear()
+    FAMILIES.update((fam.name, fam) for fam in families)
+
+
+_install(builtin_families())
+
+
+def load_user_measures(config: dict) -> tuple[MeasureFamily, ...]:
+    """Register the measures of ``[measures] dir`` in a parsed assay.toml (a path relative to that file),
+    replacing those registered before; the built-in ones only when the table is absent. Returns the user's.
+    Every ``*.sql`` there is loadable as ``user_measures/<file stem>`` (includable by that name)."""
+    table = config.get("measures") or {}
+    _install(builtin_families())
+    sqlfiles.set_extra_files({})
+    if "dir" not in table:
+        return ()
+    where = config.get("_path", "assay.toml")
+    root = Path(where).parent / table["dir"]
+    if not root.is_dir():
+        raise ConfigError(f"{where}: [measures] dir {table['dir']!r} is not a directory ({root})")
+    try:
+        sqlfiles.set_extra_files({USER_PREFIX + path.stem: path for path in sorted(root.glob("*.sql"))})
+        user = [fam for name in sqlfiles.sql_names(USER_PREFIX) for fam in read_families(name)]
+        _install(_unique(list(builtin_families()) + user))
+    except BaseException:
+        sqlfiles.set_extra_files({})
+        _install(builtin_families())
+        raise
+    return tuple(user)
+
+
+# --- parameters --------------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=256)
+def sql_parameters(text: str) -> frozenset[str]:
+    """The ``$names`` a SQL text uses, found by DuckDB's own parser (comments and strings never count)."""
+    import duckdb
+
+    con = duckdb.connect(":memory:")
+    try:
+        return frozenset(name for statement in con.extract_statements(text) for name in statement.named_parameters)
+    finally:
+        con.close()
+
+
+def used_parameters(name: str) -> frozenset[str]:
+    """The parameters the named measure file uses; one it may not use is a ConfigError naming the file."""
+    import duckdb
+
+    try:
+        used = sql_parameters(sqlfiles.load_sql(name))
+    except duckdb.Error as exc:
+        raise ConfigError(f"{sqlfiles.sql_path(name)}: the SQL does not parse ({exc})") from None
+    unknown = sorted(used - set(PARAMETERS))
+    if unknown:
+        raise ConfigError(f"{sqlfiles.sql_path(name)} uses ${', $'.join(unknown)}; a measure may use "
+                          f"{', '.join('$' + p for p in PARAMETERS)}")
+    return used
+
+
+# --- measures ----------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Measure:
@@ -124,11 +302,11 @@ class Measure:
         return self.budget is not None or self.family.reads_tokens
 
     def params(self, run_id: str, stage: str) -> dict:
-        """The bound parameters of the measure's SQL."""
-        params = {"run_id": run_id, "stage": stage, "k": self.k}
-        if self.uses_budget:
-            params["budget"] = NO_CUTOFF if self.budget is None else self.budget
-        return params
+        """The bound parameters of the measure's SQL: exactly those its file uses."""
+        values = {"run_id": run_id, "stage": stage, "k": self.k,
+                  "budget": NO_CUTOFF if self.budget is None else self.budget}
+        used = used_parameters(self.sql)
+        return {key: value for key, value in values.items() if key in used}
 
     def __repr__(self) -> str:
         return self.name
@@ -156,11 +334,5 @@ def parse_measure(text: str) -> Measure:
     return Measure(family, number)
 
 
-DEFAULT_MEASURES = tuple(
-    parse_measure(name)
-    for name in ("Success@1", "Success@3", "Success@10", "R@10", "P@5", "RR@10", "nDCG@10", "AP",
-                 "SpanRecall@1000tok", "SpanPrecision@1000tok", "Success@1000tok", "nDCG@1000tok",
-                 "Abstain", "FalseAbstain",
-                 "answer_rate", "refusal_rate", "citation_precision", "faithfulness", "judged_faithfulness")
-)
+DEFAULT_MEASURES = tuple(parse_measure(name) for name in STANDARD)
 MEASURES = FAMILIES
