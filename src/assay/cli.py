@@ -238,52 +238,38 @@ def run_options(f):
     return f
 
 
-class LazyWarehouse:
-    """The warehouse as a run uses it: never held while the run computes (``Warehouse.brief``).
-
-    Reads (the embedding cache, calibrations, @name collections) open it read-only and close it; each write
-    (a batch of vectors, the run itself) is one short read-write transaction. So `assay runs`, `report` and
-    `sql` read it during a run, and a second run computes alongside and waits only for the other's writes.
-    A run that fails early never touches the file.
-    """
-
-    def __init__(self, path):
-        self.path, self.wh = path, None
-
-    def __call__(self):
-        if self.wh is None:
-            from assay.warehouse import Warehouse
-
-            self.wh = Warehouse.brief(self.path)
-        return self.wh
-
-    def close(self):
-        if self.wh is not None:
-            self.wh.close()
-
-
 @cli.command("run")
 @click.option("--pipeline", default="bm25", show_default=True,
               help="bm25, dense, hybrid, hybrid-rerank, dense-top3, command, http, trec-run, a plugin's name, "
                    "or one defined in assay.toml.")
 @run_options
 @warehouse_option
-def run_cmd(corpus_dir, judgments_path, warehouse_path, **kw):
+@click.option("--lake", "lake_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write the run as its own partition of this lake directory instead of a warehouse: no lock, "
+                   "any number of concurrent writers (`assay lake` reads it).")
+def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, **kw):
     """Resolve judgments, chunk, index, ask every question; record the run. Prints the run id.
+
+    The warehouse is never held while the run computes: reads (the embedding cache, calibrations,
+    @NAME collections) open it briefly, and the run is written in one short transaction. With --lake
+    the run touches no warehouse and is written as its own Parquet partitions, renamed into place.
 
     A run whose answer stage could not run (every question sent to the model failed: no key, an
     unreachable endpoint; or the endpoint answered HTTP 429 three times in a row) is recorded as
     failed or blocked, its id printed, and the command exits 8: `assay answers show RUN_ID` shows
     what each question got. A run where only some questions failed is complete."""
     from assay.runner import RunOptions, check_outcome, execute_run
+    from assay.sinks import LakeSink, WarehouseSink
 
-    lazy = LazyWarehouse(warehouse_path)
+    if lake_dir is not None and warehouse_path is not None:
+        raise click.UsageError("give --lake or --warehouse, not both: a lake run touches no warehouse")
+    sink = LakeSink(lake_dir) if lake_dir is not None else WarehouseSink(warehouse_path)
     try:
-        record = execute_run(corpus_dir, judgments_path, RunOptions(**kw), progress=_progress, warehouse=lazy)
-        lazy().write_run(record)
-        _progress(f"recorded run {record.run_id} ({len(record.query_rows)} questions) in {lazy.path or lazy().path}")
+        record = execute_run(corpus_dir, judgments_path, RunOptions(**kw), progress=_progress, warehouse=sink.reads)
+        where = sink.write(record)
+        _progress(f"recorded run {record.run_id} ({len(record.query_rows)} questions) in {where}")
     finally:
-        lazy.close()
+        sink.close()
     click.echo(record.run_id)
     check_outcome(record)
 
@@ -855,6 +841,207 @@ def demo(warehouse_path):
         _progress(f"recorded run {record.run_id} in {wh.path}\n")
         check_outcome(record)
         click.echo(render(build_report(wh, record.run_id), "table"), nl=False)
+
+
+@cli.group("lake")
+def lake_group():
+    """Read a lake of runs (`assay run --lake DIR`): reports, history, gates and regressions as over a warehouse.
+
+    Each command takes the lake directory and --engine: duckdb (default, in this process) or spark (Apache
+    Spark through Ibis; --spark-master URL, or [lake] spark_master in assay.toml, names a cluster; default
+    local[*])."""
+
+
+def lake_options(f):
+    """The lake directory and the engine that reads it; shared by every `assay lake` command."""
+    from assay.lake import ENGINES
+
+    options = [
+        click.argument("lake_dir", metavar="LAKE", type=click.Path(file_okay=False, exists=True, path_type=Path)),
+        click.option("--engine", type=click.Choice(sorted(ENGINES)), default="duckdb", show_default=True,
+                     help="What reads the lake: duckdb (this process) or spark (Apache Spark through Ibis)."),
+        click.option("--spark-master", default=None, metavar="URL",
+                     help="Spark master for --engine spark, e.g. spark://host:7077 (default: [lake] spark_master "
+                          "in assay.toml, else local[*])."),
+        click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="Project configuration (default: ./assay.toml when present)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _open_lake(lake_dir, engine, spark_master, config_path):
+    from assay.lake import open_lake
+
+    if engine == "duckdb":
+        return open_lake(lake_dir)
+    from assay.pipelines import load_config
+
+    master = spark_master or load_config(config_path).get("lake", {}).get("spark_master")
+    if master is not None and not isinstance(master, str):
+        raise AssayError(f"[lake] spark_master must be a URL string such as 'spark://host:7077', not {master!r}")
+    return open_lake(lake_dir, engine, spark_master=master)
+
+
+@lake_group.command("runs")
+@lake_options
+def lake_runs(lake_dir, engine, spark_master, config_path):
+    """List the runs in the lake, newest first."""
+    import json
+
+    from assay.chunking import chunker_label
+    from assay.escape import terminal
+
+    with _open_lake(lake_dir, engine, spark_master, config_path) as lake:
+        _, rows = lake.query("reports/runs")
+    if not rows:
+        click.echo("no runs yet")
+        return
+    for run_id, started, pipeline, config, corpus_hash, judgments_hash, n, status in rows:
+        chunker = chunker_label(json.loads(config)["chunker"])
+        flag = "" if status == "complete" else f"  [{status}: not used by reports]"
+        click.echo(terminal(f"{run_id}  {started:%Y-%m-%d %H:%M:%S}  {pipeline:<6} {chunker}  "
+                            f"{n} questions  corpus {corpus_hash[:8]}  judgments {judgments_hash[:8]}{flag}"))
+
+
+@lake_group.command("report")
+@lake_options
+@click.argument("run_refs", nargs=-1, metavar="[RUN_ID|latest]...")
+@click.option("-m", "--measure", "measures", multiple=True,
+              help="A measure to report (repeatable; default: the standard set; `assay measures` lists them).")
+@click.option("--level", type=click.Choice(["chunk", "doc"]), default=None,
+              help="Only this ranking level (per-question and answer measures are kept).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]), default="table",
+              show_default=True)
+def lake_report(lake_dir, engine, spark_master, config_path, run_refs, measures, level, fmt):
+    """Metrics of runs in the lake, exactly as `assay report` gives them for a warehouse."""
+    from assay.report import build_report, render
+    from assay.report_runs import build_runs_report
+    from assay.report_runs import render as render_runs
+
+    chosen = _parse_measures(measures)
+    with _open_lake(lake_dir, engine, spark_master, config_path) as lake:
+        run_ids = [lake.resolve_run_id(ref) for ref in run_refs or ("latest",)]
+        if len(run_ids) == 1:
+            text = render(build_report(lake, run_ids[0], chosen, level), fmt)
+        else:
+            text = render_runs(build_runs_report(lake, run_ids, chosen, level), fmt)
+    click.echo(text, nl=False)
+
+
+@lake_group.command("compute")
+@lake_options
+@click.option("-m", "--measure", "measures", multiple=True, required=True,
+              help="A measure (repeatable; `assay measures` lists them).")
+@click.option("--pipeline", default=None, help="Only runs of this pipeline.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def lake_compute(lake_dir, engine, spark_master, config_path, measures, pipeline, fmt):
+    """The mean of each measure over the questions of every complete run in the lake, oldest run first."""
+    import json
+
+    from assay.lake.compute import run_means
+
+    chosen = _parse_measures(measures)
+    with _open_lake(lake_dir, engine, spark_master, config_path) as lake:
+        rows = run_means(lake, chosen, pipeline)
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    if not rows:
+        click.echo("no complete runs" + (f" of pipeline {pipeline}" if pipeline else ""))
+        return
+    for r in rows:
+        value = "n/a" if r["value"] is None else f"{r['value']:.4f}"
+        click.echo(f"{r['run_id']}  {r['pipeline']:<14} {r['metric']:<16} {r['level']:<6} {value:>7}  n={r['n']}")
+
+
+@lake_group.command("history")
+@lake_options
+@click.option("--pipeline", required=True, help="Pipeline name.")
+@click.option("--metric", required=True, help="Measure, e.g. nDCG@10.")
+@click.option("--level", type=click.Choice(["chunk", "doc", "query"]), default=None,
+              help="Level (default chunk; query for Abstain).")
+@click.option("--slice", "slice_", default="all", show_default=True, help="Slice, e.g. form=gap.")
+@click.option("--tolerance", type=Number(TOLERANCE), default=0.02, show_default=True,
+              help="How far below the earlier best a run must stay for a drop to count as lasting.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def lake_history(lake_dir, engine, spark_master, config_path, pipeline, metric, level, slice_, tolerance, fmt):
+    """A metric across a pipeline's runs in the lake over time, and where a lasting drop began."""
+    import json
+
+    from assay import regression
+
+    with _open_lake(lake_dir, engine, spark_master, config_path) as lake:
+        h = regression.history(lake, pipeline, metric, level, slice_, tolerance)
+    for r in h["incomplete"]:
+        _progress(f"note: run {r['run_id']} has status {r['status']} ({r['reason']}): it has no metrics and "
+                  "is not shown")
+    click.echo(json.dumps(h, indent=2, default=str) + "\n" if fmt == "json" else regression.render_history(h), nl=False)
+
+
+@lake_group.command("gate")
+@lake_options
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.option("--rule", "rules", multiple=True,
+              help="A rule such as 'Success@3:doc>=0.75' (repeatable; added to [gate] rules in assay.toml).")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the rules as JUnit XML test cases to this file.")
+@click.option("--preset", default=None, help="A named set of rules: rag (retrieval and answers) or retrieval.")
+def lake_gate(lake_dir, engine, spark_master, config_path, run_ref, rules, junit_path, preset):
+    """Check a run in the lake against pass/fail rules, as `assay gate` does; exit code 6 when any rule fails."""
+    import json as _json
+
+    from assay import gate
+    from assay.pipelines import load_config
+    from assay.run_status import resolve_checked
+
+    parsed, notes = gate.collect_rules(load_config(config_path), rules, preset)
+    for note in notes:
+        _progress(f"note: {note}")
+    with _open_lake(lake_dir, engine, spark_master, config_path) as lake:
+        run_id = resolve_checked(lake, run_ref, "gating it")
+        if run_ref in (None, "", "latest"):
+            _progress(f"gating run {run_id}, the newest run recorded")
+        config = _json.loads(lake.con.execute("SELECT config FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0])
+        results = gate.check(lake, run_id, parsed, seed=config["seed"], samples=config.get("bootstrap_samples", 1000))
+    click.echo(gate.render(run_id, results), nl=False)
+    if junit_path:
+        junit_path.write_text(gate.junit_xml(run_id, results), encoding="utf-8")
+    if not all(r["passed"] for r in results):
+        sys.exit(gate.GATE_FAILED)
+
+
+@lake_group.command("regress")
+@lake_options
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.option("--baseline", default="latest", show_default=True,
+              help="latest (newest complete comparable run of the same pipeline before it), best, or a run id.")
+@click.option("--max-drop", "drops", multiple=True, required=True,
+              help="Allowed drop, e.g. 'Success@1=0.02' or 'nDCG@10:doc=0.03' (repeatable).")
+@click.option("--alpha", type=Number(ALPHA), default=0.05, show_default=True,
+              help="Significance level of the paired tests (between 0 and 1).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def lake_regress(lake_dir, engine, spark_master, config_path, run_ref, baseline, drops, alpha, fmt):
+    """Fail (exit code 7) when a run in the lake drops more than allowed, as `assay regress` does."""
+    import json
+
+    from assay import regression
+    from assay.run_status import resolve_checked
+
+    parsed = [regression.parse_drop(d) for d in drops]
+    with _open_lake(lake_dir, engine, spark_master, config_path) as lake:
+        result = regression.regress(lake, resolve_checked(lake, run_ref, "checking it for regressions"), baseline,
+                                    parsed, alpha)
+    for r in result["skipped"]:
+        _progress(f"note: --baseline latest stepped over run {r['run_id']}, which has status {r['status']} "
+                  f"({r['reason']})")
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2, default=str))
+    else:
+        click.echo(regression.render_regress(result), nl=False)
+    if result["regressed"]:
+        sys.exit(regression.REGRESSED)
 
 
 def _interrupted_outside_a_command(signum, frame):

@@ -100,10 +100,10 @@ def load_config(path: Path | None) -> dict:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); assay.toml must be UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    unknown = set(data) - {"run", "pipelines", "gate", "ablate", "sweep"}
+    unknown = set(data) - {"run", "pipelines", "gate", "ablate", "sweep", "lake"}
     if unknown:
         raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; "
-                          "allowed: run, pipelines, gate, ablate, sweep")
+                          "allowed: run, pipelines, gate, ablate, sweep, lake")
     for key, value in data.items():
         if not isinstance(value, dict):
             raise ConfigError(f"{path}: {key} must be a table ([{key}]), not {type(value).__name__}")
