@@ -656,14 +656,52 @@ def eval_trec_cmd(qrels_path, run_path, measures, per_query, complete, fmt):
     click.echo(render(rows, fmt), nl=False)
 
 
-@cli.command()
-def measures():
+@cli.group(invoke_without_command=True)
+@click.pass_context
+def measures(ctx):
     """List every measure assay computes, with its definition."""
+    if ctx.invoked_subcommand is not None:
+        return
     from assay.metrics.registry import FAMILIES
 
     for fam in FAMILIES.values():
         cut = {"required": "@k", "optional": "[@k]", "none": ""}[fam.cutoff] + ("|@Ntok" if fam.budget_sql else "")
         click.echo(f"{fam.name + cut:<22} {fam.interval:<9} {fam.definition}")
+
+
+@measures.command("compute")
+@click.argument("names", nargs=-1, metavar="[NAME]...")
+@click.option("--run", "run_refs", multiple=True, metavar="RUN_ID|latest",
+              help="A stored run (repeatable; an id, a unique prefix of one, or latest).")
+@click.option("--all-runs", is_flag=True, help="Every complete run in the warehouse.")
+@click.option("--stage", type=click.Choice(["final", "rerank", "fusion", "bm25", "dense", "external"]),
+              default="final", show_default=True,
+              help="The ranking to score (question and answer measures only at final).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="assay.toml (default: ./assay.toml when present).")
+@warehouse_option
+def measures_compute(names, run_refs, all_runs, stage, config_path, warehouse_path):
+    """Store per-question values of measures (default: the standard set) for stored runs in the table
+    measure_values, one transaction per run. Values already stored are kept, so it can be run again."""
+    from assay.metrics.values import compute
+    from assay.pipelines import load_config
+    from assay.warehouse import Warehouse
+
+    if bool(run_refs) == all_runs:
+        raise click.UsageError("give --run RUN_ID (repeatable) or --all-runs")
+    load_config(config_path)
+    chosen = _parse_measures(names)
+
+    def say(stored):
+        done = ", ".join(f"{name} {n}" for name, n in stored.written.items() if n)
+        line = f"{stored.run_id}  stored {stored.total} values" + (f" ({done})" if done else "")
+        click.echo(f"{line}; {stored.kept} already stored")
+        for name, why in stored.skipped.items():
+            click.echo(f"{stored.run_id}  skipped {name}: {why}")
+
+    done = compute(Warehouse.brief(warehouse_path), run_refs, all_runs, chosen, stage, on_run=say)
+    if not done:
+        click.echo("no complete runs to compute")
 
 
 @cli.group(invoke_without_command=True)

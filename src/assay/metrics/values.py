@@ -24,6 +24,7 @@ class Stored:
     run_id: str
     written: dict  # {measure name: number of values written}
     skipped: dict  # {measure name: why nothing was computed}
+    kept: int = 0  # values computed that were stored already
 
     @property
     def total(self) -> int:
@@ -48,7 +49,7 @@ def store_values(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str =
         reason = f"run status is {status}" if status else "no such run"
         return Stored(run_id, {}, {m.name: reason for m in measures})
     stored = _stored_units(warehouse, run_id, stage)
-    rows, catalog = [], {}
+    rows, catalog, kept = [], {}, 0
     for measure in {m.name: m for m in measures}.values():
         if stage != "final" and not set(measure.levels) <= set(RANKING_LEVELS):
             skipped[measure.name] = f"scores the final answer, not the {stage} stage"
@@ -61,10 +62,11 @@ def store_values(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str =
                if level in measure.levels and (level, measure.name, unit) not in stored]
         rows += new
         written[measure.name] = len(new)
+        kept += sum(level in measure.levels for _, level in values) - len(new)
         catalog[measure.name] = _catalog_row(measure)
     warehouse._insert("measure_values", COLUMNS, rows)
     _write_catalog(warehouse, list(catalog.values()))
-    return Stored(run_id, written, skipped)
+    return Stored(run_id, written, skipped, kept)
 
 
 def _stored_units(warehouse, run_id: str, stage: str) -> set:
@@ -101,3 +103,22 @@ def complete_runs(warehouse) -> list[str]:
     """Every complete run, oldest first: what `assay measures compute --all-runs` visits."""
     return [r for r, in warehouse.con.execute(
         "SELECT run_id FROM complete_runs ORDER BY started_at, run_id").fetchall()]
+
+
+def compute(warehouse, run_refs=(), all_runs: bool = False, measures=DEFAULT_MEASURES, stage: str = "final",
+            on_run=None) -> list[Stored]:
+    """`assay measures compute`: store the values of ``measures`` for the runs named (ids, prefixes,
+    ``latest``) or every complete run, one transaction per run, keeping what is stored already.
+    ``on_run(Stored)`` is called after each run's commit."""
+    if all_runs:
+        run_ids = complete_runs(warehouse)
+    else:
+        run_ids = list(dict.fromkeys(warehouse.resolve_run_id(ref) for ref in run_refs))
+    done = []
+    for run_id in run_ids:
+        with warehouse.transaction():
+            result = store_values(warehouse, run_id, measures, stage)
+        done.append(result)
+        if on_run is not None:
+            on_run(result)
+    return done
