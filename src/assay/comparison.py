@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 
 from assay.errors import AssayError
-from assay.metrics.compute import SLICE_FIELDS, per_query, question_labels
 from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
 from assay.metrics.stats import paired_bootstrap_delta
 
@@ -78,27 +77,31 @@ def metric_kind(measure) -> str:
 def paired_tests(warehouse, a: dict, b: dict, measures, slices: bool, seed: int) -> list[dict]:
     """One row per (metric, level, slice): both values, delta, paired interval and paired test.
 
-    The p-values are not adjusted: the caller decides which tests form one family for Holm.
+    The p-values are not adjusted: the caller decides which tests form one family for Holm. The pairs are one
+    Ibis expression (assay.analytics.pairing: ``measure_values`` where stored, the measure SQL otherwise); the
+    interval and the test read them here, in question order.
     """
+    from assay.analytics import opened
+    from assay.analytics.pairing import paired
     from assay.metrics.significance import paired_test
 
-    labels = question_labels(warehouse, a["run_id"])
+    question_measures = [m for m in measures if m.family.unit == "question"]  # citations and claims do not pair
+    fetched = []
+    if question_measures:
+        with opened(warehouse) as (wh, con):
+            fetched = con.to_pyarrow(paired(wh, con, a["run_id"], b["run_id"], question_measures, slices)).to_pylist()
+    pairs: dict[tuple, list] = {}
+    for p in fetched:
+        pairs.setdefault((p["measure"], p["level"], p["slice"]), []).append((p["unit"], p["a"], p["b"]))
     rows = []
-    for measure in [m for m in measures if m.family.unit == "question"]:  # citations and claims do not pair
-        va, vb = per_query(warehouse, a["run_id"], measure), per_query(warehouse, b["run_id"], measure)
+    for measure in question_measures:
         for level in measure.levels:
-            qids = sorted(q for (q, lvl) in va if lvl == level and (q, lvl) in vb)
-            groups = {"all": qids}
-            if slices:
-                for field in SLICE_FIELDS:
-                    for q in qids:
-                        groups.setdefault(f"{field}={labels[q][field]}", []).append(q)
-            for name in sorted(groups, key=lambda s: (s != "all", s)):
-                group = groups[name]
-                if not group:
-                    continue
-                before = [va[(q, level)] for q in group]
-                after = [vb[(q, level)] for q in group]
+            names = sorted({s for (m, lvl, s) in pairs if m == measure.name and lvl == level},
+                           key=lambda s: (s != "all", s))
+            for name in names:
+                group = sorted(pairs[(measure.name, level, name)])
+                before = [va for _, va, _ in group]
+                after = [vb for _, _, vb in group]
                 low, high = paired_bootstrap_delta(before, after, seed=seed)
                 test = paired_test(before, after, metric_kind(measure), seed=seed, samples=SAMPLES)
                 rows.append({"metric": measure.name, "level": level, "slice": name, "n": len(group),

@@ -22,7 +22,6 @@ import re
 
 from assay.comparison import check_comparable, paired_rows, run_identity
 from assay.errors import ConfigError, RunNotFound
-from assay.metrics.compute import per_query
 from assay.metrics.registry import parse_measure
 
 REGRESSED = 7
@@ -41,9 +40,21 @@ def parse_drop(text: str) -> tuple[object, str, float]:
     return measure, level, float(m.group("drop"))
 
 
-def _mean(warehouse, run_id, measure, level) -> float:
-    values = [v for (q, lvl), v in per_query(warehouse, run_id, measure).items() if lvl == level]
-    return sum(values) / len(values) if values else float("nan")
+def _means(warehouse, run_ids, measure, level) -> dict[str, float]:
+    """Each run's mean of ``measure`` at ``level`` (NaN for a run without values), from one Ibis expression."""
+    from assay.analytics import opened
+    from assay.analytics.history import series
+
+    with opened(warehouse) as (wh, con):
+        fetched = con.to_pyarrow(series(wh, con, run_ids, measure, level)).to_pylist()
+    by_run: dict[str, list] = {}
+    for v in fetched:
+        by_run.setdefault(v["run_id"], []).append((v["unit"], v["value"]))
+    means = {}
+    for run_id in run_ids:
+        values = [v for _, v in sorted(by_run.get(run_id, []))]
+        means[run_id] = sum(values) / len(values) if values else float("nan")
+    return means
 
 
 def pick_baseline(warehouse, candidate: dict, how: str, guard) -> str:
@@ -62,7 +73,8 @@ def pick_baseline(warehouse, candidate: dict, how: str, guard) -> str:
     if not history:
         raise RunNotFound(f"no other comparable {candidate['pipeline']} run to use as the baseline")
     measure, level, _ = guard
-    return max(history, key=lambda r: (_mean(warehouse, r, measure, level), r))
+    means = _means(warehouse, history, measure, level)
+    return max(history, key=lambda r: (means[r], r))
 
 
 def regress(warehouse, run_id: str, baseline: str, drops: list, alpha: float = 0.05) -> dict:

@@ -167,9 +167,16 @@ def resolve_sweep_id(warehouse, ref: str | None) -> str:
 
 
 def table(warehouse, sweep_id: str) -> dict:
-    """The sweep's comparison, computed again from its stored runs (any later measure change applies)."""
-    from assay.metrics.compute import evaluate, per_query
+    """The sweep's comparison, computed again from its stored runs (any later measure change applies).
+
+    Every point's per-question values are one Ibis expression (assay.analytics.sweeps: ``measure_values`` where
+    stored, the measure SQL otherwise); means, intervals (each point's seed) and paired tests are computed here
+    from those values, in question order, as `assay report` computes them."""
+    from assay.analytics import opened
+    from assay.analytics.sweeps import point_values
+    from assay.metrics.compute import MetricRow
     from assay.metrics.registry import parse_measure
+    from assay.metrics.stats import interval
     from assay.metrics.significance import holm, paired_test
     from assay.units import describe
 
@@ -183,13 +190,24 @@ def table(warehouse, sweep_id: str) -> dict:
     select = parse_measure(spec["select"])
     recall_k = parse_measure(f"SpanRecall@{k}")
     measures = list(dict.fromkeys([parse_measure(m) for m, _ in columns] + [select, recall_k]))
+    with opened(warehouse) as (wh, con):
+        fetched = con.to_pyarrow(point_values(wh, con, sweep_id, measures, [p[1] for p in points])).to_pylist()
+    by_point: dict[tuple, list] = {}
+    for v in fetched:
+        by_point.setdefault((v["point"], v["measure"], v["level"]), []).append((v["unit"], v["value"]))
     rows, per_point = [], {}
     for point, run_id, chunker, size, overlap, pipeline, seed in points:
-        metrics = {(r.metric, r.level): r for r in evaluate(warehouse, run_id, measures, seed=seed)
-                   if r.slice == "all"}
+        metrics = {}
+        for measure in measures:
+            for level in measure.levels:
+                vals = [v for _, v in sorted(by_point.get((point, measure.name, level), []))]
+                if vals:
+                    low, high = interval(vals, measure.family.interval, seed=seed)
+                    metrics[(measure.name, level)] = MetricRow(measure.name, level, "all", sum(vals) / len(vals),
+                                                               len(vals), low, high)
         unit = describe(warehouse, run_id)
         tokens_k = _context_tokens(warehouse, run_id, k)
-        per_point[point] = {q: v for (q, lvl), v in per_query(warehouse, run_id, select).items() if lvl == "chunk"}
+        per_point[point] = dict(by_point.get((point, select.name, "chunk"), []))
         rows.append({
             "point": point, "run_id": run_id, "chunker": chunker, "size": size, "overlap": overlap,
             "pipeline": pipeline, "label": Point(chunker, size, overlap, pipeline).label(),
