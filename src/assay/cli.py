@@ -117,6 +117,10 @@ def cli(debug):
     8 the run failed or was blocked (stored for inspection; gate and regress on it fail too),
     130 interrupted (one line says whether anything was stored).
     """
+    from assay.metrics.registry import load_user_measures
+    from assay.pipelines import load_config
+
+    load_user_measures(load_config(None))  # ./assay.toml's [measures] dir, for every command naming measures
 
 
 class Number(click.ParamType):

@@ -14,6 +14,9 @@ assay.toml (all tables optional):
     extends = "hybrid"         # start from a built-in or another user pipeline
     fusion = "weighted"
     weights = { bm25 = 0.3, dense = 0.7 }
+
+    [measures]
+    dir = "my_measures"        # more measure files, relative to assay.toml (assay.metrics.registry)
 """
 
 from __future__ import annotations
@@ -100,10 +103,10 @@ def load_config(path: Path | None) -> dict:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); assay.toml must be UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    unknown = set(data) - {"run", "pipelines", "gate", "ablate", "sweep", "lake"}
+    unknown = set(data) - {"run", "pipelines", "gate", "ablate", "sweep", "lake", "measures"}
     if unknown:
         raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; "
-                          "allowed: run, pipelines, gate, ablate, sweep, lake")
+                          "allowed: run, pipelines, gate, ablate, sweep, lake, measures")
     for key, value in data.items():
         if not isinstance(value, dict):
             raise ConfigError(f"{path}: {key} must be a table ([{key}]), not {type(value).__name__}")
@@ -111,6 +114,11 @@ def load_config(path: Path | None) -> dict:
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: pipelines.{name} must be a table ([pipelines.{name}]), "
                               f"not {type(table).__name__}")
+    for key, value in data.get("measures", {}).items():
+        if key != "dir":
+            raise ConfigError(f"{path}: [measures] has unknown setting {key!r}; allowed: dir")
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{path}: [measures] dir must be a directory path (a string), not {value!r}")
     for key, value in data.get("run", {}).items():
         if key not in RUN_DEFAULTS and key not in RUN_READING:
             raise ConfigError(f"{path}: [run] has unknown setting {key!r}; "
