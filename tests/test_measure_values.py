@@ -140,3 +140,39 @@ def test_bare_measures_still_lists_the_measures():
     out = invoke("measures")
     assert out.exit_code == 0 and out.stdout.splitlines()[0].startswith("Success@k|@Ntok")
     assert "compute" not in out.stdout
+
+
+USER_MEASURE = """\
+-- measure: TopHit
+-- interval: wilson
+-- cutoff: required
+-- levels: doc
+-- definition: 1 if a credited document is among the top k, else 0
+SELECT j.query_id, j.level, MAX(CASE WHEN j.rank <= $k AND j.gain > 0 THEN 1.0 ELSE 0.0 END) AS value
+FROM judged_ranking j JOIN eval_questions q ON q.run_id = j.run_id AND q.query_id = j.query_id AND q.answerable
+WHERE j.run_id = $run_id AND j.stage = $stage AND j.level = 'doc'
+GROUP BY j.query_id, j.level
+"""
+
+
+def test_compute_stores_a_user_measure_named_by_the_config(demo_copy, tmp_path):
+    from assay.metrics.registry import load_user_measures
+
+    path, run_id = demo_copy
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "top_hit.sql").write_text(USER_MEASURE)
+    (tmp_path / "assay.toml").write_text('[measures]\ndir = "m"\n')
+    try:
+        out = invoke("measures", "compute", "TopHit@3", "--run", run_id, "--config", tmp_path / "assay.toml",
+                     "--warehouse", path)
+        assert out.exit_code == 0, out.output
+        with Warehouse.open(path, read_only=True) as wh:
+            mine = stored_values(wh, run_id, parse_measure("TopHit@3"))
+            # the same question-by-question values as the built-in Success@3 at document level
+            assert mine == {(q, lvl): v for (q, lvl), v in stored_values(wh, run_id, parse_measure("Success@3")).items()
+                            if lvl == "doc"}
+            assert wh.con.execute("SELECT definition FROM measure_catalog WHERE measure = 'TopHit@3'").fetchall() == [
+                ("1 if a credited document is among the top k, else 0",)]
+    finally:
+        load_user_measures({})
+    assert out.stdout == f"{run_id}  stored 56 values (TopHit@3 56); 0 already stored\n"

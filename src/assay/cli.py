@@ -682,18 +682,19 @@ def measures(ctx):
               default="final", show_default=True,
               help="The ranking to score (question and answer measures only at final).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="assay.toml (default: ./assay.toml when present).")
+              help="assay.toml whose [measures] dir holds measure files (default: ./assay.toml when present).")
 @warehouse_option
 def measures_compute(names, run_refs, all_runs, stage, config_path, warehouse_path):
     """Store per-question values of measures (default: the standard set) for stored runs in the table
     measure_values, one transaction per run. Values already stored are kept, so it can be run again."""
+    from assay.metrics.registry import load_user_measures
     from assay.metrics.values import compute
     from assay.pipelines import load_config
     from assay.warehouse import Warehouse
 
     if bool(run_refs) == all_runs:
         raise click.UsageError("give --run RUN_ID (repeatable) or --all-runs")
-    load_config(config_path)
+    load_user_measures(load_config(config_path))  # the measures of its [measures] dir can be named
     chosen = _parse_measures(names)
 
     def say(stored):
