@@ -12,7 +12,8 @@ the code before Ibis ordered them, so every output is identical.
 ``connect(source)`` gives the Ibis backend of:
 
 - an Ibis backend: itself;
-- an object with an ``ibis_backend()`` method (a lake reader over an engine other than DuckDB provides one);
+- an object whose ``ibis`` (or ``ibis_backend``) attribute is one, or a method returning one (the Spark lake
+  reader's ``ibis`` is Ibis's PySpark backend on its session, the lake's tables and views registered by name);
 - a warehouse, or a lake reader, holding a DuckDB connection (``.con``): an Ibis DuckDB backend over that very
   connection (no second open, the same transaction and temporary views).
 
@@ -32,16 +33,19 @@ def connect(source):
 
     if isinstance(source, ibis.BaseBackend):
         return source
-    provider = getattr(source, "ibis_backend", None)
-    if callable(provider):
-        return provider()
+    for name in ("ibis_backend", "ibis"):
+        provider = getattr(source, name, None)
+        if isinstance(provider, ibis.BaseBackend):
+            return provider
+        if callable(provider):
+            return provider()
     import duckdb
 
     con = getattr(source, "con", None)
     if isinstance(con, duckdb.DuckDBPyConnection):
         return ibis.duckdb.from_connection(con)
     raise AssayError(f"{type(source).__name__} holds no connection Ibis can use; open the warehouse with "
-                     "Warehouse.open(path, read_only=True), or give an object with an ibis_backend() method")
+                     "Warehouse.open(path, read_only=True), or give an object whose `ibis` is an Ibis backend")
 
 
 @contextmanager
