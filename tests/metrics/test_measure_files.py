@@ -69,12 +69,13 @@ def builtin_only():
 
 @pytest.fixture(scope="module")
 def old_run(tmp_path_factory):
-    """A run recorded before any user measure existed."""
+    """Two runs of one pipeline recorded before any user measure existed (the older one's id is returned)."""
     from conftest import MINI
 
     path = tmp_path_factory.mktemp("measure-files") / "w.duckdb"
     with Warehouse.open(path) as wh:
         rec = run(wh, MINI / "corpus", MINI / "judgments.jsonl", RunOptions(chunk_size=120))
+        run(wh, MINI / "corpus", MINI / "judgments.jsonl", RunOptions(chunk_size=200))
     return path, rec.run_id
 
 
@@ -138,6 +139,12 @@ def test_a_measure_file_added_later_scores_runs_recorded_before_it(tmp_path, old
     assert passed.exit_code == 0 and "PASS (fragile)   Hits@5>=1 " in passed.stdout, passed.output
     failed = invoke("gate", run_id, "--rule", "Hits@1:doc>=1", "--warehouse", path)
     assert failed.exit_code == 6 and "FAIL" in failed.stdout and "Hits@1:doc>=1" in failed.stdout
+    over_time = invoke("history", "--pipeline", "bm25", "--metric", "Hits@1", "--warehouse", path)
+    assert over_time.exit_code == 0, over_time.output
+    assert over_time.stdout.startswith("history of Hits@1 (chunk, slice all) for pipeline bm25\n")
+    assert f"{run_id}  " in over_time.stdout and f'{hits[("chunk", "all")]:.3f} [' in over_time.stdout
+    regress = invoke("regress", "latest", "--baseline", run_id, "--max-drop", "Hits@1=0.05", "--warehouse", path)
+    assert regress.exit_code == 0 and "ok         Hits@1:chunk [all]  0.800 -> " in regress.stdout, regress.output
     monkeypatch.chdir(tmp_path / "my_measures")  # no assay.toml here: the built-in measures only
     gone = invoke("report", run_id, "-m", "Hits@5", "--warehouse", path)
     assert gone.exit_code == 1 and "unknown measure 'Hits@5'" in gone.stderr
