@@ -64,6 +64,17 @@ def test_answer_measures_store_a_value_per_citation_and_claim(tmp_path, mini_cor
     assert units and all(unit.startswith(qid + "|") and unit.count("|") == 2 for qid, unit in units)
 
 
+def test_a_revalidated_run_stores_its_own_answer_values(tmp_path, mini_corpus, mini_judgments):
+    from assay.answer.revalidate import revalidate
+
+    with Warehouse.open(tmp_path / "w.duckdb") as wh:
+        rec = run(wh, mini_corpus, mini_judgments, RunOptions("bm25", chunk_size=120, generator="extractive"))
+        new = revalidate(wh, rec.run_id, max_quote=20)["run_id"]
+        for name in ("answer_rate", "citation_precision", "faithfulness", "nDCG@10"):
+            measure = parse_measure(name)
+            assert stored_values(wh, new, measure) == expected(wh, new, measure) != {}, name
+
+
 def test_a_rescore_computes_its_own_values_against_its_own_judgments(demo_copy, tmp_path):
     path, run_id = demo_copy
     fewer = tmp_path / "first_gold_only.jsonl"
