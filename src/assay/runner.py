@@ -1,10 +1,11 @@
-"""A run: resolve every judgment, chunk, index, ask every question stage by stage, record it in one transaction.
+"""A run: resolve every judgment, chunk, index, ask every question stage by stage; a sink records it.
 
-Stages: `bm25` and/or `dense` (first-stage candidate lists, `depth` chunks each,
-deepened until `doc_depth` distinct documents exist), `fusion` (when both run),
-`rerank` (the cross-encoder over the top `rerank_top_n`), and `final` (what the
-pipeline returns: the last list cut at `final_k`, emptied when a calibration
-says abstain). Every stage's list is stored.
+Stages (one object each, in assay.stages): `bm25`, `dense` and/or `external` (first-stage
+candidate lists, `depth` chunks each, deepened until `doc_depth` distinct documents exist),
+`fusion` (when two run), `rerank` (the cross-encoder over the top `rerank_top_n`), `final` (what
+the pipeline returns: the last list cut at `final_k`, emptied when a calibration says abstain),
+and the answer stage when there is a generator. Every stage's list is stored. ``execute_run``
+builds the ``RunRecord``; a sink (assay.sinks: a warehouse, or a lake partition) writes it.
 
 A run ends ``complete``, ``blocked`` or ``failed``, and is stored either way:
 
@@ -147,16 +148,6 @@ def git_commit() -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-def _deepen(search, query: str, depth: int, doc_depth: int):
-    """Top ``depth`` chunks, deepened until ``doc_depth`` distinct documents exist (or the matches run out)."""
-    limit = depth
-    while True:
-        hits = search(query, limit)
-        if len({h.doc_id for h in hits}) >= doc_depth or len(hits) < limit:
-            return hits
-        limit *= 2
-
-
 def load_calibration(warehouse, calibration_id: str) -> dict:
     """A stored calibration with what it was fitted on (see assay.abstention.check_applies).
 
@@ -186,60 +177,17 @@ def load_calibration(warehouse, calibration_id: str) -> dict:
             "judgments_hash": jhash or run_jhash}
 
 
-def calibrated_probability(calibration: dict, score: float | None) -> float:
-    from assay.calibration import platt_predict
-
-    return float(platt_predict(calibration["a"], calibration["b"], [score])[0])
-
-
-class _Stages:
-    """Builds one question's stage lists and times them."""
-
-    def __init__(self, pipeline, bm25, dense, reranker, texts, calibration, external=None):
-        self.p, self.bm25, self.dense, self.reranker = pipeline, bm25, dense, reranker
-        self.texts, self.calibration, self.external = texts, calibration, external
-
-    def run(self, query: str, query_id: str | None = None):
-        from assay.fusion import fuse
-
-        s, lists, timing = self.p.settings, {}, {}
-
-        def timed(stage, fn):
-            t0 = time.perf_counter()
-            lists[stage] = fn()
-            timing[stage] = (time.perf_counter() - t0) * 1000.0
-            return lists[stage]
-
-        firsts = {}
-        if self.external is not None:
-            firsts["external"] = timed("external", lambda: self.external.search(query, s["depth"], query_id=query_id))
-        if self.bm25 is not None:
-            firsts["bm25"] = timed("bm25", lambda: _deepen(self.bm25.search, query, s["depth"], s["doc_depth"]))
-        if self.dense is not None:
-            firsts["dense"] = timed("dense", lambda: _deepen(self.dense.search, query, s["depth"], s["doc_depth"]))
-        if len(firsts) == 2:
-            current = timed("fusion", lambda: fuse(s["fusion"], firsts, s)[: s["depth"]])
-        else:
-            current = next(iter(firsts.values()))
-        if self.reranker is not None:
-            from assay.rerank.cross_encoder import rerank_hits
-
-            current = timed("rerank", lambda: rerank_hits(self.reranker, query, current, self.texts,
-                                                          s["rerank_top_n"]))
-        final = current[: s["final_k"]] if s["final_k"] else current
-        lists["_precal"] = final
-        if self.calibration is not None:
-            p = calibrated_probability(self.calibration, final[0].score if final else None)
-            if p < self.calibration["threshold"]:
-                final = []
-        lists["final"], timing["final"] = final, 0.0
-        return lists, timing
+@dataclass
+class Question:
+    query_id: str
+    query: str
 
 
 def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, warehouse=None) -> RunRecord:
     """Everything up to the write. Judgments resolve before any chunking, indexing or embedding.
 
-    ``warehouse`` (or a callable returning it) serves the embedding cache and stored calibrations.
+    ``warehouse`` (or a callable returning it: a sink's ``reads``) serves the embedding cache, stored
+    calibrations and @name collections.
     """
     from assay.chunking import chunker_label, make_chunker
     from assay.corpus import load_corpus
@@ -268,35 +216,13 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     say(f"{len(chunks)} chunks, {chunker_label(chunker.config())}; pipeline {pipeline.name}: "
         f"{' -> '.join(pipeline.stages)}")
     calibration = load_calibration(get_wh(), s["calibration"]) if s["calibration"] else None
-    retrieval, stats, bm25, dense, reranker, external = {}, {}, None, None, None, None
+    stats: dict = {}
+    opened: list = []  # built stages that hold resources (an index, a process), closed whatever happens
     try:
-        if s["lexical"]:
-            from assay.retrieval.bm25 import AnalyzerOptions, BM25Index
-
-            bm25 = BM25Index(chunks, AnalyzerOptions(s["lowercase"], s["stopwords"], s["stemming"]))
-            retrieval["bm25"] = bm25.config()
-        if s["dense"]:
-            from assay.embedding.cache import embed_chunks
-            from assay.embedding.embedder import Embedder
-            from assay.retrieval.dense import DenseIndex
-
-            embedder = Embedder(s["embedder"])
-            say(f"embedding model {embedder.model_name} ({embedder.model_dir})")
-            vectors, computed, reused = embed_chunks(get_wh(), embedder, chunks, say)
-            stats["embeddings"] = {"computed": computed, "reused": reused}
-            dense = DenseIndex(chunks, vectors, embedder)
-            retrieval["dense"] = dense.config()
-        if s["retriever"]:
-            external = _external(s, corpus, options.python_retriever)
-            retrieval["external"] = external.config()
-        if len(retrieval) == 2:
-            retrieval["fusion"] = ({"method": "rrf", "k": s["rrf_k"]} if s["fusion"] == "rrf"
-                                   else {"method": "weighted", "weights": s["weights"] or {"bm25": 0.5, "dense": 0.5}})
-        if s["rerank"]:
-            from assay.rerank.cross_encoder import CrossEncoderReranker
-
-            reranker = CrossEncoderReranker(s["reranker"], s["reranker_path"])
-            retrieval["rerank"] = {"top_n": s["rerank_top_n"], **reranker.identity()}
+        texts = _ChunkTexts(corpus, chunks)
+        stages = _build_stages(s, pipeline, chunks, corpus, texts, calibration, options, get_wh, say, stats, opened)
+        retrieval = {st.name: st.config() for st in stages if st.name not in ("final", "answer")}
+        answer = next((st for st in stages if st.name == "answer"), None)
         config = {
             "pipeline": pipeline.name, "stages": pipeline.stages, "settings": s, "chunker": chunker.config(),
             "retrieval": retrieval, "depth": s["depth"], "doc_depth": s["doc_depth"],
@@ -307,50 +233,14 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
             from assay.abstention import check_applies
 
             check_applies(calibration, config)
-        texts = _ChunkTexts(corpus, chunks)
-        generator, client = _generator(s)
-        judge = _judge(s) if generator is not None else None
-        if generator is not None:
-            retrieval["generator"] = {**generator.config(), "context_k": s["context_k"],
-                                      "force_generation": bool(s["force_generation"]),
-                                      "judge": judge.config() if judge else
-                                      "none: citation precision and faithfulness are rule-based"}
-            say(f"answers by the {generator.name} generator")
-        stage_runner = _Stages(pipeline, bm25, dense, reranker, texts, calibration, external)
-        query_rows, hit_rows, latency_rows = [], [], []
-        answers = {"answers": [], "claims": [], "citations": [], "answer_raw": [], "answer_context": [],
-                   "model_requests": [], "claim_judgments": []}
-        status, reason = "complete", None
-        prep_ms = 0.0
-        if dense is not None:  # questions are embedded in one batch; each is charged an equal share
-            t0 = time.perf_counter()
-            dense.prepare([j.query for j in judgments.judgments])
-            prep_ms = (time.perf_counter() - t0) * 1000.0 / max(1, len(judgments.judgments))
-        for j in judgments.judgments:
-            t0 = time.perf_counter()
-            lists, timing = stage_runner.run(j.query, j.query_id)
-            if dense is not None:
-                timing["dense"] += prep_ms
-            latency_ms = (time.perf_counter() - t0) * 1000.0 + prep_ms
-            query_rows.append((j.query_id, latency_ms, len(lists["final"])))
-            for stage in pipeline.stages:
-                latency_rows.append((j.query_id, stage, timing[stage]))
-                hit_rows.extend((j.query_id, stage, rank, h.chunk_id, h.doc_id, h.score)
-                                for rank, h in enumerate(lists[stage], 1))
-            if generator is not None and not _answer(generator, client, s, j, lists, texts, calibration, answers):
-                status = "blocked"
-                reason = (f"the model endpoint answered HTTP 429 three times in a row at question {j.query_id} "
-                          f"(after {len(answers['answers'])} of {len(judgments.judgments)} questions): the run "
-                          "stopped")
-                say(f"{reason}; it is marked blocked")
-                break
-            if judge is not None:
-                _judge_claims(judge, j.query_id, answers)
+        if answer is not None:
+            retrieval["generator"] = answer.config()
+            say(f"answers by the {answer.generator.name} generator")
+        status, reason, rows = _ask(judgments, pipeline, stages, answer, say)
     finally:
-        if bm25 is not None:
-            bm25.close()
-        if external is not None:
-            external.close()
+        for stage in opened:
+            stage.close()
+    query_rows, hit_rows, latency_rows = rows
     chunks = chunks + _external_chunks(corpus, chunks, hit_rows)
     if len(chunks) != n_chunked:  # spans an external retriever returned become chunks of this run's chunk set
         chunk_set = sha256_text(chunk_set + canonical_json(sorted(c.chunk_id for c in chunks[n_chunked:])))
@@ -363,8 +253,9 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
                                 "in_sample": calibration["judgments_hash"] == judgments.sha256,
                                 "abstained": len(empty & before), "no_results": len(empty - before)}
     finished = datetime.now(timezone.utc).replace(tzinfo=None)
-    if generator is not None:
-        stats["answers"] = {"generator": generator.name, **(client.stats() if client is not None else {})}
+    answers = answer.rows if answer is not None else {}
+    if answer is not None:
+        stats["answers"] = answer.stats()
         if status == "complete":
             status, reason = answer_outcome(answers["answers"])
         if status != "complete":
@@ -377,8 +268,82 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         judgments=judgments, gold=gold, query_rows=query_rows, hits=hit_rows,
         versions=dependency_versions(), git_commit=git_commit(), stages=pipeline.stages,
         stage_latency=latency_rows, stats=stats, status=status,
-        gate_eligible=not (generator is not None and s["force_generation"]), **answers,
+        gate_eligible=not (answer is not None and s["force_generation"]), **answers,
     )
+
+
+def _build_stages(s, pipeline, chunks, corpus, texts, calibration, options, get_wh, say, stats, opened) -> list:
+    """The pipeline's stage objects in order: first stages, fusion, rerank, final, answer. Stages holding
+    resources are appended to ``opened`` as they are built, so the caller closes them if a later one fails."""
+    from assay.stages import Answer, Cut, Fuse, Rerank, Retrieve, generator_for, judge_for
+
+    stages = []
+    if s["lexical"]:
+        from assay.retrieval.bm25 import AnalyzerOptions, BM25Index
+
+        stages.append(Retrieve("bm25", BM25Index(chunks, AnalyzerOptions(s["lowercase"], s["stopwords"], s["stemming"])),
+                               s["depth"], s["doc_depth"]))
+        opened.append(stages[-1])
+    if s["dense"]:
+        from assay.embedding.cache import embed_chunks
+        from assay.embedding.embedder import Embedder
+        from assay.retrieval.dense import DenseIndex
+
+        embedder = Embedder(s["embedder"])
+        say(f"embedding model {embedder.model_name} ({embedder.model_dir})")
+        vectors, computed, reused = embed_chunks(get_wh(), embedder, chunks, say)
+        stats["embeddings"] = {"computed": computed, "reused": reused}
+        stages.append(Retrieve("dense", DenseIndex(chunks, vectors, embedder), s["depth"], s["doc_depth"]))
+    if s["retriever"]:
+        stages.append(Retrieve("external", _external(s, corpus, options.python_retriever), s["depth"], None))
+        opened.append(stages[-1])
+    firsts = [st.name for st in stages]
+    if len(firsts) == 2:
+        # the order the lists were computed in before stages were objects: external, bm25, dense
+        stages.append(Fuse(sorted(firsts, key=("external", "bm25", "dense").index), s))
+    if s["rerank"]:
+        from assay.rerank.cross_encoder import CrossEncoderReranker
+
+        stages.append(Rerank(stages[-1].name, CrossEncoderReranker(s["reranker"], s["reranker_path"]), texts,
+                             s["rerank_top_n"]))
+    stages.append(Cut(stages[-1].name, s["final_k"], calibration))
+    generator, client = generator_for(s)
+    if generator is not None:
+        stages.append(Answer(generator, client, judge_for(s), s, texts, calibration))
+    return stages
+
+
+def _ask(judgments, pipeline, stages, answer, say):
+    """Every question through every stage, timed: (status, reason, (query rows, hit rows, latency rows))."""
+    lists_of = [st for st in stages if st.name != "answer"]
+    # work done once for all questions (the dense stage embeds them in one batch), charged in equal shares
+    prep = {st.name: st.prepare([j.query for j in judgments.judgments]) for st in lists_of if hasattr(st, "prepare")}
+    prep_ms = sum(prep.values())
+    query_rows, hit_rows, latency_rows = [], [], []
+    status, reason = "complete", None
+    for j in judgments.judgments:
+        question = Question(j.query_id, j.query)
+        t0 = time.perf_counter()
+        lists, timing = {}, {}
+        for stage in lists_of:
+            t = time.perf_counter()
+            lists[stage.name] = stage.run(question, lists)
+            timing[stage.name] = (time.perf_counter() - t) * 1000.0 + prep.get(stage.name, 0.0)
+        timing["final"] = 0.0  # the cut is not a stage's work: its latency stays 0
+        latency_ms = (time.perf_counter() - t0) * 1000.0 + prep_ms
+        query_rows.append((j.query_id, latency_ms, len(lists["final"])))
+        for stage in pipeline.stages:
+            latency_rows.append((j.query_id, stage, timing[stage]))
+            hit_rows.extend((j.query_id, stage, rank, h.chunk_id, h.doc_id, h.score)
+                            for rank, h in enumerate(lists[stage], 1))
+        if answer is not None and not answer.run(question, lists):
+            status = "blocked"
+            reason = (f"the model endpoint answered HTTP 429 three times in a row at question {j.query_id} "
+                      f"(after {len(answer.rows['answers'])} of {len(judgments.judgments)} questions): the run "
+                      "stopped")
+            say(f"{reason}; it is marked blocked")
+            break
+    return status, reason, (query_rows, hit_rows, latency_rows)
 
 
 PRE_GENERATION = ("no_results", "calibration")  # refusals decided before the generator is asked
@@ -410,78 +375,6 @@ def check_outcome(record: RunRecord) -> None:
     raise RunFailed(f"run {record.run_id} has status {record.status}: {reason}. It is stored for inspection "
                     f"(`assay answers show {record.run_id}`) but has no metrics; exit code 8",
                     run_id=record.run_id, status=record.status, reason=reason)
-
-
-def _generator(s: dict):
-    """(generator, model client or None) for the settings; (None, None) without an answer stage."""
-    if s["generator"] is None:
-        return None, None
-    from assay.answer.generate import ExtractiveAdapter, OpenAIGenerator
-
-    if s["generator"] == "extractive":
-        return ExtractiveAdapter(s["max_quote"]), None
-    from assay.answer.client import ChatClient
-
-    client = ChatClient(s["generator_base_url"], s["generator_model"], api_key_env=s["generator_api_key_env"],
-                        timeout_s=s["generator_timeout_s"], min_interval_s=s["min_interval_s"],
-                        backoff_s=tuple(s["generator_backoff_s"]))
-    return OpenAIGenerator(client, s["max_quote"]), client
-
-
-def _judge(s: dict):
-    if not s["judge_model"]:
-        return None
-    from assay.answer.client import ChatClient
-    from assay.answer.judge import Judge
-
-    return Judge(ChatClient(s["judge_base_url"], s["judge_model"], api_key_env=s["judge_api_key_env"],
-                            timeout_s=s["judge_timeout_s"], backoff_s=tuple(s["generator_backoff_s"])))
-
-
-def _judge_claims(judge, query_id: str, out) -> None:
-    """The judge's verdict on each kept claim of one question (its citations are the evidence)."""
-    kept = [(idx, text) for q, idx, text, k, _ in out["claims"] if q == query_id and k]
-    for idx, text in kept:
-        quotes = [c[4] for c in out["citations"] if c[0] == query_id and c[1] == idx]
-        verdict, raw, error = judge.judge(text, quotes)
-        out["claim_judgments"].append((query_id, idx, judge.client.model, verdict, raw, error))
-
-
-def _answer(generator, client, s, j, lists, texts, calibration, out) -> bool:
-    """Answer one question into ``out``; False when the endpoint blocked the run."""
-    from assay.answer.stage import answer_question
-    from assay.errors import RunBlocked
-
-    hits, refusal = lists["final"], None
-    if not hits:
-        if calibration is not None and lists["_precal"]:
-            refusal = "calibration"
-            if s["force_generation"]:  # diagnostic: answer anyway, and the run is not a gate run
-                hits, refusal = lists["_precal"], None
-        else:
-            refusal = "no_results"
-    first_request = len(client.log) if client is not None else 0
-    try:
-        rows = answer_question(generator, j.query_id, j.query, hits, texts, s["context_k"], s["max_quote"], refusal)
-    except RunBlocked:
-        _log_requests(client, first_request, j.query_id, out)
-        return False
-    _log_requests(client, first_request, j.query_id, out)
-    out["answers"].append(rows.answer)
-    out["claims"] += rows.claims
-    out["citations"] += rows.citations
-    out["answer_raw"] += rows.raws
-    out["answer_context"] += rows.context
-    return True
-
-
-def _log_requests(client, first: int, query_id: str, out) -> None:
-    if client is None:
-        return
-    for entry in client.log[first:]:
-        out["model_requests"].append((len(out["model_requests"]) + 1, query_id, entry.get("started_at"),
-                                      entry.get("latency_ms"), entry.get("status"), entry.get("error"),
-                                      entry.get("rate_limited"), entry.get("retry"), entry.get("waited_s")))
 
 
 class _ChunkTexts(dict):
