@@ -99,6 +99,18 @@ warehouse_option = click.option(
 )
 
 
+def _project(config_path):
+    """The assay.toml a command was given, with its own [measures] dir registered (./assay.toml's measures
+    are registered for every command by the group callback)."""
+    from assay.metrics.registry import load_user_measures
+    from assay.pipelines import load_config
+
+    config = load_config(config_path)
+    if config_path is not None:
+        load_user_measures(config)
+    return config
+
+
 def _progress(msg: str) -> None:
     from assay.escape import terminal_lines
 
@@ -296,7 +308,7 @@ def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw)
     from assay.runner import RunOptions
     from assay.warehouse import Warehouse
 
-    config = load_config(kw["config_path"])
+    config = _project(kw["config_path"])
     parsed = gate.rules_from(config, rules, preset, required=False)
     ladder = ablation.ladder_from(config)
     # each rung computes without holding the warehouse and writes its run in one short transaction
@@ -434,7 +446,7 @@ def gate_cmd(run_ref, rules, config_path, junit_path, preset, warehouse_path):
     from assay.run_status import resolve_checked
     from assay.warehouse import Warehouse
 
-    parsed, notes = gate.collect_rules(load_config(config_path), rules, preset)
+    parsed, notes = gate.collect_rules(_project(config_path), rules, preset)
     for note in notes:
         _progress(f"note: {note}")
     with Warehouse.open(warehouse_path, read_only=True) as wh:
@@ -580,7 +592,7 @@ def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps
     from assay.runner import RunOptions
     from assay.warehouse import Warehouse
 
-    spec = sweep.spec_from(load_config(config_path), {
+    spec = sweep.spec_from(_project(config_path), {
         "chunkers": list(chunkers), "sizes": list(sizes), "overlaps": list(overlaps), "pipelines": list(pipelines),
         "budget": budget, "k": k, "select": select, "alpha": alpha})
     options = RunOptions(config_path=config_path, seed=seed, depth=depth, embedder=embedder, max_file_mb=max_file_mb)
@@ -1039,7 +1051,7 @@ def lake_gate(lake_dir, engine, spark_master, config_path, run_ref, rules, junit
     from assay.pipelines import load_config
     from assay.run_status import resolve_checked
 
-    parsed, notes = gate.collect_rules(load_config(config_path), rules, preset)
+    parsed, notes = gate.collect_rules(_project(config_path), rules, preset)
     for note in notes:
         _progress(f"note: {note}")
     with _open_lake(lake_dir, engine, spark_master, config_path) as lake:

@@ -131,7 +131,7 @@ def scored_queries(con) -> list[tuple[str, int]]:
 
 def measure_values(con, measure: Measure, queries: list[tuple[str, int]] | None = None) -> dict[str, float]:
     """{query_id: value} of one measure for every query scored (``queries``: scored_queries(con))."""
-    rows = con.execute(load_sql(measure.family.sql), {"run_id": RUN_ID, "stage": STAGE, "k": measure.k}).fetchall()
+    rows = con.execute(load_sql(measure.sql), measure.params(RUN_ID, STAGE)).fetchall()
     found = {qid: float(value) for qid, level, value in rows if level == LEVEL}
     values = {}
     for qid, n_relevant in scored_queries(con) if queries is None else queries:

@@ -121,6 +121,20 @@ def test_only_the_parameters_a_file_uses_are_bound(tmp_path, old_run):
             assert hits == success
 
 
+def test_a_user_measure_scores_runs_in_memory_and_trec_files(tmp_path):
+    import assay
+
+    load_user_measures(load_config(project(tmp_path, {"hits.sql": HITS})))  # Hits binds no $stage
+    try:
+        qrels, run = {"a": {"d1": 1}, "b": {"d2": 1}}, {"a": {"d1": 2.0, "d3": 1.0}, "b": {"d3": 2.0, "d2": 1.0}}
+        got = {(r["measure"], r["query_id"]): r["value"]
+               for r in assay.evaluate_run(qrels, run, ["Hits@1", "Success@1"]).to_pylist()}
+        assert got[("Hits@1", "a")] == got[("Success@1", "a")] == 1.0
+        assert got[("Hits@1", "b")] == got[("Success@1", "b")] == 0.0
+    finally:
+        load_user_measures({})
+
+
 def test_a_measure_file_added_later_scores_runs_recorded_before_it(tmp_path, old_run, monkeypatch):
     path, run_id = old_run
     project(tmp_path, {"hits.sql": HITS})
