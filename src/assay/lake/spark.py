@@ -4,7 +4,9 @@ Every lake table is read from its Hive partitions (``LAKE/<table>/run_id=<RUN_ID
 registered as a temporary view under its warehouse name, with the warehouse's columns and types (taken
 from ``sql/migrations`` applied to an in-memory DuckDB); a table no run has written is an empty view of
 that schema. Shared tables (corpora, chunks, gold...) repeat in every run that needs them and are kept
-once per key (``assay.lake.SHARED_KEYS``). Then every view of the migrations is created, in order.
+once per key (``assay.lake.SHARED_KEYS``), the first run's copy as the DuckDB reader keeps it; that is done
+once, when the lake is opened, and cached (Spark's memory-and-disk cache) until ``close``, since every view
+joins them (``cache_shared=False``: deduplicated again by every query instead). Then every view of the migrations is created, in order.
 
 SQL is written for DuckDB (the warehouse) and translated once per text with sqlglot
 (``read="duckdb", write="spark"``) plus one step of our own: decimal literals (``1.0``) become DOUBLE.
@@ -195,7 +197,7 @@ def translate(sql: str) -> tuple[str, tuple[str, ...], int]:
     named, positional = [], 0
     for p in tree.find_all(exp.Placeholder, exp.Parameter):
         name = p.name
-        if name and not name.isdigit():
+        if name and name != "?" and not name.isdigit():
             if name not in named:
                 named.append(name)
         else:
@@ -251,12 +253,14 @@ class SparkLake:
 
     engine = "spark"
 
-    def __init__(self, path: Path, session):
+    def __init__(self, path: Path, session, cache_shared: bool = True):
         self.path = Path(path)
         self.session = session
+        self.cache_shared = cache_shared
         self.con = SparkConnection(session)
         self._ibis = None
         self.tables: list[str] = []
+        self._cached: list = []
         self._register()
 
     def _register(self) -> None:
@@ -282,6 +286,12 @@ class SparkLake:
                 df = reader.schema(_ddl(file_columns)).parquet(*files)
                 if table in SHARED_KEYS:
                     df = _first_copy(df, SHARED_KEYS[table], [c for c, _ in columns])
+                    if self.cache_shared:
+                        # deduplicated once, now, and kept (memory, then disk): every view joins these. Filled
+                        # here, not by a first query: queries that share a cold cache can wait on each other.
+                        df = df.cache()
+                        df.count()
+                        self._cached.append(df)
                 else:
                     df = df.select(*[F.col(c) for c, _ in columns])
             df.createOrReplaceTempView(table)
@@ -312,7 +322,9 @@ class SparkLake:
     def close(self) -> None:
         for name in [v for v, _ in reversed(migration_views())] + self.tables:
             self.session.catalog.dropTempView(name)
-        self.tables = []
+        for df in self._cached:
+            df.unpersist()
+        self.tables, self._cached = [], []
 
     def __enter__(self):
         return self
@@ -336,8 +348,9 @@ def _ddl(columns) -> str:
     return ", ".join(f"`{c}` {t}" for c, t in columns)
 
 
-def open_spark_lake(path, spark_master: str | None = None, **conf) -> SparkLake:
+def open_spark_lake(path, spark_master: str | None = None, cache_shared: bool = True, **conf) -> SparkLake:
     """A lake reader on Spark. ``spark_master``: where Spark runs (default ``local[*]``, or ``ASSAY_SPARK_MASTER``);
-    ``conf``: further Spark settings (``{"spark.executor.memory": "8g"}``), applied when the session starts."""
+    ``cache_shared``: deduplicate and cache the shared tables at open (see the module docstring); ``conf``: further
+    Spark settings (``{"spark.executor.memory": "8g"}``), applied when the session starts."""
     root = spark_session(spark_master, **conf)
-    return SparkLake(Path(path), root.newSession())
+    return SparkLake(Path(path), root.newSession(), cache_shared=cache_shared)
