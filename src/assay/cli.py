@@ -547,14 +547,18 @@ def rescore_cmd(run_ref, judgments_path, warehouse_path):
               show_default=True)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="A new or empty directory.")
+@click.option("-m", "--measure", "measures", multiple=True,
+              help="A measure to export besides the standard set (repeatable; your measure files included).")
 @warehouse_option
-def export_cmd(run_refs, fmt, out_dir, warehouse_path):
+def export_cmd(run_refs, fmt, out_dir, measures, warehouse_path):
     """Write runs, questions, hits, metrics and stage attribution as files for BI tools (docs/exports.md)."""
     from assay.export import export_runs
+    from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
     from assay.warehouse import Warehouse
 
+    wanted = tuple({m.name: m for m in (*DEFAULT_MEASURES, *(parse_measure(t) for t in measures))}.values())
     with Warehouse.open(warehouse_path, read_only=True) as wh:
-        manifest = export_runs(wh, list(run_refs), fmt, out_dir)
+        manifest = export_runs(wh, list(run_refs), fmt, out_dir, wanted)
     tables = ", ".join(f"{t} {n}" for t, n in manifest["tables"].items())
     click.echo(f"exported {len(manifest['runs'])} run(s) as {fmt} to {out_dir}: {tables} rows; "
                f"{len(manifest['files'])} files (manifest.json)")

@@ -74,29 +74,30 @@ def _sql_rows(warehouse, name: str, table: str, run_id: str) -> list[tuple]:
     return rows
 
 
-def _per_query_metrics(warehouse, run: dict) -> list[tuple]:
+def _per_query_metrics(warehouse, run: dict, measures=DEFAULT_MEASURES) -> list[tuple]:
     rows = []
-    for measure in DEFAULT_MEASURES:
+    for measure in measures:
         values = per_query(warehouse, run["run_id"], measure, stage="final")
         rows += [(run["run_id"], unit.split("|")[0], measure.name, level, value, unit)
                  for (unit, level), value in sorted(values.items())]
     return rows
 
 
-def _metrics(warehouse, run: dict) -> list[tuple]:
+def _metrics(warehouse, run: dict, measures=DEFAULT_MEASURES) -> list[tuple]:
     """Exactly what the report shows: the run's own seed and bootstrap sample count."""
     samples = json.loads(run["config"]).get("bootstrap_samples", DEFAULT_BOOTSTRAP_SAMPLES)
-    rows = evaluate(warehouse, run["run_id"], DEFAULT_MEASURES, stage="final", seed=run["seed"], samples=samples)
+    rows = evaluate(warehouse, run["run_id"], measures, stage="final", seed=run["seed"], samples=samples)
     return [(run["run_id"], r.metric, r.level, r.slice, r.value, r.n, r.ci_low, r.ci_high) for r in rows]
 
 
 COMPUTED = {"per_query_metrics": _per_query_metrics, "metrics": _metrics}
 
 
-def table_rows(warehouse, table: str, run_id: str) -> list[tuple]:
-    """One exported table's rows for one run, in the column order of ``TABLES[table]``."""
+def table_rows(warehouse, table: str, run_id: str, measures=DEFAULT_MEASURES) -> list[tuple]:
+    """One exported table's rows for one run, in the column order of ``TABLES[table]``; the metric tables
+    hold ``measures`` (the standard set unless given)."""
     if table in COMPUTED:
-        return COMPUTED[table](warehouse, _run_row(warehouse, run_id))
+        return COMPUTED[table](warehouse, _run_row(warehouse, run_id), measures)
     return _sql_rows(warehouse, f"exports/{table}", table, run_id)
 
 
@@ -181,10 +182,10 @@ def _write_json(root: Path, table: str, rows_by_run: dict[str, list[tuple]]) -> 
 WRITERS = {"parquet": _write_parquet, "csv": _write_csv, "json": _write_json}
 
 
-def _write_tables(warehouse, run_ids: list[str], fmt: str, root: Path) -> list[dict]:
+def _write_tables(warehouse, run_ids: list[str], fmt: str, root: Path, measures=DEFAULT_MEASURES) -> list[dict]:
     files = []
     for table in TABLES:
-        rows_by_run = {run_id: table_rows(warehouse, table, run_id) for run_id in run_ids}
+        rows_by_run = {run_id: table_rows(warehouse, table, run_id, measures) for run_id in run_ids}
         files += WRITERS[fmt](root, table, rows_by_run)
     return files
 
@@ -249,8 +250,11 @@ def _check_out_dir(out_dir: Path) -> None:
                           "directory for the export (assay never overwrites one)")
 
 
-def export_runs(warehouse, run_ids: list[str], fmt: str, out_dir: Path) -> dict:
+def export_runs(warehouse, run_ids: list[str], fmt: str, out_dir: Path, measures=DEFAULT_MEASURES) -> dict:
     """Export the given runs ('latest' and unique prefixes allowed) to ``out_dir``; returns the manifest.
+
+    The metric tables hold ``measures``: the standard set, plus any other measure the registry knows
+    (a user's measure file included) when given.
 
     Parquet: ``<table>/run_id=<id>/part-0.parquet``; csv: ``<table>.csv``; json: ``<table>.jsonl``;
     trec: ``<run_id>.<stage>.trec`` (chunk ids), ``<run_id>.<stage>.doc.trec`` (documents) and
@@ -273,7 +277,7 @@ def export_runs(warehouse, run_ids: list[str], fmt: str, out_dir: Path) -> dict:
         if fmt == "trec":
             files = _write_trec(warehouse, resolved, staging)
         else:
-            files = _write_tables(warehouse, resolved, fmt, staging)
+            files = _write_tables(warehouse, resolved, fmt, staging, measures)
         tables: dict[str, int] = {}
         for f in files:
             tables[f["table"]] = tables.get(f["table"], 0) + f["rows"]

@@ -159,6 +159,15 @@ def test_a_measure_file_added_later_scores_runs_recorded_before_it(tmp_path, old
     assert f"{run_id}  " in over_time.stdout and f'{hits[("chunk", "all")]:.3f} [' in over_time.stdout
     regress = invoke("regress", "latest", "--baseline", run_id, "--max-drop", "Hits@1=0.05", "--warehouse", path)
     assert regress.exit_code == 0 and "ok         Hits@1:chunk [all]  0.800 -> " in regress.stdout, regress.output
+    exported = invoke("export", run_id, "--format", "csv", "-m", "Hits@1", "--out", tmp_path / "out",
+                      "--warehouse", path)
+    assert exported.exit_code == 0, exported.output
+    import csv
+
+    with open(tmp_path / "out" / "metrics.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["slice"] == "all" and r["level"] == "doc"]
+    exported_values = {r["metric"]: float(r["value"]) for r in rows}
+    assert exported_values["Hits@1"] == hits[("doc", "all")] and "nDCG@10" in exported_values
     monkeypatch.chdir(tmp_path / "my_measures")  # no assay.toml here: the built-in measures only
     gone = invoke("report", run_id, "-m", "Hits@5", "--warehouse", path)
     assert gone.exit_code == 1 and "unknown measure 'Hits@5'" in gone.stderr
