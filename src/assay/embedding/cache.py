@@ -9,6 +9,8 @@ resumes there; no report or metric reads this table.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from assay.hashing import sha256_text
@@ -53,7 +55,8 @@ def store_vectors(warehouse, identity, vectors: dict[str, np.ndarray]) -> None:
         warehouse._insert("embeddings", ["identity_hash", "text_sha256", "vector"],
                           [(identity.hash, h, v.astype(np.float32).tobytes()) for h, v in vectors.items()
                            if h not in stored])
-    JOURNAL.vectors += len(vectors)
+    if Path(warehouse.path).is_file():  # a lake run's in-memory warehouse keeps nothing for the next run
+        JOURNAL.vectors += len(vectors)
 
 
 def embed_chunks(warehouse, embedder, chunks, progress=None) -> tuple[np.ndarray, int, int]:
