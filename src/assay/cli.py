@@ -304,7 +304,6 @@ def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw)
     import json
 
     from assay import ablation, gate
-    from assay.pipelines import load_config
     from assay.runner import RunOptions
     from assay.warehouse import Warehouse
 
@@ -355,9 +354,6 @@ def report(run_refs, measures, level, sweep_ref, fmt, warehouse_path):
     With several runs: one table, a row per measure and level, a column per run, each later run tested
     against the first (paired tests, Holm-adjusted across the table). With --sweep: a sweep's table.
     """
-    from assay.report import build_report, render
-    from assay.report_runs import build_runs_report
-    from assay.report_runs import render as render_runs
     from assay.warehouse import Warehouse
 
     if sweep_ref is not None:
@@ -369,13 +365,22 @@ def report(run_refs, measures, level, sweep_ref, fmt, warehouse_path):
             result = sweep.table(wh, sweep.resolve_sweep_id(wh, sweep_ref))
         click.echo(sweep.render(result, fmt), nl=False)
         return
+    _print_report(lambda: Warehouse.open(warehouse_path, read_only=True), run_refs, measures, level, fmt)
+
+
+def _print_report(open_source, run_refs, measures, level, fmt) -> None:
+    """`report` of one run or several, from a warehouse or a lake."""
+    from assay.report import build_report, render
+    from assay.report_runs import build_runs_report
+    from assay.report_runs import render as render_runs
+
     chosen = _parse_measures(measures)
-    with Warehouse.open(warehouse_path, read_only=True) as wh:
-        run_ids = [wh.resolve_run_id(ref) for ref in run_refs or ("latest",)]
+    with open_source() as source:
+        run_ids = [source.resolve_run_id(ref) for ref in run_refs or ("latest",)]
         if len(run_ids) == 1:
-            text = render(build_report(wh, run_ids[0], chosen, level), fmt)
+            text = render(build_report(source, run_ids[0], chosen, level), fmt)
         else:
-            text = render_runs(build_runs_report(wh, run_ids, chosen, level), fmt)
+            text = render_runs(build_runs_report(source, run_ids, chosen, level), fmt)
     click.echo(text, nl=False)
 
 
@@ -439,22 +444,29 @@ def gate_cmd(run_ref, rules, config_path, junit_path, preset, warehouse_path):
     fails with exit code 8 and says why; it never falls back to an earlier run. Gate an earlier
     complete run by naming its id. A rule that cannot be read, or names an unknown measure or a slice
     the run does not have, is a usage error (exit code 2); a rule given twice is checked once."""
+    from assay.warehouse import Warehouse
+
+    _gate(lambda: Warehouse.open(warehouse_path, read_only=True), run_ref, rules, config_path, junit_path, preset)
+
+
+def _gate(open_source, run_ref, rules, config_path, junit_path, preset) -> None:
+    """`gate` on a run of a warehouse or a lake: print, write JUnit, exit 6 when a rule fails."""
     import json as _json
 
     from assay import gate
-    from assay.pipelines import load_config
     from assay.run_status import resolve_checked
-    from assay.warehouse import Warehouse
 
     parsed, notes = gate.collect_rules(_project(config_path), rules, preset)
     for note in notes:
         _progress(f"note: {note}")
-    with Warehouse.open(warehouse_path, read_only=True) as wh:
-        run_id = resolve_checked(wh, run_ref, "gating it")
+    with open_source() as source:
+        run_id = resolve_checked(source, run_ref, "gating it")
         if run_ref in (None, "", "latest"):
             _progress(f"gating run {run_id}, the newest run recorded")
-        config = _json.loads(wh.con.execute("SELECT config FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0])
-        results = gate.check(wh, run_id, parsed, seed=config["seed"], samples=config.get("bootstrap_samples", 1000))
+        config = _json.loads(source.con.execute("SELECT config FROM runs WHERE run_id = ?",
+                                                [run_id]).fetchall()[0][0])
+        results = gate.check(source, run_id, parsed, seed=config["seed"],
+                             samples=config.get("bootstrap_samples", 1000))
     click.echo(gate.render(run_id, results), nl=False)
     if junit_path:
         junit_path.write_text(gate.junit_xml(run_id, results), encoding="utf-8")
@@ -478,16 +490,22 @@ def regress_cmd(run_ref, baseline, drops, alpha, fmt, warehouse_path):
 
     `latest` (the candidate) is the newest run recorded, whatever its status: when it failed or was
     blocked, regress fails with exit code 8 and says why, as does a named baseline that did not complete."""
+    from assay.warehouse import Warehouse
+
+    _regress(lambda: Warehouse.open(warehouse_path, read_only=True), run_ref, baseline, drops, alpha, fmt)
+
+
+def _regress(open_source, run_ref, baseline, drops, alpha, fmt) -> None:
+    """`regress` on a run of a warehouse or a lake: print, exit 7 on a regression."""
     import json
 
     from assay import regression
     from assay.run_status import resolve_checked
-    from assay.warehouse import Warehouse
 
     parsed = [regression.parse_drop(d) for d in drops]
-    with Warehouse.open(warehouse_path, read_only=True) as wh:
-        result = regression.regress(wh, resolve_checked(wh, run_ref, "checking it for regressions"), baseline,
-                                    parsed, alpha)
+    with open_source() as source:
+        result = regression.regress(source, resolve_checked(source, run_ref, "checking it for regressions"),
+                                    baseline, parsed, alpha)
     for r in result["skipped"]:
         _progress(f"note: --baseline latest stepped over run {r['run_id']}, which has status {r['status']} "
                   f"({r['reason']})")
@@ -511,13 +529,19 @@ def regress_cmd(run_ref, baseline, drops, alpha, fmt, warehouse_path):
 @warehouse_option
 def history_cmd(pipeline, metric, level, slice_, tolerance, fmt, warehouse_path):
     """A metric across a pipeline's runs over time, and where a lasting drop began."""
+    from assay.warehouse import Warehouse
+
+    _history(lambda: Warehouse.open(warehouse_path, read_only=True), pipeline, metric, level, slice_, tolerance, fmt)
+
+
+def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt) -> None:
+    """`history` of a pipeline in a warehouse or a lake."""
     import json
 
     from assay import regression
-    from assay.warehouse import Warehouse
 
-    with Warehouse.open(warehouse_path, read_only=True) as wh:
-        h = regression.history(wh, pipeline, metric, level, slice_, tolerance)
+    with open_source() as source:
+        h = regression.history(source, pipeline, metric, level, slice_, tolerance)
     for r in h["incomplete"]:
         _progress(f"note: run {r['run_id']} has status {r['status']} ({r['reason']}): it has no metrics and "
                   "is not shown")
@@ -592,7 +616,6 @@ def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps
               seed, depth, embedder, fmt, max_file_mb, warehouse_path):
     """Run a grid of chunkers x sizes x overlaps x pipelines and compare the points fairly (docs/chunking.md)."""
     from assay import sweep
-    from assay.pipelines import load_config
     from assay.runner import RunOptions
     from assay.warehouse import Warehouse
 
@@ -619,14 +642,20 @@ def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps
 @warehouse_option
 def runs(warehouse_path):
     """List the runs in the warehouse, newest first."""
+    from assay.warehouse import Warehouse
+
+    _print_runs(lambda: Warehouse.open(warehouse_path, read_only=True))
+
+
+def _print_runs(open_source) -> None:
+    """`runs` of a warehouse or a lake (``open_source()``: a context manager giving either)."""
     import json
 
     from assay.chunking import chunker_label
     from assay.escape import terminal
-    from assay.warehouse import Warehouse
 
-    with Warehouse.open(warehouse_path, read_only=True) as wh:
-        _, rows = wh.query("reports/runs")
+    with open_source() as source:
+        _, rows = source.query("reports/runs")
     if not rows:
         click.echo("no runs yet")
         return
@@ -947,21 +976,7 @@ def _open_lake(lake_dir, engine, spark_master, config_path):
 @lake_options
 def lake_runs(lake_dir, engine, spark_master, config_path):
     """List the runs in the lake, newest first."""
-    import json
-
-    from assay.chunking import chunker_label
-    from assay.escape import terminal
-
-    with _open_lake(lake_dir, engine, spark_master, config_path) as lake:
-        _, rows = lake.query("reports/runs")
-    if not rows:
-        click.echo("no runs yet")
-        return
-    for run_id, started, pipeline, config, corpus_hash, judgments_hash, n, status in rows:
-        chunker = chunker_label(json.loads(config)["chunker"])
-        flag = "" if status == "complete" else f"  [{status}: not used by reports]"
-        click.echo(terminal(f"{run_id}  {started:%Y-%m-%d %H:%M:%S}  {pipeline:<6} {chunker}  "
-                            f"{n} questions  corpus {corpus_hash[:8]}  judgments {judgments_hash[:8]}{flag}"))
+    _print_runs(lambda: _open_lake(lake_dir, engine, spark_master, config_path))
 
 
 @lake_group.command("report")
@@ -975,18 +990,7 @@ def lake_runs(lake_dir, engine, spark_master, config_path):
               show_default=True)
 def lake_report(lake_dir, engine, spark_master, config_path, run_refs, measures, level, fmt):
     """Metrics of runs in the lake, exactly as `assay report` gives them for a warehouse."""
-    from assay.report import build_report, render
-    from assay.report_runs import build_runs_report
-    from assay.report_runs import render as render_runs
-
-    chosen = _parse_measures(measures)
-    with _open_lake(lake_dir, engine, spark_master, config_path) as lake:
-        run_ids = [lake.resolve_run_id(ref) for ref in run_refs or ("latest",)]
-        if len(run_ids) == 1:
-            text = render(build_report(lake, run_ids[0], chosen, level), fmt)
-        else:
-            text = render_runs(build_runs_report(lake, run_ids, chosen, level), fmt)
-    click.echo(text, nl=False)
+    _print_report(lambda: _open_lake(lake_dir, engine, spark_master, config_path), run_refs, measures, level, fmt)
 
 
 @lake_group.command("compute")
@@ -1027,16 +1031,8 @@ def lake_compute(lake_dir, engine, spark_master, config_path, measures, pipeline
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def lake_history(lake_dir, engine, spark_master, config_path, pipeline, metric, level, slice_, tolerance, fmt):
     """A metric across a pipeline's runs in the lake over time, and where a lasting drop began."""
-    import json
-
-    from assay import regression
-
-    with _open_lake(lake_dir, engine, spark_master, config_path) as lake:
-        h = regression.history(lake, pipeline, metric, level, slice_, tolerance)
-    for r in h["incomplete"]:
-        _progress(f"note: run {r['run_id']} has status {r['status']} ({r['reason']}): it has no metrics and "
-                  "is not shown")
-    click.echo(json.dumps(h, indent=2, default=str) + "\n" if fmt == "json" else regression.render_history(h), nl=False)
+    _history(lambda: _open_lake(lake_dir, engine, spark_master, config_path), pipeline, metric, level, slice_,
+             tolerance, fmt)
 
 
 @lake_group.command("gate")
@@ -1049,26 +1045,8 @@ def lake_history(lake_dir, engine, spark_master, config_path, pipeline, metric, 
 @click.option("--preset", default=None, help="A named set of rules: rag (retrieval and answers) or retrieval.")
 def lake_gate(lake_dir, engine, spark_master, config_path, run_ref, rules, junit_path, preset):
     """Check a run in the lake against pass/fail rules, as `assay gate` does; exit code 6 when any rule fails."""
-    import json as _json
-
-    from assay import gate
-    from assay.pipelines import load_config
-    from assay.run_status import resolve_checked
-
-    parsed, notes = gate.collect_rules(_project(config_path), rules, preset)
-    for note in notes:
-        _progress(f"note: {note}")
-    with _open_lake(lake_dir, engine, spark_master, config_path) as lake:
-        run_id = resolve_checked(lake, run_ref, "gating it")
-        if run_ref in (None, "", "latest"):
-            _progress(f"gating run {run_id}, the newest run recorded")
-        config = _json.loads(lake.con.execute("SELECT config FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0])
-        results = gate.check(lake, run_id, parsed, seed=config["seed"], samples=config.get("bootstrap_samples", 1000))
-    click.echo(gate.render(run_id, results), nl=False)
-    if junit_path:
-        junit_path.write_text(gate.junit_xml(run_id, results), encoding="utf-8")
-    if not all(r["passed"] for r in results):
-        sys.exit(gate.GATE_FAILED)
+    _gate(lambda: _open_lake(lake_dir, engine, spark_master, config_path), run_ref, rules, config_path, junit_path,
+          preset)
 
 
 @lake_group.command("regress")
@@ -1083,24 +1061,7 @@ def lake_gate(lake_dir, engine, spark_master, config_path, run_ref, rules, junit
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def lake_regress(lake_dir, engine, spark_master, config_path, run_ref, baseline, drops, alpha, fmt):
     """Fail (exit code 7) when a run in the lake drops more than allowed, as `assay regress` does."""
-    import json
-
-    from assay import regression
-    from assay.run_status import resolve_checked
-
-    parsed = [regression.parse_drop(d) for d in drops]
-    with _open_lake(lake_dir, engine, spark_master, config_path) as lake:
-        result = regression.regress(lake, resolve_checked(lake, run_ref, "checking it for regressions"), baseline,
-                                    parsed, alpha)
-    for r in result["skipped"]:
-        _progress(f"note: --baseline latest stepped over run {r['run_id']}, which has status {r['status']} "
-                  f"({r['reason']})")
-    if fmt == "json":
-        click.echo(json.dumps(result, indent=2, default=str))
-    else:
-        click.echo(regression.render_regress(result), nl=False)
-    if result["regressed"]:
-        sys.exit(regression.REGRESSED)
+    _regress(lambda: _open_lake(lake_dir, engine, spark_master, config_path), run_ref, baseline, drops, alpha, fmt)
 
 
 def _interrupted_outside_a_command(signum, frame):

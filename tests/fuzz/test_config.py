@@ -9,7 +9,6 @@ import math
 import tempfile
 from pathlib import Path
 
-import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 

@@ -110,7 +110,7 @@ def test_every_lake_table_has_the_warehouse_columns_and_rows(both):
     wh_path, lake, run_ids = both
     with Warehouse.open(wh_path, read_only=True) as wh, open_lake(lake) as reader:
         for table in LAKE_TABLES:
-            described = f"SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? " \
+            described = "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? " \
                         "ORDER BY ordinal_position"
             columns = wh.con.execute(described, [table]).fetchall()
             assert reader.con.execute(described, [table]).fetchall() == columns, table

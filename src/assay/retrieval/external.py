@@ -1,21 +1,8 @@
 """Retrievers that live outside assay: a Python function, a program, an HTTP service, a stored TREC run, a plugin.
 
-Every one answers a question with a JSON list of results, best first. A result is
-either a document id string or an object::
-
-    {"doc_id": "guide.md", "score": 3.2, "start": 120, "end": 480}   # start/end optional
-    {"chunk_id": "guide.md#120-480", "score": 3.2}                   # score optional
-
-A span is characters [start, end) of the assay document text; no span means the
-whole document, i.e. chunk ``<doc_id>#0-<length>``. The external system's order
-is its ranking and is kept as given: assay does not re-sort, so how equal scores
-are ordered is the external system's business (``TIE_BREAK`` does not apply).
-
-Programs and services may also answer ``{"results": [...]}``.
-
 One file per kind: ``callable.py``, ``command.py``, ``http_service.py``, ``trec_run.py``,
-``plugins.py``; what they all answer is checked by ``results.py``. This module gathers them
-under the names the runner and plugins import.
+``plugins.py``. What every one answers (a JSON list of results, best first) is described and
+checked in ``results.py``. This module gathers them under the names the runner and plugins import.
 """
 
 from assay.retrieval.callable import CallableRetriever
