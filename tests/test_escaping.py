@@ -368,3 +368,20 @@ def test_runs_listing_and_error_lines_escape_control_characters(tmp_path):
     bad = runner.invoke(cli, ["run", "--corpus", str(MINI / "corpus"), "--judgments", str(MINI / "judgments.jsonl"),
                               "--pipeline", "nope\x1b[2J", "--warehouse", str(wh)])
     assert bad.exit_code == 1 and "\x1b" not in bad.stderr and "nope\\x1b[2J" in bad.stderr
+
+
+def test_lake_listing_and_means_escape_a_hostile_pipeline_name(tmp_path):
+    from click.testing import CliRunner
+
+    from assay.cli import cli
+    from conftest import MINI
+
+    (tmp_path / "assay.toml").write_text('[pipelines."evil\\u001b]0;pwned\\u0007"]\nextends = "bm25"\n')
+    runner, lake = CliRunner(), tmp_path / "lake"
+    out = runner.invoke(cli, ["run", "--corpus", str(MINI / "corpus"), "--judgments", str(MINI / "judgments.jsonl"),
+                              "--config", str(tmp_path / "assay.toml"), "--pipeline", "evil\x1b]0;pwned\x07",
+                              "--lake", str(lake)])
+    assert out.exit_code == 0, out.output
+    for args in (["lake", "runs", str(lake)], ["lake", "compute", str(lake), "-m", "nDCG@10"]):
+        shown = runner.invoke(cli, args)
+        assert shown.exit_code == 0 and "\x1b" not in shown.stdout and "evil\\x1b]0;pwned\\x07" in shown.stdout, args

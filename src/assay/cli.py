@@ -1003,6 +1003,7 @@ def lake_compute(lake_dir, engine, spark_master, config_path, measures, pipeline
     """The mean of each measure over the questions of every complete run in the lake, oldest run first."""
     import json
 
+    from assay.escape import terminal
     from assay.lake.compute import run_means
 
     chosen = _parse_measures(measures)
@@ -1016,7 +1017,8 @@ def lake_compute(lake_dir, engine, spark_master, config_path, measures, pipeline
         return
     for r in rows:
         value = "n/a" if r["value"] is None else f"{r['value']:.4f}"
-        click.echo(f"{r['run_id']}  {r['pipeline']:<14} {r['metric']:<16} {r['level']:<6} {value:>7}  n={r['n']}")
+        click.echo(terminal(f"{r['run_id']}  {r['pipeline']:<14} {r['metric']:<16} {r['level']:<6} {value:>7}  "
+                            f"n={r['n']}"))  # pipeline names come from the user's assay.toml
 
 
 @lake_group.command("history")
