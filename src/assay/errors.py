@@ -62,6 +62,10 @@ class RunNotFound(WarehouseError):
     """No completed run has the given id."""
 
 
+class QueryNotFound(WarehouseError):
+    """A run has no question with the given id; the message names the run and the nearest ids it has."""
+
+
 class RunFailed(AssayError):
     """A run whose answer stage could not run (status ``failed`` or ``blocked``; see assay.runner).
 

@@ -1,0 +1,121 @@
+"""One question of a run end to end, and every question of a run in one row each: what `assay show` and the
+HTML report's question table and drill-down read.
+
+A hit's text is its chunk's text, which is always the span ``[start_char, end_char)`` of its document's text:
+a whole-document result is the chunk ``<doc_id>#0-<length>`` and an external retriever's span is a chunk of
+the run's chunk set (``runner._external_chunks``), so ``marks`` (each gold span's overlap with the hit, as
+offsets into ``text``) mean the same for every kind of run. All SQL is in ``sql/drilldown/``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+
+from assay.errors import QueryNotFound, RunNotFound
+
+DEFAULT_DEPTH = 10
+
+
+def _rows(source, name: str, **params) -> list[dict]:
+    cols, rows = source.query(f"drilldown/{name}", **params)
+    return [dict(zip(cols, row)) for row in rows]
+
+
+def _nearest(wanted: str, known: list[str], n: int = 3) -> list[str]:
+    return difflib.get_close_matches(wanted, known, n=n, cutoff=0.4)
+
+
+def _did_you_mean(wanted: str, known: list[str]) -> str:
+    near = _nearest(wanted, known)
+    return f"; did you mean {', '.join(near)}?" if near else ""
+
+
+def resolve_run(source, run_ref: str | None) -> str:
+    """The run id ``run_ref`` names (an id, a unique prefix, or latest), else RunNotFound naming the nearest ids."""
+    try:
+        return source.resolve_run_id(run_ref)
+    except RunNotFound as exc:
+        if run_ref in (None, "", "latest"):
+            raise
+        if not str(exc).startswith("no run") or "several" in str(exc):
+            raise  # a run that did not complete, or a prefix of several: the message says what to do
+        known = [r for r, in source.con.execute("SELECT run_id FROM complete_runs ORDER BY run_id").fetchall()]
+        raise RunNotFound(f"no run {run_ref!r} in {source.path}{_did_you_mean(run_ref, known)} "
+                          "(`assay runs` lists them)") from None
+
+
+def _check_run(source, run_id: str) -> None:
+    found = source.con.execute("SELECT 1 FROM complete_runs WHERE run_id = ?", [run_id]).fetchall()
+    if not found:
+        resolve_run(source, run_id)  # raises with the reason and the nearest ids
+        raise RunNotFound(f"no complete run {run_id!r}; `assay runs` lists them")
+
+
+def question_rows(source, run_id: str) -> list[dict]:
+    """One dict per question of run ``run_id``, in query_id order (keys: see sql/drilldown/questions.sql)."""
+    _check_run(source, run_id)
+    rows = _rows(source, "questions", run_id=run_id)
+    for row in rows:
+        row["answerable"] = bool(row["answerable"])
+    return rows
+
+
+def question_detail(source, run_id: str, query_id: str, depth: int = DEFAULT_DEPTH) -> dict:
+    """Question ``query_id`` of run ``run_id``: its labels, gold spans, where it was lost, each stage's top
+    ``depth`` hits (plus the stage's first relevant hit when it ranks lower, flagged ``beyond_depth``) with
+    their text and gold marks, and its answer when the run had an answer stage."""
+    _check_run(source, run_id)
+    found = _rows(source, "question", run_id=run_id, query_id=query_id)
+    if not found:
+        known = [r["query_id"] for r in _rows(source, "query_ids", run_id=run_id)]
+        raise QueryNotFound(f"run {run_id} has no question {query_id!r}{_did_you_mean(query_id, known)} "
+                            f"(`assay show {run_id}` lists its {len(known)} questions)")
+    q = found[0]
+    query = {k: q[k] for k in ("query_id", "query_text", "category", "form", "hard_class", "unanswerable", "notes")}
+    query.update(answerable=bool(q["answerable"]), n_results=q["n_results"], latency_ms=q["latency_ms"])
+    gold = _rows(source, "gold", run_id=run_id, query_id=query_id)
+    return {"run_id": run_id, "pipeline": q["pipeline"], "query": query, "gold": gold, "lost_at": q["lost_at"],
+            "answer_lost_at": q["answer_lost_at"], "stages": _stages(source, run_id, query_id, depth),
+            "answer": _answer(source, run_id, query_id)}
+
+
+def _stages(source, run_id: str, query_id: str, depth: int) -> list[dict]:
+    marks: dict[tuple, list] = {}
+    for m in _rows(source, "marks", run_id=run_id, query_id=query_id):
+        marks.setdefault((m["stage"], m["rank"]), []).append(
+            {"gold_idx": m["gold_idx"], "start": m["mark_start"], "end": m["mark_end"]})
+    hits: dict[str, list] = {}
+    for h in _rows(source, "hits", run_id=run_id, query_id=query_id, depth=depth):
+        hit_marks = marks.get((h["stage"], h["rank"]), [])
+        hits.setdefault(h["stage"], []).append({
+            "rank": h["rank"], "chunk_id": h["chunk_id"], "doc_id": h["doc_id"], "score": h["score"],
+            "start_char": h["start_char"], "end_char": h["end_char"], "text": h["text"],
+            "relevant": bool(hit_marks), "grade": h["grade"], "marks": hit_marks,
+            "beyond_depth": bool(h["beyond_depth"])})
+    stages = _rows(source, "stages", run_id=run_id, query_id=query_id)
+    for s in stages:
+        s["hits"] = hits.get(s["stage"], [])
+    return stages
+
+
+def _answer(source, run_id: str, query_id: str) -> dict | None:
+    found = _rows(source, "answer", run_id=run_id, query_id=query_id)
+    if not found:
+        return None
+    a = found[0]
+    claims: dict[int, dict] = {}
+    for row in _rows(source, "claims", run_id=run_id, query_id=query_id):
+        claim = claims.setdefault(row["claim_idx"], {
+            "claim_idx": row["claim_idx"], "text": row["text"], "kept": bool(row["kept"]), "reason": row["reason"],
+            "citations": []})
+        if row["cite_idx"] is not None:
+            claim["citations"].append({
+                "cite_idx": row["cite_idx"], "chunk_id": row["chunk_id"], "quote": row["quote"],
+                "valid": bool(row["valid"]), "reason": row["cite_reason"], "doc_id": row["doc_id"],
+                "start_char": row["start_char"], "end_char": row["end_char"]})
+    return {"status": a["status"], "refusal": a["refusal"], "failure_stage": a["failure_stage"],
+            "generator": a["generator"], "mode": a["mode"], "excerpt": a["response_excerpt"], "error": a["error"],
+            "claims_returned": a["claims_returned"], "claims_kept": a["claims_kept"], "latency_ms": a["latency_ms"],
+            "claims": list(claims.values()), "drops": json.loads(a["drops"]) if a["drops"] else {},
+            "context": [r["chunk_id"] for r in _rows(source, "context", run_id=run_id, query_id=query_id)]}
