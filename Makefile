@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test bench clean
+.PHONY: install browser demo test bench clean
 
 MODEL  := models/all-MiniLM-L6-v2-int8/model.onnx
 
@@ -25,7 +25,25 @@ $(MODEL): $(STAMP) src/assay/models.py
 demo: install
 	$(BIN)/assay demo
 
-test: install
+# The browser tests (tests/html/test_browser.py) drive Debian's chromium through Playwright, and a
+# clean machine (CI) has no browser: install it with apt-get when it is missing. Without root the
+# tests skip and say why. Playwright needs no chromium-driver and downloads no browser of its own.
+CHROMIUM := /usr/bin/chromium
+APT      := DEBIAN_FRONTEND=noninteractive apt-get -qq -o Dpkg::Use-Pty=0
+BROWSER  := chromium fonts-liberation
+
+browser:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+	    echo "make browser: no $(CHROMIUM), and installing it needs root and apt-get (apt-get install chromium); the browser tests will skip"; \
+	  else \
+	    echo "make browser: installing Debian's chromium for the browser tests (apt-get)"; \
+	    $(APT) install -y --no-install-recommends $(BROWSER) >/dev/null 2>&1 || \
+	    { $(APT) update >/dev/null && $(APT) install -y --no-install-recommends $(BROWSER) >/dev/null; }; \
+	  fi; \
+	fi
+
+test: install browser
 	$(BIN)/python -m pytest -q
 
 bench: install
