@@ -1,0 +1,121 @@
+"""Every plain-text table assay prints, from one renderer on rich.
+
+``render(headers, rows)`` lays out raw cell values: a column is as wide as its widest cell, so long
+pipeline names or query ids never push a row out of line. The layout is fixed text, never fitted to
+a terminal: no wrapping, no truncation, no colour, the same bytes under a terminal, a pipe or pytest,
+so golden files and transcripts stay stable.
+
+Cells come from user files (pipeline names, query ids, hard classes), so each one is passed through
+``escape.terminal`` and handed to rich as a ``Text``, never as a markup string: ``[bold]x`` shows as
+typed and a terminal escape shows as ``\\x1b``. ``markdown=True`` writes a GitHub table instead, each
+cell escaped by ``escape.markdown_cell``.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+from numbers import Number
+
+from assay import escape
+
+ALIGNS = ("left", "right")
+# A cell that reads as a figure: a number, a signed delta, a p-value like <0.001, an interval like
+# [0.416, 0.684] or a value with one. Such columns are right-aligned unless the caller says otherwise.
+_FIGURE = re.compile(r"[<>=≈]?[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?")
+_PLACEHOLDERS = frozenset({"", "-", "n/a", "NULL"})
+
+
+def _text(value) -> str:
+    return "" if value is None else escape.terminal(value)
+
+
+def _is_figure(value) -> bool:
+    if isinstance(value, Number) and not isinstance(value, bool):
+        return True
+    if not isinstance(value, str):
+        return False
+    tokens = value.replace("[", " ").replace("]", " ").replace(",", " ").split()
+    return bool(tokens) and all(_FIGURE.fullmatch(t) for t in tokens)
+
+
+def _auto_align(column: list) -> str:
+    """right when the column holds figures and placeholders only (at least one figure), else left."""
+    figures = [v for v in column if not (v is None or (isinstance(v, str) and v in _PLACEHOLDERS))]
+    return "right" if figures and all(_is_figure(v) for v in figures) else "left"
+
+
+def _markdown(headers: list, rows: list) -> str:
+    cell = escape.markdown_cell
+    lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(cell("" if c is None else c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def render(headers: Sequence, rows: Sequence[Sequence], *, align: Sequence[str | None] | None = None,
+           markdown: bool = False) -> str:
+    """The table as text, lines joined by newlines, no newline at the end.
+
+    ``rows`` hold raw values, one per header: ``str()`` of each is shown (``None`` as an empty cell),
+    escaped here, so callers never escape cells themselves. ``align`` gives each column ``"left"`` or
+    ``"right"`` (``None`` in a place: decide from the cells); without it, columns of figures (numbers,
+    and strings such as ``0.554``, ``+0.012``, ``<0.001``, ``[0.416, 0.684]``, with ``-`` or empty
+    cells among them) are right-aligned and the rest left-aligned. Plain text: a header row, a rule of
+    dashes, then the rows, columns two spaces apart, trailing spaces trimmed.
+    """
+    headers, rows = list(headers), [list(r) for r in rows]
+    for i, r in enumerate(rows):
+        if len(r) != len(headers):
+            raise ValueError(f"row {i} has {len(r)} cells for {len(headers)} columns")
+    if markdown:
+        return _markdown(headers, rows)
+    if align is None:
+        align = [None] * len(headers)
+    if len(align) != len(headers) or any(a not in (*ALIGNS, None) for a in align):
+        raise ValueError(f"align needs one of {ALIGNS} or None per column, got {list(align)!r}")
+
+    # rich only here: `assay --help` and every JSON or CSV output never import it
+    from rich.cells import cell_len
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    head_cells = [_text(h) for h in headers]
+    body = [[_text(c) for c in r] for r in rows]
+    widths = [max([cell_len(h)] + [cell_len(r[i]) for r in body]) for i, h in enumerate(head_cells)]
+    table = Table(box=_rule_under_header(), show_edge=False, pad_edge=False, padding=(0, 1, 0, 0),
+                  show_header=True, highlight=False)
+    for i, (head, width) in enumerate(zip(head_cells, widths)):
+        justify = align[i] or _auto_align([r[i] for r in rows])
+        # a fixed width: rich measures nothing, and no column is ever shrunk to fit a terminal
+        table.add_column(Text(head), justify=justify, no_wrap=True, width=width)
+    for r in body:
+        table.add_row(*(Text(c) for c in r))
+    out = io.StringIO()
+    # every setting pinned, nothing read from the environment (COLUMNS, TERM, NO_COLOR, FORCE_COLOR,
+    # Jupyter): the text is the same wherever it is printed, and wide enough for every cell
+    console = Console(file=out, width=sum(widths) + 2 * len(widths) + 1, color_system=None, force_terminal=False,
+                      force_jupyter=False, force_interactive=False, legacy_windows=False, no_color=True,
+                      markup=False, emoji=False, highlight=False, soft_wrap=False, _environ={})
+    console.print(table)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
+
+
+def _rule_under_header():
+    """rich's SIMPLE_HEAD box with an ASCII rule: nothing but a line of dashes under the header, the
+    same bytes whatever the output encoding. Each column is one space of padding plus the box's
+    blank divider from the next: two spaces apart."""
+    from rich.box import Box
+
+    return Box("    \n"
+               "    \n"
+               " -- \n"
+               "    \n"
+               "    \n"
+               "    \n"
+               "    \n"
+               "    \n", ascii=True)
+
+
+__all__ = ["render", "ALIGNS"]
