@@ -384,6 +384,42 @@ def _print_report(open_source, run_refs, measures, level, fmt) -> None:
     click.echo(text, nl=False)
 
 
+@cli.command("show")
+@click.argument("run_ref", metavar="RUN_ID|latest")
+@click.argument("query_id", required=False, default=None)
+@click.option("--depth", type=click.IntRange(min=1), default=5, show_default=True, help="Hits shown per stage.")
+@click.option("--stage", "stage", default=None, help="Only this stage (bm25, dense, fusion, rerank, final, ...).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@warehouse_option
+def show_cmd(run_ref, query_id, depth, stage, fmt, warehouse_path):
+    """One question of a run end to end: its gold quotes, where it was lost, each stage's ranked chunks with
+    their text and the gold span marked inside it, and the answer where an answer stage ran. Without
+    QUERY_ID: the run's questions, one line each."""
+    import json
+
+    from assay import drilldown, show
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(warehouse_path, read_only=True) as wh:
+        run_id = drilldown.resolve_run(wh, run_ref)
+        if query_id is None:
+            rows = drilldown.question_rows(wh, run_id)
+        else:
+            detail = drilldown.question_detail(wh, run_id, query_id, depth=depth)
+    if query_id is None:
+        if fmt == "json":
+            click.echo(json.dumps(rows, indent=2))
+        else:
+            show.render_questions(rows, run_id)
+        return
+    if stage is not None:
+        detail = show.only_stage(detail, stage)
+    if fmt == "json":
+        click.echo(json.dumps(detail, indent=2))
+    else:
+        show.render(detail)
+
+
 @cli.command("calibrate")
 @click.argument("run_ref", metavar="RUN_ID|latest")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
