@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 
-from assay.errors import QueryNotFound, RunNotFound
+from assay.errors import ConfigError, QueryNotFound, RunNotFound
 
 DEFAULT_DEPTH = 10
 
@@ -66,47 +66,74 @@ def question_detail(source, run_id: str, query_id: str, depth: int = DEFAULT_DEP
     ``depth`` hits (plus the stage's first relevant hit when it ranks lower, flagged ``beyond_depth``) with
     their text and gold marks, and its answer when the run had an answer stage."""
     _check_run(source, run_id)
-    found = _rows(source, "question", run_id=run_id, query_id=query_id)
+    found = _details(source, run_id, query_id, depth)
     if not found:
         known = [r["query_id"] for r in _rows(source, "query_ids", run_id=run_id)]
         raise QueryNotFound(f"run {run_id} has no question {query_id!r}{_did_you_mean(query_id, known)} "
                             f"(`assay show {run_id}` lists its {len(known)} questions)")
-    q = found[0]
-    query = {k: q[k] for k in ("query_id", "query_text", "category", "form", "hard_class", "unanswerable", "notes")}
-    query.update(answerable=bool(q["answerable"]), n_results=q["n_results"], latency_ms=q["latency_ms"])
-    gold = _rows(source, "gold", run_id=run_id, query_id=query_id)
-    return {"run_id": run_id, "pipeline": q["pipeline"], "query": query, "gold": gold, "lost_at": q["lost_at"],
-            "answer_lost_at": q["answer_lost_at"], "stages": _stages(source, run_id, query_id, depth),
-            "answer": _answer(source, run_id, query_id)}
+    return found[query_id]
 
 
-def _stages(source, run_id: str, query_id: str, depth: int) -> list[dict]:
+def question_details(source, run_id: str, depth: int = DEFAULT_DEPTH) -> dict[str, dict]:
+    """``question_detail`` of every question of run ``run_id`` (query id -> dict, in query_id order), each
+    SQL file run once for the whole run: what a report that drills into every question reads."""
+    _check_run(source, run_id)
+    return _details(source, run_id, None, depth)
+
+
+def _by_query(rows: list[dict]) -> dict[str, list[dict]]:
+    grouped: dict[str, list[dict]] = {}
+    for row in rows:
+        grouped.setdefault(row.pop("query_id"), []).append(row)
+    return grouped
+
+
+def _details(source, run_id: str, query_id: str | None, depth: int) -> dict[str, dict]:
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ConfigError(f"depth must be a whole number of hits, 1 or more; got {depth!r}")
+    one = {"run_id": run_id, "query_id": query_id}
+    questions = _rows(source, "question", **one)
+    if not questions:
+        return {}
+    gold = _by_query(_rows(source, "gold", **one))
+    stages = _stages(source, one, depth)
+    answers = _answers(source, one)
+    details = {}
+    for q in questions:
+        qid = q["query_id"]
+        query = {k: q[k] for k in ("query_id", "query_text", "category", "form", "hard_class", "unanswerable",
+                                   "notes")}
+        query.update(answerable=bool(q["answerable"]), n_results=q["n_results"], latency_ms=q["latency_ms"])
+        details[qid] = {"run_id": run_id, "pipeline": q["pipeline"], "query": query, "gold": gold.get(qid, []),
+                        "lost_at": q["lost_at"], "answer_lost_at": q["answer_lost_at"],
+                        "stages": stages.get(qid, []), "answer": answers.get(qid)}
+    return details
+
+
+def _stages(source, one: dict, depth: int) -> dict[str, list[dict]]:
     marks: dict[tuple, list] = {}
-    for m in _rows(source, "marks", run_id=run_id, query_id=query_id):
-        marks.setdefault((m["stage"], m["rank"]), []).append(
+    for m in _rows(source, "marks", depth=depth, **one):
+        marks.setdefault((m["query_id"], m["stage"], m["rank"]), []).append(
             {"gold_idx": m["gold_idx"], "start": m["mark_start"], "end": m["mark_end"]})
-    hits: dict[str, list] = {}
-    for h in _rows(source, "hits", run_id=run_id, query_id=query_id, depth=depth):
-        hit_marks = marks.get((h["stage"], h["rank"]), [])
-        hits.setdefault(h["stage"], []).append({
+    hits: dict[tuple, list] = {}
+    for h in _rows(source, "hits", depth=depth, **one):
+        hit_marks = marks.get((h["query_id"], h["stage"], h["rank"]), [])
+        hits.setdefault((h["query_id"], h["stage"]), []).append({
             "rank": h["rank"], "chunk_id": h["chunk_id"], "doc_id": h["doc_id"], "score": h["score"],
             "start_char": h["start_char"], "end_char": h["end_char"], "text": h["text"],
             "relevant": bool(hit_marks), "grade": h["grade"], "marks": hit_marks,
             "beyond_depth": bool(h["beyond_depth"])})
-    stages = _rows(source, "stages", run_id=run_id, query_id=query_id)
-    for s in stages:
-        s["hits"] = hits.get(s["stage"], [])
+    stages: dict[str, list[dict]] = {}
+    for s in _rows(source, "stages", **one):
+        s["hits"] = hits.get((s["query_id"], s["stage"]), [])
+        stages.setdefault(s.pop("query_id"), []).append(s)
     return stages
 
 
-def _answer(source, run_id: str, query_id: str) -> dict | None:
-    found = _rows(source, "answer", run_id=run_id, query_id=query_id)
-    if not found:
-        return None
-    a = found[0]
-    claims: dict[int, dict] = {}
-    for row in _rows(source, "claims", run_id=run_id, query_id=query_id):
-        claim = claims.setdefault(row["claim_idx"], {
+def _answers(source, one: dict) -> dict[str, dict]:
+    claims: dict[str, dict[int, dict]] = {}
+    for row in _rows(source, "claims", **one):
+        claim = claims.setdefault(row["query_id"], {}).setdefault(row["claim_idx"], {
             "claim_idx": row["claim_idx"], "text": row["text"], "kept": bool(row["kept"]), "reason": row["reason"],
             "citations": []})
         if row["cite_idx"] is not None:
@@ -114,8 +141,14 @@ def _answer(source, run_id: str, query_id: str) -> dict | None:
                 "cite_idx": row["cite_idx"], "chunk_id": row["chunk_id"], "quote": row["quote"],
                 "valid": bool(row["valid"]), "reason": row["cite_reason"], "doc_id": row["doc_id"],
                 "start_char": row["start_char"], "end_char": row["end_char"]})
-    return {"status": a["status"], "refusal": a["refusal"], "failure_stage": a["failure_stage"],
+    context = _by_query(_rows(source, "context", **one))
+    answers = {}
+    for a in _rows(source, "answer", **one):
+        qid = a["query_id"]
+        answers[qid] = {
+            "status": a["status"], "refusal": a["refusal"], "failure_stage": a["failure_stage"],
             "generator": a["generator"], "mode": a["mode"], "excerpt": a["response_excerpt"], "error": a["error"],
             "claims_returned": a["claims_returned"], "claims_kept": a["claims_kept"], "latency_ms": a["latency_ms"],
-            "claims": list(claims.values()), "drops": json.loads(a["drops"]) if a["drops"] else {},
-            "context": [r["chunk_id"] for r in _rows(source, "context", run_id=run_id, query_id=query_id)]}
+            "claims": list(claims.get(qid, {}).values()), "drops": json.loads(a["drops"]) if a["drops"] else {},
+            "context": [r["chunk_id"] for r in context.get(qid, [])]}
+    return answers

@@ -193,21 +193,13 @@ def _answer(a: dict, say) -> None:
 
 def render_questions(rows: list[dict], run_id: str, out=None) -> None:
     """Print ``drilldown.question_rows`` as one line per question: what `assay show RUN` lists."""
-    from rich.table import Table
-    from rich.text import Text
+    from assay.tables import render as table
 
     out = out or console()
-    table = Table(box=None, show_edge=False, pad_edge=False, title=None, header_style="")
     answers = any(r["answer_status"] is not None for r in rows)
-    columns = ["query id", "category", "form", "lost at", "first chunk", "first doc"] + (["answer"] if answers else [])
-    for name in columns:
-        table.add_column(name, no_wrap=True)
-    for r in rows:
-        cells = [r["query_id"], r["category"], r["form"], r["lost_at"] or "-", r["first_rank_chunk"],
-                 r["first_rank_doc"]] + ([r["answer_status"]] if answers else [])
-        table.add_row(*(Text(terminal("-" if c is None else c)) for c in cells))
+    headers = ["query id", "category", "form", "lost at", "first chunk", "first doc"] + (["answer"] if answers else [])
+    cells = [[r["query_id"], r["category"], r["form"], r["lost_at"] or "-", r["first_rank_chunk"], r["first_rank_doc"]]
+             + ([r["answer_status"]] if answers else []) for r in rows]
     out.print(_line(f"run {terminal(run_id)}: {len(rows)} questions; `assay show {terminal(run_id)} QUERY_ID` "
                     "shows one"), soft_wrap=True)
-    with out.capture() as captured:  # no styles in the table: its text, less the padding after each last cell
-        out.print(table, soft_wrap=True)
-    out.print(_line("\n".join(line.rstrip() for line in captured.get().splitlines())), soft_wrap=True)
+    out.print(_line(table(headers, cells)), soft_wrap=True)  # cells escaped by the renderer
