@@ -115,7 +115,7 @@ def render(detail: dict, out=None) -> None:
 
     def say(text, indent=0):
         if styled:  # a terminal wraps long lines, each under its indent
-            out.print(Padding(text, (0, 0, 0, indent)))
+            out.print(Padding(text, (0, 0, 0, indent), expand=False))
         else:  # a transcript keeps one line per text, so the marks and the words around them stay together
             out.print(_line(" " * indent) + text, soft_wrap=True)
 
