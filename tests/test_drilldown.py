@@ -255,3 +255,19 @@ def test_unknown_ids_name_the_run_and_the_nearest_ids(runs):
     assert resolve_run(wh, "latest") == ids["spans"]
     with pytest.raises(ConfigError, match="depth"):
         question_detail(wh, ids["demo"], "adv-automatic-failover", depth=0)
+
+
+def test_a_run_stored_before_stage_records_takes_its_stages_from_its_hits(runs, tmp_path):
+    import shutil
+
+    from assay.warehouse import Warehouse
+
+    wh, ids = runs
+    old = tmp_path / "old.duckdb"
+    shutil.copy(wh.path, old)
+    with Warehouse.open(old) as w:
+        w.con.execute("DELETE FROM run_stages WHERE run_id = ?", [ids["hybrid"]])
+        detail = question_detail(w, ids["hybrid"], "page-size", depth=1)
+    assert [(s["stage"], s["position"]) for s in detail["stages"]] == [
+        ("bm25", None), ("dense", None), ("fusion", None), ("final", None)]
+    assert all(s["hits"] and s["hits"][0]["rank"] == 1 for s in detail["stages"])

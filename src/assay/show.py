@@ -133,14 +133,16 @@ def render(detail: dict, out=None) -> None:
                   f"{quote}"), 2)
     say(_line(_where(detail)))
     for stage in detail["stages"]:
-        _stage(stage, say, styled)
+        _stage(stage, say, styled, bool(detail["gold"]))
     if detail["answer"] is not None:
         _answer(detail["answer"], say)
 
 
 def _where(detail: dict) -> str:
     q = detail["query"]
-    if detail["lost_at"] is None:
+    if detail["lost_at"] is None and q["answerable"]:
+        where = "where it was lost: not recorded (the run was stored before assay kept each stage's list)"
+    elif detail["lost_at"] is None:
         returned = "returned nothing (abstained)" if not q["n_results"] else f"returned {q['n_results']} results"
         where = f"where it was lost: nothing to lose (no gold); the pipeline {returned}"
     else:
@@ -150,11 +152,12 @@ def _where(detail: dict) -> str:
     return where
 
 
-def _stage(stage: dict, say, styled: bool) -> None:
+def _stage(stage: dict, say, styled: bool, has_gold: bool) -> None:
     first = stage["first_relevant_rank"]
-    found = f"first relevant at rank {first}" if first is not None else "no hit overlaps a gold span"
+    found = (f" · first relevant at rank {first}" if first is not None else
+             " · no hit overlaps a gold span" if has_gold else "")
     say(_line(""))
-    say(_line(f"stage {terminal(stage['stage'])} · {stage['n_hits']} hits · {found}{_ms(stage['latency_ms'])}"))
+    say(_line(f"stage {terminal(stage['stage'])} · {stage['n_hits']} hits{found}{_ms(stage['latency_ms'])}"))
     for hit in stage["hits"]:
         relevance = ""
         if hit["relevant"]:
