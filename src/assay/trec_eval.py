@@ -40,6 +40,7 @@ import csv
 import io
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 from assay.errors import AssayError, ConfigError, FormatError
@@ -176,7 +177,7 @@ def render(rows: list[dict], fmt: str) -> str:
     or ``csv`` (full precision; an empty value is None)."""
     if fmt == "json":
         return json.dumps(rows, indent=2) + "\n"
-    from assay.escape import printed_csv_cell, terminal
+    from assay.escape import printed_csv_cell
 
     if fmt == "csv":
         buf = io.StringIO()
@@ -184,16 +185,12 @@ def render(rows: list[dict], fmt: str) -> str:
         writer.writeheader()
         writer.writerows({key: printed_csv_cell(row.get(key)) for key in ROW_FIELDS} for row in rows)
         return buf.getvalue()
-    if fmt == "table":  # query ids come from the user's files: escaped for the terminal
-        body = [[terminal(row["metric"]), terminal(row["query_id"]),
-                 "-" if row["value"] is None else f"{row['value']:.4f}", str(row["n"])] for row in rows]
-        widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(ROW_FIELDS)]
-        right = (False, False, True, True)
+    if fmt == "table":  # query ids come from the user's files: the renderer escapes them
+        from assay.tables import render as grid
 
-        def line(cells):
-            return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
-
-        return "\n".join([line(ROW_FIELDS), line(["-" * w for w in widths])] + [line(r) for r in body]) + "\n"
+        body = [[row["metric"], row["query_id"], "-" if row["value"] is None else f"{row['value']:.4f}", row["n"]]
+                for row in rows]
+        return grid(ROW_FIELDS, body, align=["left", "left", "right", "right"]) + "\n"
     raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
@@ -202,7 +199,8 @@ _KINDS = {"run": (6, RUN_COLUMNS), "qrels": (4, QRELS_COLUMNS)}
 
 
 def _load_qrels(con, path: Path) -> None:
-    _load_lines(con, path, "qrels")
+    with _reading(con, path):
+        _load_lines(con, path, "qrels")
     duplicate = con.execute(load_sql("trec/qrels_duplicate")).fetchone()
     if duplicate:
         _raise_duplicate(path, "qrels", *duplicate)
@@ -211,16 +209,17 @@ def _load_qrels(con, path: Path) -> None:
 def _load_run(con, path: Path) -> None:
     import duckdb
 
-    separator = _single_separator(path)
-    loaded = False
-    if separator is not None:
-        try:
-            con.execute(load_sql("trec/run_fast"), {"path": str(path), "delim": separator})
-            loaded = True
-        except (duckdb.InvalidInputException, duckdb.ConversionException):
-            pass  # a line the fast path cannot take exactly: the reference reading decides, and names it
-    if not loaded:
-        _load_lines(con, path, "run")
+    with _reading(con, path):
+        separator = _single_separator(path)
+        loaded = False
+        if separator is not None:
+            try:
+                con.execute(load_sql("trec/run_fast"), {"path": str(path), "delim": separator})
+                loaded = True
+            except (duckdb.InvalidInputException, duckdb.ConversionException):
+                pass  # a line the fast path cannot take exactly: the reference reading decides, and names it
+        if not loaded:
+            _load_lines(con, path, "run")
     candidates = [h for (h,) in con.execute(load_sql("trec/run_duplicate_candidates"),
                                             {"limit": _DUPLICATE_CANDIDATES}).fetchall()]
     if candidates:
@@ -228,6 +227,31 @@ def _load_run(con, path: Path) -> None:
         if duplicate:
             _raise_duplicate(path, "run", *duplicate)
     con.execute(load_sql("trec/run_queries"))
+
+
+@contextmanager
+def _reading(con, path: Path):
+    """A progress bar over the file's bytes while DuckDB reads it: DuckDB reports how far a statement
+    has got when asked, so a thread asks (only while a bar is drawn)."""
+    from assay import progress
+
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0
+    with progress.task(f"reading {path.name}", total=size or None, unit="bytes") as task:
+        if not task.drawn or not size:
+            yield
+            return
+        con.execute("SET enable_progress_bar = true")
+        con.execute("SET enable_progress_bar_print = false")  # DuckDB's own bar would go to stdout
+
+        def done():
+            percent = con.query_progress()
+            return size * percent / 100 if percent >= 0 else None
+
+        with task.polling(done):
+            yield
 
 
 def _single_separator(path: Path) -> str | None:
