@@ -106,6 +106,8 @@ def test_stage_and_depth_choose_what_is_shown(runs):
         next(line for line in out.splitlines() if line.startswith("stage dense"))]
     hit_lines = re.findall(r"^ +(\d+)  \S+  \S+  \S+#\d+-\d+(.*)$", out, re.M)
     assert hit_lines[0][0] == "1" and all(r == "1" or "below the depth" in rest for r, rest in hit_lines)
+    zero = invoke("show", ids["hybrid"], "page-size", "--depth", "0", "--warehouse", wh)
+    assert zero.exit_code == 2 and "Invalid value for '--depth': must be an integer from 1" in zero.stderr
     bad = invoke("show", ids["hybrid"], "page-size", "--stage", "rerank", "--warehouse", wh)
     assert bad.exit_code == 2
     assert bad.stderr == f"error: --stage 'rerank': run {ids['hybrid']} has the stages bm25, dense, fusion, final\n"
