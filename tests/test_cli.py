@@ -164,6 +164,10 @@ def test_every_command_is_documented_in_readme():
             else:
                 yield full, cmd
 
+    for param in cli.params:  # the group's own options: assay --debug, --quiet, --version
+        for opt in param.opts:
+            if opt.startswith("--") and opt != "--help":
+                assert f"assay {opt}" in readme, f"assay {opt} is not documented in README.md"
     for full, cmd in walk(cli, "assay"):
         assert f"`{full}" in readme, f"{full} is not documented in README.md"
         for param in cmd.params:

@@ -146,27 +146,14 @@ def _measure_rung(warehouse, rung: Rung, seed: int) -> None:
 def ablate(warehouse, corpus_dir, judgments_path, options, progress=None, ladder=LADDER, rules=()) -> list[Rung]:
     """Run every rung of ``ladder`` ((pipeline, label, weakened), the first the baseline), measure it,
     and check it against ``rules`` (assay.gate rules; none: only the paired-delta sanity check)."""
-    from assay.runner import execute_run
+    from assay import progress as shown
 
     say = progress or (lambda msg: None)
     rungs = []
-    for pipeline, label, weakened in ladder:
-        rung = Rung(pipeline, label, weakened)
-        say(f"-- {label} ({pipeline})")
-        try:
-            record = execute_run(corpus_dir, judgments_path, replace(options, pipeline=pipeline), say,
-                                 warehouse=warehouse)
-        except ModelNotAvailable as exc:
-            rung.skipped = str(exc)
-            say(f"skipped: {exc}")
-        else:
-            warehouse.write_run(record)
-            rung.run_id = record.run_id
-            _measure_rung(warehouse, rung, record.config["seed"])
-            if rules:
-                rung.gate = check(warehouse, record.run_id, list(rules), seed=record.config["seed"],
-                                  samples=record.config.get("bootstrap_samples", 1000))
-        rungs.append(rung)
+    with shown.task("ablation rungs", total=len(ladder), unit="rungs") as task:
+        for pipeline, label, weakened in ladder:
+            rungs.append(_rung(warehouse, corpus_dir, judgments_path, options, pipeline, label, weakened, rules, say))
+            task.advance()
     base = rungs[0]
     if base.skipped:
         return rungs
@@ -182,6 +169,28 @@ def ablate(warehouse, corpus_dir, judgments_path, options, progress=None, ladder
                                                [m["per_query"][q] for q in qids], seed=options.seed or 0)
             rung.deltas[key] = {"delta": m["value"] - b["value"], "ci_low": low, "ci_high": high}
     return rungs
+
+
+def _rung(warehouse, corpus_dir, judgments_path, options, pipeline, label, weakened, rules, say) -> Rung:
+    """One rung run, stored and measured (or skipped when its model is not available)."""
+    from assay.runner import execute_run
+
+    rung = Rung(pipeline, label, weakened)
+    say(f"-- {label} ({pipeline})")
+    try:
+        record = execute_run(corpus_dir, judgments_path, replace(options, pipeline=pipeline), say,
+                             warehouse=warehouse)
+    except ModelNotAvailable as exc:
+        rung.skipped = str(exc)
+        say(f"warning: skipped: {exc}")
+    else:
+        warehouse.write_run(record)
+        rung.run_id = record.run_id
+        _measure_rung(warehouse, rung, record.config["seed"])
+        if rules:
+            rung.gate = check(warehouse, record.run_id, list(rules), seed=record.config["seed"],
+                              samples=record.config.get("bootstrap_samples", 1000))
+    return rung
 
 
 def verdict(rungs: list[Rung], rules=()) -> Verdict:

@@ -60,13 +60,18 @@ class AssayGroup(click.Group):
     def invoke(self, ctx):
         from assay.warehouse import JOURNAL
 
+        from assay import progress
+
         JOURNAL.reset()
         with _SigintLatch() as latch:
             try:
                 result = super().invoke(ctx)
             except BaseException as exc:
+                progress.close()  # a bar still up is erased before the error line
                 self._fail(ctx, exc, latch.fired)
                 raise
+            finally:
+                progress.reset()  # the library default again (in-process callers, tests)
             if latch.fired:  # the command finished although interrupted: say what it kept
                 self._fail(ctx, KeyboardInterrupt(), True)
             return result
@@ -112,15 +117,21 @@ def _project(config_path):
 
 
 def _progress(msg: str) -> None:
+    """An informational line on stderr (dropped under --quiet), or a warning when it starts with note: or
+    warning: (always printed); drawn above any progress bar."""
+    from assay import progress
     from assay.escape import terminal_lines
 
-    click.echo(terminal_lines(msg), err=True)
+    progress.say(terminal_lines(msg))
 
 
 @click.group(cls=AssayGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.option("--quiet", is_flag=True, envvar="ASSAY_QUIET",
+              help="No progress bars and no informational lines on stderr; errors and warnings (lines starting "
+                   "note: or warning:) still print. Also $ASSAY_QUIET=1.")
 @click.version_option(package_name="assay")
-def cli(debug):
+def cli(debug, quiet):
     """assay: evaluate RAG retrieval against quote-anchored golden sets.
 
     Every run is stored in a DuckDB warehouse; metrics are SQL over that history.
@@ -129,9 +140,11 @@ def cli(debug):
     8 the run failed or was blocked (stored for inspection; gate and regress on it fail too),
     130 interrupted (one line says whether anything was stored).
     """
+    from assay import progress
     from assay.metrics.registry import load_user_measures
     from assay.pipelines import load_config
 
+    progress.configure(quiet=quiet)  # bars on stderr only when it is a terminal; AssayGroup.invoke resets
     load_user_measures(load_config(None))  # ./assay.toml's [measures] dir, for every command naming measures
 
 
@@ -387,7 +400,7 @@ def _print_report(open_source, run_refs, measures, level, fmt) -> None:
 @cli.command("show")
 @click.argument("run_ref", metavar="RUN_ID|latest")
 @click.argument("query_id", required=False, default=None)
-@click.option("--depth", type=Number(K), default=5, show_default=True, help="Hits shown per stage.")
+@click.option("--depth", type=click.IntRange(min=1), default=5, show_default=True, help="Hits shown per stage.")
 @click.option("--stage", "stage", default=None, help="Only this stage (bm25, dense, fusion, rerank, final, ...).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @warehouse_option

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from assay import progress
 from assay.errors import CorpusError
 from assay.hashing import corpus_hash, sha256_bytes
 
@@ -273,28 +274,30 @@ def load_corpus(root: str | os.PathLike, max_file_mb: float | None = None) -> Co
         raise CorpusError(f"{root}: no {', '.join(EXTENSIONS)} files found")
     limit = int(max_file_mb * MB)
     documents, raw = [], []
-    for f in files:
-        if f.size > limit:
-            problems.append(_too_big(f, f.size, max_file_mb))
-            continue
-        try:
-            data = _read(f, limit)
-        except CorpusError as exc:
-            problems.append(str(exc))
-            continue
-        except OSError as exc:
-            problems.append(f"{f.path}: cannot be read ({exc.strerror or exc}); fix its permissions or remove it")
-            continue
-        if len(data) > limit:  # it grew since the scan
-            problems.append(_too_big(f, len(data), max_file_mb))
-            continue
-        try:
-            text = _decode(f.path, f.rel, data)
-        except CorpusError as exc:
-            problems.append(str(exc))
-            continue
-        raw.append((f.rel, data))
-        documents.append(Document(f.rel, text, len(data), sha256_bytes(data)))
+    with progress.task("reading corpus files", total=len(files), unit="files") as shown:
+        for f in files:
+            shown.advance()
+            if f.size > limit:
+                problems.append(_too_big(f, f.size, max_file_mb))
+                continue
+            try:
+                data = _read(f, limit)
+            except CorpusError as exc:
+                problems.append(str(exc))
+                continue
+            except OSError as exc:
+                problems.append(f"{f.path}: cannot be read ({exc.strerror or exc}); fix its permissions or remove it")
+                continue
+            if len(data) > limit:  # it grew since the scan
+                problems.append(_too_big(f, len(data), max_file_mb))
+                continue
+            try:
+                text = _decode(f.path, f.rel, data)
+            except CorpusError as exc:
+                problems.append(str(exc))
+                continue
+            raw.append((f.rel, data))
+            documents.append(Document(f.rel, text, len(data), sha256_bytes(data)))
     if problems:
         raise CorpusError(f"{len(problems)} corpus file(s) cannot be ingested:\n  " + "\n  ".join(problems))
     documents.sort(key=lambda d: d.doc_id.encode("utf-8"))

@@ -20,6 +20,7 @@ import secrets
 from datetime import datetime, timezone
 from pathlib import Path
 
+from assay import progress
 from assay.errors import AssayError, ConfigError
 from assay.hashing import sha256_text
 
@@ -60,9 +61,10 @@ def import_corpus(warehouse, docs, name: str, source: str) -> dict:
         warehouse._insert("documents", ["corpus_hash", "doc_id", "text", "byte_size", "sha256", "title"], batch)
     if n == 0:
         raise AssayError(f"{source}: no documents")
-    corpus_hash = warehouse.con.execute(
-        "SELECT sha256(string_agg(doc_id || chr(0) || sha256 || chr(10), '' ORDER BY doc_id)) "
-        "FROM documents WHERE corpus_hash = ?", [staging]).fetchall()[0][0]
+    with progress.task(f"hashing {n:,} documents", unit=None):
+        corpus_hash = warehouse.con.execute(
+            "SELECT sha256(string_agg(doc_id || chr(0) || sha256 || chr(10), '' ORDER BY doc_id)) "
+            "FROM documents WHERE corpus_hash = ?", [staging]).fetchall()[0][0]
     existing = warehouse.con.execute("SELECT name FROM corpora WHERE corpus_hash = ?", [corpus_hash]).fetchall()
     if existing:
         warehouse.con.execute("DELETE FROM documents WHERE corpus_hash = ?", [staging])

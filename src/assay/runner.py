@@ -210,7 +210,7 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     say(f"resolved {len(gold)} gold entries for {len(judgments.judgments)} questions "
         f"against {len(corpus.documents)} documents")
 
-    chunks = [c for d in corpus.documents for c in chunker.chunk(d.doc_id, d.text)]
+    chunks = _chunk(chunker, corpus.documents)
     chunk_set = sha256_text(corpus.corpus_hash + canonical_json(chunker.config()))
     n_chunked = len(chunks)
     say(f"{len(chunks)} chunks, {chunker_label(chunker.config())}; pipeline {pipeline.name}: "
@@ -261,7 +261,7 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         if status != "complete":
             stats["outcome"] = {"status": status, "reason": reason}
             if status == "failed":
-                say(f"the answer stage could not run: {reason}; the run is marked failed")
+                say(f"warning: the answer stage could not run: {reason}; the run is marked failed")
     return RunRecord(
         run_id=new_run_id(started), started_at=started, finished_at=finished, config=config,
         config_hash=config_hash(config), corpus=corpus, chunk_set=chunk_set, chunks=chunks,
@@ -270,6 +270,17 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         stage_latency=latency_rows, stats=stats, status=status,
         gate_eligible=not (answer is not None and s["force_generation"]), **answers,
     )
+
+
+def _chunk(chunker, documents) -> list:
+    from assay import progress
+
+    chunks = []
+    with progress.task("chunking documents", total=len(documents), unit="docs") as shown:
+        for d in documents:
+            chunks += chunker.chunk(d.doc_id, d.text)
+            shown.advance()
+    return chunks
 
 
 def _build_stages(s, pipeline, chunks, corpus, texts, calibration, options, get_wh, say, stats, opened) -> list:
@@ -315,34 +326,38 @@ def _build_stages(s, pipeline, chunks, corpus, texts, calibration, options, get_
 
 def _ask(judgments, pipeline, stages, answer, say):
     """Every question through every stage, timed: (status, reason, (query rows, hit rows, latency rows))."""
+    from assay import progress
+
     lists_of = [st for st in stages if st.name != "answer"]
     # work done once for all questions (the dense stage embeds them in one batch), charged in equal shares
     prep = {st.name: st.prepare([j.query for j in judgments.judgments]) for st in lists_of if hasattr(st, "prepare")}
     prep_ms = sum(prep.values())
     query_rows, hit_rows, latency_rows = [], [], []
     status, reason = "complete", None
-    for j in judgments.judgments:
-        question = Question(j.query_id, j.query)
-        t0 = time.perf_counter()
-        lists, timing = {}, {}
-        for stage in lists_of:
-            t = time.perf_counter()
-            lists[stage.name] = stage.run(question, lists)
-            timing[stage.name] = (time.perf_counter() - t) * 1000.0 + prep.get(stage.name, 0.0)
-        timing["final"] = 0.0  # the cut is not a stage's work: its latency stays 0
-        latency_ms = (time.perf_counter() - t0) * 1000.0 + prep_ms
-        query_rows.append((j.query_id, latency_ms, len(lists["final"])))
-        for stage in pipeline.stages:
-            latency_rows.append((j.query_id, stage, timing[stage]))
-            hit_rows.extend((j.query_id, stage, rank, h.chunk_id, h.doc_id, h.score)
-                            for rank, h in enumerate(lists[stage], 1))
-        if answer is not None and not answer.run(question, lists):
-            status = "blocked"
-            reason = (f"the model endpoint answered HTTP 429 three times in a row at question {j.query_id} "
-                      f"(after {len(answer.rows['answers'])} of {len(judgments.judgments)} questions): the run "
-                      "stopped")
-            say(f"{reason}; it is marked blocked")
-            break
+    with progress.task("asking questions", total=len(judgments.judgments), unit="questions") as shown:
+        for j in judgments.judgments:
+            question = Question(j.query_id, j.query)
+            t0 = time.perf_counter()
+            lists, timing = {}, {}
+            for stage in lists_of:
+                t = time.perf_counter()
+                lists[stage.name] = stage.run(question, lists)
+                timing[stage.name] = (time.perf_counter() - t) * 1000.0 + prep.get(stage.name, 0.0)
+            timing["final"] = 0.0  # the cut is not a stage's work: its latency stays 0
+            latency_ms = (time.perf_counter() - t0) * 1000.0 + prep_ms
+            query_rows.append((j.query_id, latency_ms, len(lists["final"])))
+            for stage in pipeline.stages:
+                latency_rows.append((j.query_id, stage, timing[stage]))
+                hit_rows.extend((j.query_id, stage, rank, h.chunk_id, h.doc_id, h.score)
+                                for rank, h in enumerate(lists[stage], 1))
+            if answer is not None and not answer.run(question, lists):
+                status = "blocked"
+                reason = (f"the model endpoint answered HTTP 429 three times in a row at question {j.query_id} "
+                          f"(after {len(answer.rows['answers'])} of {len(judgments.judgments)} questions): the run "
+                          "stopped")
+                say(f"warning: {reason}; it is marked blocked")
+                break
+            shown.advance()
     return status, reason, (query_rows, hit_rows, latency_rows)
 
 

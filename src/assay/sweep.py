@@ -118,19 +118,23 @@ def run_sweep(warehouse, corpus_dir, judgments_path, spec: dict, options, progre
     """Run every point, then write every run and the sweep in one transaction. Returns the sweep id."""
     from assay.runner import execute_run
 
+    from assay import progress as shown
+
     say = progress or (lambda msg: None)
     points, notes = grid(spec)
     for note in notes:
-        say(note)
+        say(f"note: {note}")
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     sweep_id = f"sweep-{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
     records = []
-    for i, p in enumerate(points, 1):
-        say(f"-- point {i}/{len(points)}: {p.label()}, pipeline {p.pipeline}")
-        opts = replace(options, pipeline=p.pipeline, chunker=p.chunker, chunk_size=p.size, overlap=p.overlap)
-        record = execute_run(corpus_dir, judgments_path, opts, say, warehouse=warehouse)
-        record.sweep_id = sweep_id
-        records.append(record)
+    with shown.task("sweep points", total=len(points), unit="points") as task:
+        for i, p in enumerate(points, 1):
+            say(f"-- point {i}/{len(points)}: {p.label()}, pipeline {p.pipeline}")
+            opts = replace(options, pipeline=p.pipeline, chunker=p.chunker, chunk_size=p.size, overlap=p.overlap)
+            record = execute_run(corpus_dir, judgments_path, opts, say, warehouse=warehouse)
+            record.sweep_id = sweep_id
+            records.append(record)
+            task.advance()
     hashes = {(r.corpus.corpus_hash, r.judgments.sha256) for r in records}
     if len(hashes) != 1:  # cannot happen with one corpus and one judgments file; guards the pairing below
         raise ConfigError("sweep: the points did not all read the same corpus and judgments")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import sys
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -122,7 +121,9 @@ def connect(path: Path, read_only: bool, config: dict | None = None, wait_s: flo
                     f"locked for {wait_s:g} s; try again when it finishes, or set {LOCK_WAIT_VAR}=SECONDS to wait "
                     "longer") from None
             if not said:
-                print(f"{WAITING}{holder} on {path} (up to {wait_s:g} s)...", file=sys.stderr, flush=True)
+                from assay import progress
+
+                progress.say(f"{WAITING}{holder} on {path} (up to {wait_s:g} s)...", warning=True)  # above any bar
                 said = True
             time.sleep(min(delay, left))
             delay = min(delay * 2, 0.5)

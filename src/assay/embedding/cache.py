@@ -68,18 +68,21 @@ def embed_chunks(warehouse, embedder, chunks, progress=None) -> tuple[np.ndarray
         if h not in have and h not in missing:
             missing[h] = c.text
     if missing:
+        from assay import progress as shown
+
         if progress:
             progress(f"embedding {len(missing)} chunk texts with {embedder.model_name} "
                      f"({len(set(hashes)) - len(missing)} cached)")
         keys = list(missing)
-        for start in range(0, len(keys), BATCH):
-            batch = keys[start:start + BATCH]
-            new = dict(zip(batch, embedder.embed_passages([missing[k] for k in batch])))
-            if warehouse is not None:
-                store_vectors(warehouse, embedder.identity, new)
-                if progress and len(keys) > BATCH:
-                    progress(f"stored {start + len(batch)} of {len(keys)} vectors")
-            have.update(new)
+        with shown.task("embedding chunks", total=len(keys), unit="chunks") as task:
+            for start in range(0, len(keys), BATCH):
+                batch = keys[start:start + BATCH]
+                new = dict(zip(batch, embedder.embed_passages([missing[k] for k in batch], advance=task.advance)))
+                if warehouse is not None:
+                    store_vectors(warehouse, embedder.identity, new)
+                    if progress and len(keys) > BATCH and not shown.drawing():  # the bar says it when drawn
+                        progress(f"stored {start + len(batch)} of {len(keys)} vectors")
+                have.update(new)
     out = np.zeros((len(chunks), embedder.identity.dim), dtype=np.float32)
     for i, h in enumerate(hashes):
         out[i] = have[h]

@@ -71,7 +71,7 @@ class Embedder:
         self.identity = EmbeddingIdentity(self.model_name, file_sha256(onnx), dim, True, query_prefix, passage_prefix,
                                           max_tokens)
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
+    def _embed(self, texts: list[str], advance=None) -> np.ndarray:
         out = np.zeros((len(texts), self.identity.dim), dtype=np.float32)
         if not texts:
             return out
@@ -81,11 +81,14 @@ class Embedder:
             vectors = np.asarray(list(self._model.embed([texts[i] for i in idx], batch_size=self.batch_size)),
                                  dtype=np.float32)
             out[idx] = vectors
+            if advance is not None:
+                advance(len(idx))
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms == 0, 1, norms)
 
-    def embed_passages(self, texts: list[str]) -> np.ndarray:
-        return self._embed([self.identity.passage_prefix + t for t in texts])
+    def embed_passages(self, texts: list[str], advance=None) -> np.ndarray:
+        """Vectors in order; ``advance(n)`` is called as each batch of n texts is done (progress)."""
+        return self._embed([self.identity.passage_prefix + t for t in texts], advance)
 
-    def embed_queries(self, texts: list[str]) -> np.ndarray:
-        return self._embed([self.identity.query_prefix + t for t in texts])
+    def embed_queries(self, texts: list[str], advance=None) -> np.ndarray:
+        return self._embed([self.identity.query_prefix + t for t in texts], advance)

@@ -12,7 +12,9 @@ Ids are kept as the exact strings in the file: ``"007"`` stays ``"007"``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,18 +41,26 @@ class Qrel:
     grade: int
 
 
-def numbered_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+def numbered_lines(path: str | Path, shown: str | None = None) -> Iterator[tuple[int, str]]:
     """Each line of a UTF-8 file with its 1-based number, line ending removed, read incrementally.
 
     Lines are decoded one by one (not the file as a whole) so an invalid byte is reported at its
-    line; a byte-order mark at the start is dropped.
+    line; a byte-order mark at the start is dropped. ``shown``: the description of a progress task
+    following the bytes read (``assay.progress``).
     """
+    from assay import progress
+
     try:
         handle = open(path, "rb")
     except OSError as exc:
         raise FormatError(path, None, f"cannot read: {exc.strerror or exc}") from exc
-    with handle:
+    with handle, progress.task(shown, _size(handle), "bytes") if shown else nullcontext() as task:
+        done = 0
         for lineno, raw in enumerate(handle, start=1):
+            if task is not None:
+                done += len(raw)
+                if not lineno % 4096:
+                    task.update(completed=done)
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -59,6 +69,13 @@ def numbered_lines(path: str | Path) -> Iterator[tuple[int, str]]:
             if lineno == 1:
                 line = line.removeprefix("\ufeff")
             yield lineno, line.rstrip("\r\n")
+
+
+def _size(handle) -> int | None:
+    try:
+        return os.fstat(handle.fileno()).st_size or None
+    except OSError:
+        return None
 
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1  # grades and ranks are stored as 32-bit INTEGERs

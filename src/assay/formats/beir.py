@@ -65,7 +65,7 @@ def read_qrels(path: str | Path) -> Iterator[Qrel]:
     Columns are split on tabs, or on any whitespace in a line without tabs.
     """
     expected = f"expected 3 columns {_tabbed(QRELS_HEADER)}"
-    lines = numbered_lines(path)
+    lines = numbered_lines(path, f"reading {Path(path).name}")
     first = next(lines, None)
     if first is None:
         raise FormatError(path, None, f"empty file; expected the header {_tabbed(QRELS_HEADER)} on line 1")
@@ -91,7 +91,7 @@ def read_qrels(path: str | Path) -> Iterator[Qrel]:
 
 
 def _records(path, kind: str) -> Iterator[tuple[int, dict]]:
-    for lineno, line in numbered_lines(path):
+    for lineno, line in numbered_lines(path, f"reading {Path(path).name}"):
         if not line.strip():
             continue
         try:

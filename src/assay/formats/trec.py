@@ -135,7 +135,7 @@ def _blocks(path, tag: str) -> Iterator[_Block]:
     start = size = 0
     offsets: list[int] = []
     lineno = 0
-    for lineno, line in numbered_lines(path):
+    for lineno, line in numbered_lines(path, f"reading {Path(path).name}"):
         if parts is not None:
             offsets.append(size)
         for i, piece in enumerate(tags.split(line)):
@@ -220,7 +220,7 @@ def _topic_fields(body: str) -> dict[str, tuple[str, int]]:
 
 
 def _rows(path, width: int, columns: str) -> Iterator[tuple[int, list[str]]]:
-    for lineno, line in numbered_lines(path):
+    for lineno, line in numbered_lines(path, f"reading {Path(path).name}"):
         row = line.split()
         if not row:
             continue

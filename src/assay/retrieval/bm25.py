@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 
+from assay import progress
 from assay.retrieval import Hit, rank_hits
 
 TOKENIZER_NAME = "assay_en"
@@ -60,10 +61,12 @@ class BM25Index:
         self._index.register_tokenizer(TOKENIZER_NAME, self.analyzer)
         self._chunks = list(chunks)
         writer = self._index.writer(heap_size=128_000_000, num_threads=1)
-        for i, chunk in enumerate(self._chunks):
-            writer.add_document(tantivy.Document(ord=i, body=chunk.text))
-        writer.commit()
-        writer.wait_merging_threads()
+        with progress.task("indexing chunks (bm25)", total=len(self._chunks), unit="chunks") as shown:
+            for i, chunk in enumerate(self._chunks):
+                writer.add_document(tantivy.Document(ord=i, body=chunk.text))
+                shown.advance()
+            writer.commit()
+            writer.wait_merging_threads()
         self._index.reload()
         self._searcher = self._index.searcher()
 

@@ -24,8 +24,11 @@ class DenseIndex:
 
     def prepare(self, texts: list[str]) -> None:
         """Embed the questions of a run in one batch (one question at a time costs ~6x more)."""
+        from assay import progress
+
         unique = list(dict.fromkeys(texts))
-        self._prepared.update(zip(unique, self.embedder.embed_queries(unique)))
+        with progress.task("embedding questions", total=len(unique), unit="questions") as shown:
+            self._prepared.update(zip(unique, self.embedder.embed_queries(unique, advance=shown.advance)))
 
     def config(self) -> dict:
         return {"name": "dense", "search": "exact cosine", "embedding": self.embedder.identity.as_dict()}

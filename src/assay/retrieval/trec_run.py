@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
+from assay import progress
 from assay.errors import RetrieverError
 from assay.retrieval import Hit
 from assay.retrieval.results import _excerpt
@@ -35,28 +36,32 @@ class TrecRunRetriever:
             raise RetrieverError(f"TREC run {self.path}: not UTF-8 (byte {exc.start})") from None
         self.tags: set[str] = set()
         runs: dict[str, dict[str, tuple[float, int]]] = {}
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            where = f"{self.path}:{number}"
-            fields = line.split()
-            if len(fields) != 6:
-                raise RetrieverError(f"{where}: expected 6 fields 'qid Q0 docno rank score tag', got {len(fields)}")
-            qid, _, docno, _, score_text, tag = fields
-            try:
-                score = float(score_text)
-            except ValueError:
-                score = math.nan
-            if not math.isfinite(score):
-                raise RetrieverError(f"{where}: score {score_text!r} is not a finite number")
-            if docno not in docs:
-                raise RetrieverError(f"{where}: unknown document id {docno!r}; the run must use the corpus's ids")
-            ranking = runs.setdefault(qid, {})
-            if docno in ranking:
-                raise RetrieverError(f"{where}: {docno!r} appears twice for query {qid} "
-                                     f"(first at line {ranking[docno][1]})")
-            ranking[docno] = (score, number)
-            self.tags.add(tag)
+        lines = text.splitlines()
+        with progress.task(f"reading {self.path.name}", total=len(lines), unit="lines") as shown:
+            for number, line in enumerate(lines, start=1):
+                if not number % 4096:
+                    shown.update(completed=number)
+                if not line.strip():
+                    continue
+                where = f"{self.path}:{number}"
+                fields = line.split()
+                if len(fields) != 6:
+                    raise RetrieverError(f"{where}: expected 6 fields 'qid Q0 docno rank score tag', got {len(fields)}")
+                qid, _, docno, _, score_text, tag = fields
+                try:
+                    score = float(score_text)
+                except ValueError:
+                    score = math.nan
+                if not math.isfinite(score):
+                    raise RetrieverError(f"{where}: score {score_text!r} is not a finite number")
+                if docno not in docs:
+                    raise RetrieverError(f"{where}: unknown document id {docno!r}; the run must use the corpus's ids")
+                ranking = runs.setdefault(qid, {})
+                if docno in ranking:
+                    raise RetrieverError(f"{where}: {docno!r} appears twice for query {qid} "
+                                         f"(first at line {ranking[docno][1]})")
+                ranking[docno] = (score, number)
+                self.tags.add(tag)
         self._runs = {
             qid: [Hit(f"{d}#0-{docs[d]}", d, s) for s, d in
                   sorted(((s, d) for d, (s, _) in ranking.items()), reverse=True)]
