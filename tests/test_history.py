@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import re
 import xml.etree.ElementTree as ET
 from datetime import timedelta
 
@@ -93,8 +94,11 @@ def test_gate_fails_with_exit_6_and_junit(demo_wh, tmp_path):
                  "--junit", junit, "--warehouse", wh.path)
     assert out.exit_code == 6
     lines = out.stdout.splitlines()
-    assert lines[1].lstrip().startswith("PASS") and "Success@10:doc>=0.5" in lines[1]
-    assert lines[2].lstrip().startswith("FAIL") and "is not >= 0.95" in lines[2]
+    assert lines[1].split() == ["status", "rule", "value", "95%", "CI", "n", "reason"] and set(lines[2]) == {"-"}
+    assert lines[3].startswith("PASS") and "Success@10:doc>=0.5" in lines[3]
+    assert lines[4].startswith("FAIL") and "is not >= 0.95" in lines[4]
+    end = lines[1].index("value") + len("value")  # the values line up under their header, whatever the rules
+    assert all(re.fullmatch(r".* \d\.\d{3}", line[:end]) for line in lines[3:5]), lines
     # the slice exists, but Abstain has no question in it (only unanswerable ones count): never passes vacuously
     assert "no questions in slice 'category=normal'" in out.stdout
     assert lines[-1] == "2 passed, 2 failed; exit code 6"
@@ -162,7 +166,8 @@ def test_regression_in_one_slice_is_caught(tmp_path):
         assert best["baseline"] == base.run_id  # the broken run is never the best
         wh.close()
         out = invoke("regress", bad.run_id, "--max-drop", "nDCG@10=0.15", "--warehouse", wh.path)
-        assert out.exit_code == 7 and "REGRESSED  nDCG@10:chunk [hard_class=prose-free]" in out.stdout
+        assert out.exit_code == 7
+        assert re.search(r"^REGRESSED +nDCG@10:chunk +hard_class=prose-free +0\.\d{3} ", out.stdout, re.M), out.stdout
         fine = invoke("regress", same.run_id, "--baseline", base.run_id, "--max-drop", "nDCG@10=0.15",
                       "--warehouse", wh.path)
         assert fine.exit_code == 0 and "no significant regression" in fine.stdout
@@ -182,7 +187,8 @@ def test_history_points_to_the_lasting_drop(tmp_path):
         _injected(wh, base, set(), 240)  # recovered: the drop was not lasting
         assert history(wh, "bm25", "nDCG@10", None)["lasting_drop"] is None
     out = invoke("history", "--pipeline", "bm25", "--metric", "nDCG@10", "--warehouse", tmp_path / "w.duckdb")
-    assert "no lasting drop" in out.stdout and out.stdout.count("\n  2") == 5
+    points = [line for line in out.stdout.splitlines() if re.match(r"\d{8}T\d{6}-", line)]
+    assert "no lasting drop" in out.stdout and len(points) == 5
 
 
 def test_rescore_changes_exactly_the_affected_questions(demo_wh, tmp_path):

@@ -73,8 +73,11 @@ def test_the_table_exactly(demo):
         return f"{r.value:.3f}{mark} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
 
     def line(key, test):
-        return (f"{key[0]:<9}  {key[1]:<5}  {cell(a, key)}   {cell(b, key)}   {cell(c, key)}   56  {test}").rstrip()
+        values = "  ".join(cell(rid, key).rjust(len(rid)) for rid in (a, b, c))  # figures: right-aligned
+        return f"{key[0]:<9}  {key[1]:<5}  {values}  56  {test}"
 
+    header = f"metric     level  {a}  {b}  {c}   n  test"
+    rule = "-" * (len(header) - len("test") + len("fisher-randomization"))  # under the widest cell
     expected = "\n".join([
         f"run 1  {a}  pipeline bm25  chunker recursive(size=400, overlap=0)  71 questions  "
         "(the baseline: every other run is tested against it)",
@@ -84,9 +87,8 @@ def test_the_table_exactly(demo):
         "WARNING: retrieval units differ: run 1 ranks recursive(size=400, overlap=0) chunks, run 2 ranks "
         "recursive(size=800, overlap=0) chunks, run 3 ranks recursive(size=1600, overlap=0) chunks; " + SPAN_ADVICE,
         "",
-        f"metric     level  {a}  {b}  {c}  n   test",
-        "---------  -----  ----------------------  ----------------------  ----------------------  --  "
-        "--------------------",
+        header,
+        rule,
         line(keys[0], "mcnemar-exact"),
         line(keys[1], "mcnemar-exact"),
         line(keys[2], "fisher-randomization"),
@@ -235,7 +237,7 @@ def test_one_run_with_measures_is_its_report_restricted(demo):
     assert report_json(path, ids[800]) == default  # no --measure: today's report
     table = invoke("report", ids[800], "-m", "nDCG@5", "-m", "Success@3", "--warehouse", path).stdout
     assert "Abstain and FalseAbstain" not in table
-    assert ("slice                           n   nDCG@5 (chunk)  nDCG@5 (doc)  Success@3 (chunk)  "
+    assert ("slice                            n  nDCG@5 (chunk)  nDCG@5 (doc)  Success@3 (chunk)  "
             "Success@3 (doc)") in table
     doc = report_json(path, ids[800], "-m", "nDCG@5", "--level", "doc")
     assert {r["level"] for r in doc["metrics"]} == {"doc"}

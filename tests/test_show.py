@@ -106,6 +106,8 @@ def test_stage_and_depth_choose_what_is_shown(runs):
         next(line for line in out.splitlines() if line.startswith("stage dense"))]
     hit_lines = re.findall(r"^ +(\d+)  \S+  \S+  \S+#\d+-\d+(.*)$", out, re.M)
     assert hit_lines[0][0] == "1" and all(r == "1" or "below the depth" in rest for r, rest in hit_lines)
+    zero = invoke("show", ids["hybrid"], "page-size", "--depth", "0", "--warehouse", wh)
+    assert zero.exit_code == 2 and "Invalid value for '--depth': must be an integer from 1" in zero.stderr
     bad = invoke("show", ids["hybrid"], "page-size", "--stage", "rerank", "--warehouse", wh)
     assert bad.exit_code == 2
     assert bad.stderr == f"error: --stage 'rerank': run {ids['hybrid']} has the stages bm25, dense, fusion, final\n"
@@ -162,10 +164,18 @@ def test_on_a_terminal_the_gold_span_is_styled_and_stored_escapes_stay_inert(run
     with Warehouse.open(wh, read_only=True) as source:
         detail = question_detail(source, ids["hostile"], "alarm")
     buffer = io.StringIO()
-    terminal = show.console(file=buffer, force_terminal=True)
-    terminal.width = 300  # one line per text, as the transcript: the gold span is not cut by a wrap
+    terminal = show.console(file=buffer, force_terminal=True, color_system="standard", width=300)  # no wraps
     show.render(detail, terminal)
     text = buffer.getvalue()
     assert "[[" not in text and "\x1b[1;7;33mrings when [bold]the disk is full[/bold]\x1b[0m" in text
     assert "\\x1b[31mred\\x1b[0m" in text and "\x1b[31m" not in text and "\x07" not in text
     assert "[red]alarm[/red]" in text and ":smile:" in text
+
+
+def test_a_terminal_without_styles_gets_the_brackets(runs):
+    wh, ids = runs
+    with Warehouse.open(wh, read_only=True) as source:
+        detail = question_detail(source, ids["bm25"], "page-size")
+    buffer = io.StringIO()
+    show.render(detail, show.console(file=buffer, force_terminal=True, color_system=None, width=300))
+    assert "[[Every page is 4096 bytes.]]" in buffer.getvalue() and "\x1b" not in buffer.getvalue()

@@ -152,6 +152,19 @@ def test_exactly_one_statement_by_the_parser(wh):
     assert empty.exit_code == 1 and "0 statements" in empty.stderr
 
 
+def test_the_table_escapes_stored_text_and_right_aligns_numbers(wh):
+    query = ("SELECT * FROM (VALUES ('\x1b[31mred' || chr(27) || '[0m', 1.5, NULL, '12'), "
+             "('[bold]a-much-longer-name[/]', 22.25, 3, '7')) t(name, x, n, digits)")
+    out = sql(wh, query)
+    assert out.exit_code == 0 and "\x1b" not in out.stdout
+    assert out.stdout.splitlines() == [
+        "name                             x     n  digits",
+        "------------------------------------------------",
+        "\\x1b[31mred\\x1b[0m            1.50  NULL  12",
+        "[bold]a-much-longer-name[/]  22.25     3  7",
+        "(2 rows)"]
+
+
 def test_reads_still_work(wh):
     out = sql(wh, "SELECT COUNT(*) AS n FROM runs", "--format", "csv")
     assert out.exit_code == 0 and out.stdout == "n\n1\n"

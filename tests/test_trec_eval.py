@@ -392,7 +392,7 @@ def test_render_csv_keeps_full_precision_and_leaves_none_empty():
 def test_render_table():
     assert render(ROWS, "table") == (
         "metric   query_id   value  n\n"
-        "-------  --------  ------  -\n"
+        "----------------------------\n"
         "nDCG@10  q1        0.5000  1\n"
         "nDCG@10  q2        0.3333  1\n"
         "nDCG@10  all       0.4167  2\n"

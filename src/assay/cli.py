@@ -400,7 +400,7 @@ def _print_report(open_source, run_refs, measures, level, fmt) -> None:
 @cli.command("show")
 @click.argument("run_ref", metavar="RUN_ID|latest")
 @click.argument("query_id", required=False, default=None)
-@click.option("--depth", type=click.IntRange(min=1), default=5, show_default=True, help="Hits shown per stage.")
+@click.option("--depth", type=Number(K), default=5, show_default=True, help="Hits shown per stage.")
 @click.option("--stage", "stage", default=None, help="Only this stage (bm25, dense, fusion, rerank, final, ...).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @warehouse_option

@@ -173,8 +173,8 @@ def _p(v: float) -> str:
 
 
 def render(result: dict) -> str:
+    from assay import tables
     from assay.escape import terminal as esc
-    from assay.report import _grid
 
     a, b = result["a"], result["b"]
     out = [f"compare A {esc(a['run_id'])} ({esc(a['pipeline'])})  ->  B {esc(b['run_id'])} ({esc(b['pipeline'])})",
@@ -189,20 +189,22 @@ def render(result: dict) -> str:
     heads = ["metric", "level", "A", "B", "delta", "95% CI (paired)", "test", "p", "p (Holm)", "n"]
     n_tests = overall[0]["n_tests"] if overall else 0
     out += ["", f"all questions (p-values Holm-adjusted across the {n_tests} tests of this table):", "",
-            _grid(heads, body, False)]
+            tables.render(heads, body)]
     f = result["flips"]
     out += ["", f"questions that flipped on {f['metric']} ({f['level']} level): {len(f['won'])} won, "
-                f"{len(f['lost'])} lost (first relevant rank in A -> B)"]
-    for tag, items in (("won", f["won"]), ("lost", f["lost"])):
-        for item in items:
-            ra = "-" if item["rank_a"] is None else str(item["rank_a"])
-            rb = "-" if item["rank_b"] is None else str(item["rank_b"])
-            out.append(f"  {tag:<4} {esc(item['query_id']):<40} {ra:>4} -> {rb}")
+                f"{len(f['lost'])} lost (rank of the first relevant result in A and in B; - when none was retrieved)"]
+    flips = [[tag, item["query_id"], "-" if item["rank_a"] is None else item["rank_a"],
+              "-" if item["rank_b"] is None else item["rank_b"]]
+             for tag, items in (("won", f["won"]), ("lost", f["lost"])) for item in items]
+    if flips:
+        # query ids may be all digits: they stay left-aligned
+        out += ["", tables.render(["flip", "query_id", "rank in A", "rank in B"], flips,
+                                  align=[None, "left", None, None])]
     headline = {("Success@3", "doc"), ("Success@10", "chunk"), ("nDCG@10", "chunk")}
     sliced = [r for r in result["rows"] if r["slice"] != "all" and (r["metric"], r["level"]) in headline]
     sbody = [[r["slice"], r["metric"], r["level"], str(r["n"]), f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",
               f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", _p(r["p_holm"])] for r in sliced]
     out += ["", "by slice (headline metrics; p-values Holm-adjusted within each slice over all its tests):", "",
-            _grid(["slice", "metric", "level", "n", "A", "B", "delta", "95% CI (paired)", "p (Holm)"], sbody, False),
+            tables.render(["slice", "metric", "level", "n", "A", "B", "delta", "95% CI (paired)", "p (Holm)"], sbody),
             "", "JSON output (--format json) has every metric for every slice."]
     return "\n".join(out) + "\n"

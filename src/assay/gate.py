@@ -161,18 +161,18 @@ def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int) ->
 
 def render(run_id: str, results: list[dict]) -> str:
     from assay.escape import terminal as esc
+    from assay.tables import render as grid
 
-    lines = [f"gate on run {esc(run_id)}"]
+    rows = []
     for r in results:
-        status = "PASS" if r["passed"] else "FAIL"
-        if r["fragile"]:
-            status += " (fragile)"
-        value = "-" if r["value"] is None else f"{r['value']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-        lines.append(f"  {status:<16} {esc(r['rule']):<32} value {value}  n={r['n']}  {esc(r['reason'])}")
+        status = ("PASS" if r["passed"] else "FAIL") + (" (fragile)" if r["fragile"] else "")
+        measured = r["value"] is not None
+        rows.append([status, r["rule"], f"{r['value']:.3f}" if measured else "-",
+                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if measured else "-", r["n"], r["reason"]])
     failed = sum(not r["passed"] for r in results)
-    lines.append(f"{len(results) - failed} passed, {failed} failed" +
-                 (f"; exit code {GATE_FAILED}" if failed else ""))
-    return "\n".join(lines) + "\n"
+    return "\n".join([f"gate on run {esc(run_id)}", grid(["status", "rule", "value", "95% CI", "n", "reason"], rows),
+                      f"{len(results) - failed} passed, {failed} failed"
+                      + (f"; exit code {GATE_FAILED}" if failed else "")]) + "\n"
 
 
 def junit_xml(run_id: str, results: list[dict]) -> str:

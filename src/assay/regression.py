@@ -112,18 +112,21 @@ def regress(warehouse, run_id: str, baseline: str, drops: list, alpha: float = 0
 
 def render_regress(result: dict) -> str:
     from assay.escape import terminal as esc
+    from assay.tables import render as grid
 
-    lines = [f"regress: candidate {esc(result['candidate'])} against baseline {esc(result['baseline'])} "
-             f"(--baseline {esc(result['baseline_rule'])}); a drop counts when it exceeds its allowance AND "
-             f"p (Holm, within its slice) < {result['alpha']}"]
-    for c in sorted(result["checks"], key=lambda c: (not c["regressed"], c["slice"] != "all", c["slice"], c["metric"])):
-        status = "REGRESSED" if c["regressed"] else "ok"
-        lines.append(f"  {status:<10} {c['metric']}:{c['level']} [{esc(c['slice'])}]  {c['a']:.3f} -> {c['b']:.3f}  "
-                     f"drop {c['drop']:+.3f} (allowed {c['max_drop']:g})  95% CI of delta "
-                     f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]  p(Holm) {c['p_holm']:.4f}  n={c['n']}")
+    rows = [["REGRESSED" if c["regressed"] else "ok", f"{c['metric']}:{c['level']}", c["slice"], f"{c['a']:.3f}",
+             f"{c['b']:.3f}", f"{c['drop']:+.3f}", f"{c['max_drop']:g}", f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]",
+             f"{c['p_holm']:.4f}", c["n"]]
+            for c in sorted(result["checks"],
+                            key=lambda c: (not c["regressed"], c["slice"] != "all", c["slice"], c["metric"]))]
     n = sum(c["regressed"] for c in result["checks"])
-    lines.append(f"{n} regression(s)" + (f"; exit code {REGRESSED}" if n else ": no significant regression"))
-    return "\n".join(lines) + "\n"
+    return "\n".join([
+        f"regress: candidate {esc(result['candidate'])} against baseline {esc(result['baseline'])} "
+        f"(--baseline {esc(result['baseline_rule'])}); a drop counts when it exceeds its allowance AND "
+        f"p (Holm, within its slice) < {result['alpha']}",
+        grid(["status", "measure", "slice", "baseline", "candidate", "drop", "allowed", "95% CI of delta", "p (Holm)",
+              "n"], rows),
+        f"{n} regression(s)" + (f"; exit code {REGRESSED}" if n else ": no significant regression")]) + "\n"
 
 
 def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: str = "all",
@@ -185,15 +188,15 @@ def _history_points(warehouse, pipeline: str, measure, level: str, slice_: str) 
 
 def render_history(h: dict) -> str:
     from assay.escape import terminal as esc
+    from assay.tables import render as grid
 
     lines = [f"history of {h['metric']} ({h['level']}, slice {esc(h['slice'])}) for pipeline {esc(h['pipeline'])}"]
     if h["comparable_groups"] > 1:
         lines.append(f"note: these runs span {h['comparable_groups']} different judgment/corpus sets; the drop "
                      "search uses only the runs comparable with the newest one")
-    for p in h["points"]:
-        bar = "#" * int(round(p["value"] * 40))
-        lines.append(f"  {esc(p['run_id'])}  {p['started_at']}  {p['value']:.3f} [{p['ci_low']:.3f}, {p['ci_high']:.3f}]"
-                     f"  n={p['n']}  {bar}")
+    lines.append(grid(["run", "started", "value", "95% CI", "n", ""],
+                      [[p["run_id"], p["started_at"], f"{p['value']:.3f}", f"[{p['ci_low']:.3f}, {p['ci_high']:.3f}]",
+                        p["n"], "#" * int(round(p["value"] * 40))] for p in h["points"]]))
     d = h["lasting_drop"]
     if d:
         lines.append(f"a lasting drop began at run {esc(d['run_id'])} ({d['value']:.3f}; best before it "

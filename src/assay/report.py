@@ -7,7 +7,7 @@ import io
 import json
 import math
 
-from assay import escape
+from assay import escape, tables
 from assay.chunking import chunker_label
 from assay.metrics.compute import evaluate
 from assay.metrics.registry import DEFAULT_MEASURES
@@ -88,23 +88,6 @@ def _ci(row) -> str:
     return f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
 
 
-def _grid(headers: list[str], body: list[list[str]], markdown: bool) -> str:
-    """A table of the given cells, each escaped here (escape.markdown_cell or escape.terminal), so
-    callers pass raw values: a cell holding a pipe, a newline or a terminal escape stays one cell."""
-    esc = escape.markdown_cell if markdown else escape.terminal
-    headers = [esc(h) for h in headers]
-    body = [[esc(c) for c in r] for r in body]
-    if markdown:
-        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-        lines += ["| " + " | ".join(r) + " |" for r in body]
-        return "\n".join(lines)
-    widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(headers)]
-    out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
-    out.append("  ".join("-" * w for w in widths))
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in body]
-    return "\n".join(out)
-
-
 def _header_lines(run: dict, esc=escape.terminal) -> list[str]:
     """The header, every stored name and id in it passed through ``esc`` (terminal or markdown)."""
     cfg = run["config"]
@@ -152,6 +135,9 @@ def _header_lines(run: dict, esc=escape.terminal) -> list[str]:
 
 
 def _text_report(report: dict, markdown: bool) -> str:
+    def grid(headers, body):
+        return tables.render(headers, body, markdown=markdown)
+
     run, rows = report["run"], report["metrics"]
     overall = [r for r in rows if r["slice"] == "all"]
     index = {(r["metric"], r["level"], r["slice"]): r for r in rows}
@@ -165,7 +151,7 @@ def _text_report(report: dict, markdown: bool) -> str:
             cells += [_fmt(r["value"]), _ci(r)] if r else ["", ""]
         n = next(r["n"] for r in overall if r["metric"] == m)
         body.append(cells + [str(n)])
-    main = _grid(["metric", "chunk", "95% CI", "doc", "95% CI", "n"], body, markdown)
+    main = grid(["metric", "chunk", "95% CI", "doc", "95% CI", "n"], body)
 
     columns = HEADLINE if all((m, lvl, "all") in index for m, lvl in HEADLINE) else [
         (m, lvl) for m in metrics for lvl in RANKING_LEVELS if (m, lvl, "all") in index]
@@ -179,7 +165,7 @@ def _text_report(report: dict, markdown: bool) -> str:
                                     for m, lvl in columns])
     abst = [[s, str(index[("Abstain", "query", s)]["n"]), _fmt(index[("Abstain", "query", s)]["value"])]
             for s in ["all"] + slices if ("Abstain", "query", s) in index]
-    breakdown = _grid(["slice", "n"] + [f"{m} ({lvl})" for m, lvl in columns], sbody, markdown)
+    breakdown = grid(["slice", "n"] + [f"{m} ({lvl})" for m, lvl in columns], sbody)
     esc = escape.markdown_cell if markdown else escape.terminal
     parts = _header_lines(run, esc)
     if markdown:  # inside a code span nothing is markup but a backtick, and backslashes show as typed
@@ -203,23 +189,22 @@ def _text_report(report: dict, markdown: bool) -> str:
     if columns:
         parts += ["", "By slice (answerable questions):", "", breakdown]
     if len(abst) > 1:
-        parts += ["", "Abstention by slice (no_answer questions):", "", _grid(["slice", "n", "Abstain"], abst, markdown)]
+        parts += ["", "Abstention by slice (no_answer questions):", "", grid(["slice", "n", "Abstain"], abst)]
     att = report.get("attribution") or {}
     if att.get("funnel"):
         total = sum(att["funnel"].values())
         funnel = [[k, str(v), f"{v / total:.3f}"] for k, v in att["funnel"].items()]
         parts += ["", "Where answerable questions lost their gold passage (stage attribution, chunk level):", "",
-                  _grid(["lost at", "n", "share"], funnel, markdown)]
+                  grid(["lost at", "n", "share"], funnel)]
         if "fusion" in att:
             parts.append(f"fusion rescued {att['fusion']['rescued']} questions (gold missing from one input list, "
                          f"kept) and lost {att['fusion']['lost']}")
     if att.get("answer_funnel"):
         total = sum(att["answer_funnel"].values())
         rows_ = [[k, str(v), f"{v / total:.3f}"] for k, v in att["answer_funnel"].items()]
-        parts += ["", "Through the answer stage (answerable questions):", "", _grid(["lost at", "n", "share"], rows_, markdown)]
+        parts += ["", "Through the answer stage (answerable questions):", "", grid(["lost at", "n", "share"], rows_)]
         parts += ["", "Answers by status (all questions):", "",
-                  _grid(["status", "refusal", "n"], [[a["status"], a["refusal"] or "", str(a["n"])]
-                                                      for a in att["answers"]], markdown)]
+                  grid(["status", "refusal", "n"], [[a["status"], a["refusal"], a["n"]] for a in att["answers"]])]
     return "\n".join(parts) + "\n"
 
 

@@ -15,12 +15,12 @@ import csv
 import io
 import json
 
-from assay import escape
+from assay import escape, tables
 from assay.chunking import chunker_label
 from assay.comparison import check_comparable, paired_tests
 from assay.errors import ConfigError
 from assay.metrics.registry import DEFAULT_MEASURES
-from assay.report import _grid, run_header, run_metrics
+from assay.report import run_header, run_metrics
 
 ALPHA = 0.05
 HIGHER, LOWER = "▲", "▼"
@@ -132,7 +132,7 @@ def _text(report: dict, markdown: bool) -> str:
     missing = [m["metric"] for m in report["measures"] if m["metric"] not in shown]
     if missing:
         notes.append(f"not computed for any of these runs (no values, not zero): {', '.join(missing)}.")
-    table = _grid(["metric", "level"] + ids + ["n", "test"], body, markdown)
+    table = tables.render(["metric", "level"] + ids + ["n", "test"], body, markdown=markdown)
     return "\n".join(lines + ["", table, ""] + notes) + "\n"
 
 

@@ -28,12 +28,12 @@ _LOST = {
 _WHITESPACE = re.compile(r"\s+")
 
 
-def console(file=None, force_terminal: bool | None = None):
+def console(file=None, force_terminal: bool | None = None, **options):
     """The console `assay show` writes to: standard output (looked up at each write, as click's test runner
-    replaces it), no markup, emoji or highlighting of its own."""
+    replaces it), no markup, emoji or highlighting of its own; ``options`` go to rich's Console."""
     from rich.console import Console
 
-    out = Console(file=file, force_terminal=force_terminal, markup=False, emoji=False, highlight=False)
+    out = Console(file=file, force_terminal=force_terminal, markup=False, emoji=False, highlight=False, **options)
     if not out.is_terminal:
         out.width = 10_000  # a transcript's table columns take their natural width, never cut to 80
     return out
@@ -43,7 +43,7 @@ def only_stage(detail: dict, stage: str) -> dict:
     """``detail`` with only the stage named ``stage``; a stage the run lacks is a usage error naming its stages."""
     names = [s["stage"] for s in detail["stages"]]
     if stage not in names:
-        raise UsageError(f"--stage {terminal(stage)!r}: run {detail['run_id']} has the stages {', '.join(names)}")
+        raise UsageError(f"--stage {stage!r}: run {detail['run_id']} has the stages {', '.join(names)}")
     return {**detail, "stages": [s for s in detail["stages"] if s["stage"] == stage]}
 
 
@@ -110,7 +110,7 @@ def render(detail: dict, out=None) -> None:
     from rich.padding import Padding
 
     out = out or console()
-    styled = out.is_terminal
+    styled = out.is_terminal and out.color_system is not None  # a dumb terminal shows no style: [[ ]] there
     q, t = detail["query"], terminal
 
     def say(text, indent=0):

@@ -116,6 +116,12 @@ def _execute(con, query: str, timeout_s: float):
     return cols, rows
 
 
+def _numeric(v) -> bool:
+    from decimal import Decimal
+
+    return isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)
+
+
 def _cell(v) -> str:
     if v is None:
         return "NULL"
@@ -137,9 +143,11 @@ def run_sql(warehouse_path, query: str, fmt: str = "table", timeout_s: float = D
         w.writerow(cols)
         w.writerows(rows)
         return buf.getvalue()
-    table = [[_cell(v) for v in r] for r in rows]
-    widths = [max([len(c)] + [len(r[i]) for r in table]) for i, c in enumerate(cols)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip(), "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
-    lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
-    return "\n".join(lines) + "\n"
+    from assay.tables import render as grid
+
+    # stored text is shown escaped, whatever it holds; numeric columns (by their values, not how
+    # they read: a VARCHAR of digits stays left) are right-aligned
+    align = ["right" if any(v is not None for v in col) and all(v is None or _numeric(v) for v in col) else "left"
+             for col in zip(*rows)] if rows else None
+    table = grid(cols, [[_cell(v) for v in r] for r in rows], align=align)
+    return f"{table}\n({len(rows)} row{'s' if len(rows) != 1 else ''})\n"

@@ -177,7 +177,7 @@ def render(rows: list[dict], fmt: str) -> str:
     or ``csv`` (full precision; an empty value is None)."""
     if fmt == "json":
         return json.dumps(rows, indent=2) + "\n"
-    from assay.escape import printed_csv_cell, terminal
+    from assay.escape import printed_csv_cell
 
     if fmt == "csv":
         buf = io.StringIO()
@@ -185,16 +185,12 @@ def render(rows: list[dict], fmt: str) -> str:
         writer.writeheader()
         writer.writerows({key: printed_csv_cell(row.get(key)) for key in ROW_FIELDS} for row in rows)
         return buf.getvalue()
-    if fmt == "table":  # query ids come from the user's files: escaped for the terminal
-        body = [[terminal(row["metric"]), terminal(row["query_id"]),
-                 "-" if row["value"] is None else f"{row['value']:.4f}", str(row["n"])] for row in rows]
-        widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(ROW_FIELDS)]
-        right = (False, False, True, True)
+    if fmt == "table":  # query ids come from the user's files: the renderer escapes them
+        from assay.tables import render as grid
 
-        def line(cells):
-            return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
-
-        return "\n".join([line(ROW_FIELDS), line(["-" * w for w in widths])] + [line(r) for r in body]) + "\n"
+        body = [[row["metric"], row["query_id"], "-" if row["value"] is None else f"{row['value']:.4f}", row["n"]]
+                for row in rows]
+        return grid(ROW_FIELDS, body, align=["left", "left", "right", "right"]) + "\n"
     raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
