@@ -37,6 +37,10 @@ class _SigintLatch:
         if self.fired:
             import os
 
+            from assay import progress
+
+            if progress.drawing():  # a bar is up and nothing will erase it: clear its line, show the cursor
+                os.write(2, b"\r\x1b[2K\x1b[?25h")
             os.write(2, b"interrupted again; stopping now\n")
             os._exit(130)
         self.fired = True
