@@ -234,9 +234,12 @@ def _rules_verdict(weak: Rung) -> Verdict:
 
 
 def _verdict_lines(v: Verdict, rungs: list[Rung]) -> list[str]:
-    lines = [v.message]
+    """The verdict, then each gate rule's part in it as a table (cells escaped there)."""
+    from assay.escape import terminal
+    from assay.tables import render as grid
+
     stronger = [r for r in rungs if not r.weakened and not r.skipped]
-    width = max((len(r["rule"]) for r in v.caught + v.lenient + v.unmeasured), default=0)
+    rows = []
     for r in v.caught:
         also = [s.label for s in stronger if not next(g for g in s.gate if g["rule"] == r["rule"])["passed"]]
         note = ""
@@ -244,11 +247,12 @@ def _verdict_lines(v: Verdict, rungs: list[Rung]) -> list[str]:
             note = "; but it fails every other rung too, so it tells no rung apart"
         elif also:
             note = f"; it also fails {', '.join(also)}"
-        lines.append(f"  caught by     {r['rule']:<{width}}  weakened rung: {r['reason']}{note}")
-    for r in v.lenient:
-        lines.append(f"  too lenient   {r['rule']:<{width}}  weakened rung: {r['reason']}")
-    for r in v.unmeasured:
-        lines.append(f"  not measured  {r['rule']:<{width}}  {r['reason']}")
+        rows.append(["caught by", r["rule"], r["reason"] + note])
+    rows += [["too lenient", r["rule"], r["reason"]] for r in v.lenient]
+    rows += [["not measured", r["rule"], r["reason"]] for r in v.unmeasured]
+    lines = [terminal(v.message)]
+    if rows:
+        lines += [""] + grid(["check", "gate rule", "on the weakened rung"], rows).splitlines()
     return lines
 
 
@@ -280,7 +284,7 @@ def _cell(d: dict | None, fmt: str) -> str:
 
 def render(rungs: list[Rung], rules=()) -> str:
     from assay.escape import terminal as esc
-    from assay.report import _grid
+    from assay.tables import render as grid
 
     heads = [f"{m} ({lvl})" for m, lvl in HEADLINE]
     values, deltas, funnel, gates = [], [], [], []
@@ -305,18 +309,18 @@ def render(rungs: list[Rung], rules=()) -> str:
     no_answer = max((r.metrics[("Abstain", "query")]["n"] for r in rungs if not r.skipped), default=0)
     parts = [f"Ablation ladder (values with 95% intervals; n = answerable questions; Abstain is over the "
              f"{no_answer} no_answer questions)", "",
-             _grid(["pipeline", "n"] + heads, values, False), "",
+             grid(["pipeline", "n"] + heads, values), "",
              f"Delta against the first rung, {esc(rungs[0].label)}: paired bootstrap 95% interval over the same questions",
-             "", _grid(["pipeline"] + heads, deltas, False), "",
+             "", grid(["pipeline"] + heads, deltas), "",
              "Loss funnel: where each answerable question lost every gold passage", "",
-             _grid(["pipeline"] + list(FUNNEL), funnel, False), ""]
+             grid(["pipeline"] + list(FUNNEL), funnel), ""]
     if rules:
         parts += ["Gate rules on every rung (fragile: passes, but the 95% interval reaches past the bar)",
-                  "", _grid(["pipeline"] + [rule.text for rule in rules], gates, False), ""]
+                  "", grid(["pipeline"] + [rule.text for rule in rules], gates), ""]
     for r in rungs:
         if r.skipped:
             parts.append(f"skipped {esc(r.label)}: {esc(r.skipped)}")
-    parts += [esc(line) for line in _verdict_lines(verdict(rungs, rules), rungs)]
+    parts += _verdict_lines(verdict(rungs, rules), rungs)
     runs = ", ".join(f"{esc(r.pipeline)}={esc(r.run_id)}" for r in rungs if r.run_id)
     parts.append(f"runs: {runs}")
     return "\n".join(parts) + "\n"

@@ -268,8 +268,7 @@ def render(result: dict, fmt: str) -> str:
         return json.dumps(result, indent=2, default=str) + "\n"
     if fmt == "csv":
         return _csv(result)
-    from assay import escape
-    from assay.report import _grid
+    from assay import escape, tables
 
     spec, k = result["spec"], result["spec"]["k"]
     heads = ["#", "point", "pipeline", "chunks", "tok/result"] + result["columns"] + \
@@ -286,7 +285,7 @@ def render(result: dict, fmt: str) -> str:
                     + [f"{r[f'SpanRecall@{k}']:.3f}", f"{r[f'tokens@{k}']:.0f}", verdict, "*" if r["pareto"] else ""])
     lines = [f"sweep {escape.terminal(result['sweep_id'])}: {len(result['points'])} points, {result['n_questions']} answerable "
              f"questions, context budget {spec['budget']} tokens, k {k}", "",
-             _grid(heads, body, fmt == "markdown"), "",
+             tables.render(heads, body, markdown=fmt == "markdown"), "",
              f"best: point {result['best']} by {result['select']} (ties: fewer tokens@{k}). 'vs best': paired test "
              f"on {result['select']} against the best point, Holm-adjusted across the "
              f"{len(result['points']) - 1} other points; '≈ best' means p >= {spec['alpha']}: "
