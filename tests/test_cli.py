@@ -1,5 +1,7 @@
 """The CLI through click's CliRunner, on real warehouse files."""
 
+import csv
+import io
 import json
 import re
 
@@ -7,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from conftest import ROOT
+from conftest import DEMO, ROOT
 
 
 @pytest.fixture
@@ -104,8 +106,46 @@ def test_runs_lists_newest_first(runner, wh, mini_corpus, mini_judgments):
     a = do_run(runner, wh, mini_corpus, mini_judgments)
     b = do_run(runner, wh, mini_corpus, mini_judgments, "--chunker", "fixed", "--chunk-size", "100")
     lines = invoke(runner, "runs", "--warehouse", wh).stdout.splitlines()
-    assert [line.split()[0] for line in lines] == [b, a]
-    assert "fixed(size=100, overlap=25)" in lines[0] and "recursive(size=800, overlap=0)" in lines[1]
+    assert [line.split()[0] for line in lines[2:]] == [b, a]
+    assert "fixed(size=100, overlap=25)" in lines[2] and "recursive(size=800, overlap=0)" in lines[3]
+
+
+def test_runs_lists_every_kind_with_its_calibration_and_answer_stage(runner, wh):
+    corpus, judgments = DEMO / "corpus", DEMO / "judgments.jsonl"
+    answered = do_run(runner, wh, corpus, judgments, "--generator", "extractive")
+    cal = json.loads(invoke(runner, "calibrate", answered, "--format", "json", "--warehouse", wh).stdout)
+    calibrated = do_run(runner, wh, corpus, judgments, "--calibration", cal["calibration_id"])
+    assert invoke(runner, "rescore", answered, "--judgments", judgments, "--warehouse", wh).exit_code == 0
+    assert invoke(runner, "answers", "revalidate", answered, "--max-quote", "100", "--warehouse", wh).exit_code == 0
+
+    listed = json.loads(invoke(runner, "runs", "--format", "json", "--warehouse", wh).stdout)
+    revalidation, rescore = listed[0]["run_id"], listed[1]["run_id"]
+    assert [(r["run_id"], r["kind"], r["source_run_id"], r["calibration_id"], r["generator"]) for r in listed] == [
+        (revalidation, "revalidation", answered, None, "extractive"), (rescore, "rescore", answered, None, "extractive"),
+        (calibrated, "run", None, cal["calibration_id"], None), (answered, "run", None, None, "extractive")]
+    assert all(len(r["corpus_hash"]) == len(r["judgments_hash"]) == 64 and r["n_questions"] == 71 for r in listed)
+    assert set(listed[0]) == {"run_id", "started_at", "status", "kind", "source_run_id", "pipeline", "chunker",
+                              "n_questions", "calibration_id", "generator", "corpus_hash", "judgments_hash"}
+
+    lines = invoke(runner, "runs", "--warehouse", wh).stdout.splitlines()
+    header = lines[0]
+    assert re.split(r"\s{2,}", header) == ["run", "started", "status", "kind", "of run", "pipeline", "chunker",
+                                           "questions", "calibration", "answer stage", "corpus", "judgments"]
+    assert set(lines[1]) == {"-"} and len(lines) == 6
+    rows = {line.split()[0]: line for line in lines[2:]}
+    for column in ("kind", "of run", "pipeline", "chunker", "calibration", "answer stage", "corpus", "judgments"):
+        at = header.index(column)  # every row's cell starts where its header does
+        assert all(row[at - 2:at] == "  " and row[at] != " " for row in rows.values()), column
+    assert rows[revalidation][header.index("kind"):].startswith(f"revalidation  {answered}  bm25")
+    assert rows[rescore][header.index("kind"):].startswith(f"rescore       {answered}  bm25")
+    assert rows[calibrated][header.index("calibration"):].startswith(f"{cal['calibration_id']}  -  ")
+    assert rows[answered][header.index("answer stage"):].startswith("extractive  ")
+    assert rows[answered].endswith(f"{listed[3]['corpus_hash'][:8]}  {listed[3]['judgments_hash'][:8]}")
+
+    as_csv = invoke(runner, "runs", "--format", "csv", "--warehouse", wh).stdout
+    parsed = list(csv.DictReader(io.StringIO(as_csv)))
+    assert [dict(r, n_questions=int(r["n_questions"])) for r in parsed] == [
+        {k: "" if v is None else v for k, v in r.items()} for r in listed]
 
 
 def test_sql_is_read_only(runner, wh, mini_corpus, mini_judgments):
@@ -195,8 +235,8 @@ def test_ablate_ladder_with_a_local_reranker(runner, wh, mini_corpus, mini_judgm
         assert re.search(rf"^{re.escape(label)}\s+5\s+\d\.\d{{3}} \[", out, re.M), label
     assert "Delta against the first rung, BM25 only (baseline):" in out and "Loss funnel" in out
     assert re.search(r"^sanity check FAILED: the weakened pipeline is NOT visibly worse .*; exit code 6$", out, re.M)
-    runs = invoke(runner, "runs", "--warehouse", wh).stdout.splitlines()
-    assert len(runs) == 5
+    runs = invoke(runner, "runs", "--format", "json", "--warehouse", wh).stdout
+    assert len(json.loads(runs)) == 5
     as_json = json.loads(invoke(runner, "ablate", "--corpus", mini_corpus, "--judgments", mini_judgments,
                                 "--format", "json", "--warehouse", wh).stdout)
     skipped = [r for r in as_json["rungs"] if r["skipped"]]

@@ -116,7 +116,7 @@ def test_reads_succeed_while_a_run_computes(wh, tmp_path):
     report = assay(wh, "report", "latest", "--format", "json")
     counted = assay(wh, "sql", "SELECT COUNT(*) AS n FROM runs", "--format", "csv")
     assert running.proc.poll() is None  # all three answered while the run was still computing
-    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 1, listed.stderr
+    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 3, listed.stderr  # header, rule, the run
     assert report.returncode == 0 and json.loads(report.stdout)["run"]["pipeline"] == "bm25", report.stderr
     assert counted.returncode == 0 and counted.stdout == "n\n1\n", counted.stderr
     gate.touch()

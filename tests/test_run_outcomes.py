@@ -79,7 +79,9 @@ def test_no_key_fails_the_run_with_exit_8_and_it_is_stored_for_inspection(projec
     assert shown.stdout.startswith(f"answers of run {run_id}: 6 question(s)")
     assert shown.stdout.count(" failed ") == SENT
     listed = invoke("runs", "--warehouse", wh)
-    assert listed.exit_code == 0 and run_id in listed.stdout and "[failed" in listed.stdout
+    row = next(line for line in listed.stdout.splitlines() if line.startswith(run_id))
+    assert listed.exit_code == 0 and "  FAILED  " in row
+    assert listed.stdout.endswith("FAILED: stored for inspection (`assay answers show RUN_ID`), not used by reports\n")
 
 
 def test_an_unreachable_endpoint_on_every_question_fails_the_run(project, mini_corpus, mini_judgments):

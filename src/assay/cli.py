@@ -691,32 +691,28 @@ def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps
         click.echo(sweep.render(sweep.table(wh, sweep_id), fmt), nl=False)
 
 
+runs_format_option = click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
+                                  show_default=True, help="json and csv give full ids and hashes.")
+
+
 @cli.command()
+@runs_format_option
 @warehouse_option
-def runs(warehouse_path):
-    """List the runs in the warehouse, newest first."""
+def runs(fmt, warehouse_path):
+    """List the runs in the warehouse, newest first: kind (run, rescore, revalidation), status, pipeline,
+    chunker, calibration and answer stage, corpus and judgments."""
     from assay.warehouse import Warehouse
 
-    _print_runs(lambda: Warehouse.open(warehouse_path, read_only=True))
+    _print_runs(lambda: Warehouse.open(warehouse_path, read_only=True), fmt)
 
 
-def _print_runs(open_source) -> None:
+def _print_runs(open_source, fmt: str = "table") -> None:
     """`runs` of a warehouse or a lake (``open_source()``: a context manager giving either)."""
-    import json
-
-    from assay.chunking import chunker_label
-    from assay.escape import terminal
+    from assay.run_list import list_runs, render
 
     with open_source() as source:
-        _, rows = source.query("reports/runs")
-    if not rows:
-        click.echo("no runs yet")
-        return
-    for run_id, started, pipeline, config, corpus_hash, judgments_hash, n, status in rows:
-        chunker = chunker_label(json.loads(config)["chunker"])
-        flag = "" if status == "complete" else f"  [{status}: not used by reports]"
-        click.echo(terminal(f"{run_id}  {started:%Y-%m-%d %H:%M:%S}  {pipeline:<6} {chunker}  "
-                            f"{n} questions  corpus {corpus_hash[:8]}  judgments {judgments_hash[:8]}{flag}"))
+        runs = list_runs(source)
+    click.echo(render(runs, fmt), nl=False)
 
 
 def _seconds(ctx, param, value):
@@ -1027,9 +1023,10 @@ def _open_lake(lake_dir, engine, spark_master, config_path):
 
 @lake_group.command("runs")
 @lake_options
-def lake_runs(lake_dir, engine, spark_master, config_path):
-    """List the runs in the lake, newest first."""
-    _print_runs(lambda: _open_lake(lake_dir, engine, spark_master, config_path))
+@runs_format_option
+def lake_runs(lake_dir, engine, spark_master, config_path, fmt):
+    """List the runs in the lake, newest first, with the columns of `assay runs`."""
+    _print_runs(lambda: _open_lake(lake_dir, engine, spark_master, config_path), fmt)
 
 
 @lake_group.command("report")

@@ -22,8 +22,9 @@ from assay import escape
 
 ALIGNS = ("left", "right")
 # A cell that reads as a figure: a number, a signed delta, a p-value like <0.001, an interval like
-# [0.416, 0.684] or a value with one. Such columns are right-aligned unless the caller says otherwise.
-_FIGURE = re.compile(r"[<>=≈]?[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?")
+# [0.416, 0.684] or a value with one, marked ▲ or ▼ (assay.report_runs). Such columns are right-aligned
+# unless the caller says otherwise.
+_FIGURE = re.compile(r"[<>=≈]?[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?[▲▼]?")
 _PLACEHOLDERS = frozenset({"", "-", "n/a", "NULL"})
 
 

@@ -17,6 +17,7 @@ from assay.cli import cli
 from assay.lake import LAKE_TABLES, SHARED_KEYS, open_lake, partition_dir
 from assay.lake.reader import visible_runs
 from assay.lake.writer import PAUSE_VAR, memory_warehouse, tables_of, write_run
+from assay.run_list import FIELDS
 from assay.runner import RunOptions, execute_run
 from assay.warehouse import Warehouse
 
@@ -80,6 +81,10 @@ def test_four_concurrent_lake_runs_write_four_complete_partitions(tmp_path):
         assert reader.con.execute("SELECT COUNT(*) FROM queries").fetchall() == [(6,)]
     listed = invoke("lake", "runs", lake)
     assert listed.exit_code == 0 and all(run_id in listed.output for run_id in run_ids)
+    assert listed.output.splitlines()[0].split()[:4] == ["run", "started", "status", "kind"]
+    as_json = json.loads(invoke("lake", "runs", lake, "--format", "json").output)
+    assert sorted(r["run_id"] for r in as_json) == sorted(run_ids)
+    assert {r["kind"] for r in as_json} == {"run"} and tuple(as_json[0]) == FIELDS  # the warehouse listing's columns
 
 
 def test_a_writer_killed_before_its_runs_partition_leaves_no_visible_run(tmp_path):
@@ -175,7 +180,9 @@ def test_a_failed_run_is_written_to_the_lake_with_its_status_and_exits_8(tmp_pat
     with open_lake(lake) as reader:
         assert reader.con.execute("SELECT status FROM runs").fetchall() == [("failed",)]
         assert reader.con.execute("SELECT COUNT(*) FROM answers").fetchall()[0][0] == 6
-    assert "[failed: not used by reports]" in invoke("lake", "runs", lake).output
+    listed = invoke("lake", "runs", lake).output
+    assert "  FAILED  " in listed and "FAILED: stored for inspection" in listed
+    assert json.loads(invoke("lake", "runs", lake, "--format", "json").output)[0]["status"] == "failed"
     gated = invoke("lake", "gate", lake, "--rule", "Success@3>=0.1")
     assert gated.exit_code == 8 and "has status failed" in gated.output
 
