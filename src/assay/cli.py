@@ -108,6 +108,32 @@ warehouse_option = click.option(
 )
 
 
+output_option = click.option(
+    "-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path), default=None,
+    help="Write to FILE (atomically: a temp file, then a rename) instead of standard output; --format html "
+         "needs it (-o - prints the page).")
+
+
+def _check_output(fmt: str, output) -> None:
+    if fmt == "html" and output is None:
+        raise click.UsageError("--format html writes a page: give -o FILE (or -o - for standard output)")
+
+
+def _emit(text: str, output) -> None:
+    """Print ``text``, or write it to ``output`` atomically and say so on stderr."""
+    if output is None or str(output) == "-":
+        click.echo(text, nl=False)
+        return
+    from assay.html.page import write
+
+    try:
+        size = write(output, text)
+    except OSError as exc:
+        raise AssayError(f"cannot write {output}: {exc.strerror or exc}; check that its directory exists "
+                         "and is writable") from None
+    _progress(f"wrote {output} ({size} bytes)")
+
+
 def _project(config_path):
     """The assay.toml a command was given, with its own [measures] dir registered (./assay.toml's measures
     are registered for every command by the group callback)."""
@@ -362,10 +388,11 @@ def _parse_measures(texts: tuple[str, ...]):
               help="Only this ranking level (per-question and answer measures are kept).")
 @click.option("--sweep", "sweep_ref", default=None, metavar="SWEEP_ID|latest",
               help="Show a sweep's table again (`assay sweep`), computed from its stored runs.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]), default="table",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]), default="table",
+              show_default=True, help="html: one self-contained page with charts and every question (needs -o).")
+@output_option
 @warehouse_option
-def report(run_refs, measures, level, sweep_ref, fmt, warehouse_path):
+def report(run_refs, measures, level, sweep_ref, fmt, output, warehouse_path):
     """Metrics of one run with n and 95% intervals, overall and by category, form and hard class.
 
     With several runs: one table, a row per measure and level, a column per run, each later run tested
@@ -373,6 +400,7 @@ def report(run_refs, measures, level, sweep_ref, fmt, warehouse_path):
     """
     from assay.warehouse import Warehouse
 
+    _check_output(fmt, output)
     if sweep_ref is not None:
         if run_refs or measures or level:
             raise click.UsageError("--sweep takes no run ids, --measure or --level: the sweep fixes its measures")
@@ -380,12 +408,17 @@ def report(run_refs, measures, level, sweep_ref, fmt, warehouse_path):
 
         with Warehouse.open(warehouse_path, read_only=True) as wh:
             result = sweep.table(wh, sweep.resolve_sweep_id(wh, sweep_ref))
-        click.echo(sweep.render(result, fmt), nl=False)
+        if fmt == "html":
+            from assay.html import sweep as html_sweep
+
+            _emit(html_sweep.build(result), output)
+        else:
+            _emit(sweep.render(result, fmt), output)
         return
-    _print_report(lambda: Warehouse.open(warehouse_path, read_only=True), run_refs, measures, level, fmt)
+    _print_report(lambda: Warehouse.open(warehouse_path, read_only=True), run_refs, measures, level, fmt, output)
 
 
-def _print_report(open_source, run_refs, measures, level, fmt) -> None:
+def _print_report(open_source, run_refs, measures, level, fmt, output=None) -> None:
     """`report` of one run or several, from a warehouse or a lake."""
     from assay.report import build_report, render
     from assay.report_runs import build_runs_report
@@ -394,11 +427,15 @@ def _print_report(open_source, run_refs, measures, level, fmt) -> None:
     chosen = _parse_measures(measures)
     with open_source() as source:
         run_ids = [source.resolve_run_id(ref) for ref in run_refs or ("latest",)]
-        if len(run_ids) == 1:
+        if fmt == "html":
+            from assay import html
+
+            text = html.report(source, run_ids, chosen, level)
+        elif len(run_ids) == 1:
             text = render(build_report(source, run_ids[0], chosen, level), fmt)
         else:
             text = render_runs(build_runs_report(source, run_ids, chosen, level), fmt)
-    click.echo(text, nl=False)
+    _emit(text, output)
 
 
 @cli.command("show")
@@ -578,16 +615,20 @@ def _regress(open_source, run_ref, baseline, drops, alpha, fmt) -> None:
 @click.option("--slice", "slice_", default="all", show_default=True, help="Slice, e.g. form=gap.")
 @click.option("--tolerance", type=Number(TOLERANCE), default=0.02, show_default=True,
               help="How far below the earlier best a run must stay for a drop to count as lasting.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "html"]), default="table", show_default=True,
+              help="html: one self-contained page, the measure over time with its interval band (needs -o).")
+@output_option
 @warehouse_option
-def history_cmd(pipeline, metric, level, slice_, tolerance, fmt, warehouse_path):
+def history_cmd(pipeline, metric, level, slice_, tolerance, fmt, output, warehouse_path):
     """A metric across a pipeline's runs over time, and where a lasting drop began."""
     from assay.warehouse import Warehouse
 
-    _history(lambda: Warehouse.open(warehouse_path, read_only=True), pipeline, metric, level, slice_, tolerance, fmt)
+    _check_output(fmt, output)
+    _history(lambda: Warehouse.open(warehouse_path, read_only=True), pipeline, metric, level, slice_, tolerance, fmt,
+             output)
 
 
-def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt) -> None:
+def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, output=None) -> None:
     """`history` of a pipeline in a warehouse or a lake."""
     import json
 
@@ -598,7 +639,12 @@ def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt) -> No
     for r in h["incomplete"]:
         _progress(f"note: run {r['run_id']} has status {r['status']} ({r['reason']}): it has no metrics and "
                   "is not shown")
-    click.echo(json.dumps(h, indent=2, default=str) + "\n" if fmt == "json" else regression.render_history(h), nl=False)
+    if fmt == "html":
+        from assay.html import history as html_history
+
+        _emit(html_history.build(h), output)
+        return
+    _emit(json.dumps(h, indent=2, default=str) + "\n" if fmt == "json" else regression.render_history(h), output)
 
 
 @cli.command("rescore")

@@ -1,0 +1,124 @@
+"""Several runs in one HTML report: each run's values, its paired difference from the first run with an
+interval and a Holm-adjusted p-value, a chart of the differences, and the questions that flipped with
+both rankings side by side.
+
+The table is ``assay.report_runs.build_runs_report`` (the figures of ``assay report A B C --format json``).
+Its rows carry each run's own interval; the chart draws the paired interval of each difference, from
+``comparison.paired_tests`` with the same arguments build_runs_report passes it (the first run's seed),
+as ``assay compare`` reports it. Flips are ``comparison.flips`` on Success@3 at document level, as
+``assay compare`` lists them by default.
+"""
+
+from __future__ import annotations
+
+from assay.html import charts
+from assay.html.drill import DEPTH, gold_block, ranking
+from assay.html.page import attr, document, e, figure, num, table
+from assay.metrics.registry import DEFAULT_MEASURES
+
+FLIP_MEASURE, FLIP_LEVEL = "Success@3", "doc"
+
+
+def build(source, run_ids: list[str], measures=DEFAULT_MEASURES, level: str | None = None, depth: int = DEPTH) -> str:
+    from assay.comparison import flips, paired_tests, run_identity
+    from assay.metrics.registry import parse_measure
+    from assay.report_runs import build_runs_report
+
+    report = build_runs_report(source, run_ids, measures, level)
+    ids = [r["run_id"] for r in report["runs"]]
+    first = run_identity(source, ids[0])
+    others = [run_identity(source, rid) for rid in ids[1:]]
+    paired = {(o["run_id"], t["metric"], t["level"]): t
+              for o in others for t in paired_tests(source, first, o, measures, slices=False, seed=first["seed"])}
+    flipped = [flips(source, first, o, parse_measure(FLIP_MEASURE), FLIP_LEVEL) for o in others]
+    body = [f"<h1>assay report: {len(ids)} runs</h1>", _runs(report), _deltas(report, paired),
+            _flips(source, ids, flipped, depth)]
+    return document("runs", f"assay report: {len(ids)} runs", "".join(body))
+
+
+def _runs(report: dict) -> str:
+    rows = [[str(i), f'<span class="mono">{e(r["run_id"])}</span>', f'<span class="mono">{e(r["pipeline"])}</span>',
+             f'<span class="mono">{e(r["chunker"])}</span>', str(r["n_questions"]), e(r["started_at"]), e(r["unit"])]
+            for i, r in enumerate(report["runs"], start=1)]
+    warn = f'<p class="warn">{e(report["warning"])}</p>' if report["warning"] else ""
+    return (f'<section id="header"><h2>Runs</h2>{warn}'
+            + table(["#", "run", "pipeline", "chunker", "questions", "started", "ranks"], rows, numeric={0, 4})
+            + '<p class="note">Run 1 is the baseline: every other run is tested against it, question by question.'
+              "</p></section>")
+
+
+def _significant(row: dict, alpha: float) -> bool:
+    return row["p_holm"] is not None and row["p_holm"] < alpha
+
+
+def _deltas(report: dict, paired: dict) -> str:
+    sig = report["significance"]
+    ids = [r["run_id"] for r in report["runs"]]
+    number = {rid: i for i, rid in enumerate(ids, start=1)}
+    untested = {m["metric"]: m["untested"] for m in report["measures"]}
+    trs, chart_rows = [], []
+    for r in report["rows"]:
+        t = paired.get((r["run_id"], r["metric"], r["level"]))
+        low, high = (t["ci_low"], t["ci_high"]) if t else (None, None)
+        mark = ""
+        if _significant(r, sig["alpha"]):
+            mark = "higher" if r["delta"] > 0 else "lower"
+        delta = "" if r["delta"] is None else f"{r['delta']:+.3f}"
+        p = (lambda v: "&ndash;" if v is None else ("&lt;0.001" if v < 0.001 else f"{v:.3f}"))
+        note = e(untested[r["metric"]]) if untested.get(r["metric"]) and r["delta"] is not None else ""
+        trs.append(
+            f'<tr{attr("data-measure", r["metric"])}{attr("data-level", r["level"])}{attr("data-run", r["run_id"])}'
+            f'{" class=significant" if mark else ""}><td class="mono">{e(r["metric"])}</td><td>{e(r["level"])}</td>'
+            f'<td class="num">{number[r["run_id"]]}</td><td class="value">{num(r["value"])}</td>'
+            f'<td class="ci-low">{num(r["ci_low"])}</td><td class="ci-high">{num(r["ci_high"])}</td>'
+            f'<td class="num">{r["n"]}</td><td class="num delta">{delta}</td>'
+            f'<td class="num delta-low">{"" if low is None else f"{low:+.3f}"}</td>'
+            f'<td class="num delta-high">{"" if high is None else f"{high:+.3f}"}</td>'
+            f'<td class="num">{p(r["p_value"])}</td><td class="num p-holm">{p(r["p_holm"])}</td>'
+            f"<td>{mark}{note}</td></tr>")
+        if r["delta"] is not None and t is not None:
+            chart_rows.append({"label": f'{r["metric"]} ({r["level"]})', "run": f"run {number[r['run_id']]}: {r['run_id']}",
+                               "delta": r["delta"], "ci_low": low, "ci_high": high,
+                               "significant": "yes" if mark else "no"})
+    head = ("<tr><th>measure</th><th>level</th><th class=num>run</th><th class=num>value</th><th class=num>95% low</th>"
+            "<th class=num>95% high</th><th class=num>n</th><th class=num>&Delta; vs run 1</th>"
+            "<th class=num>&Delta; 95% low</th><th class=num>&Delta; 95% high</th><th class=num>p</th>"
+            "<th class=num>p (Holm)</th><th></th></tr>")
+    chart = figure("deltas", charts.deltas(chart_rows, [f"run {number[i]}: {i}" for i in ids[1:]]),
+                   "Each later run minus run 1, paired over questions, with a paired bootstrap 95% interval; red: "
+                   f"significant after Holm adjustment across the table's {sig['n_tests']} tests.") if chart_rows else ""
+    note = (f'<p class="note">value and its 95% interval: each run\'s own, as in its report. &Delta;: difference '
+            f"from run 1 with its paired 95% interval; p: paired test (exact McNemar for 0/1 measures, Fisher "
+            f"randomization for graded ones); p (Holm): adjusted across the {sig['n_tests']} tests of this table; "
+            f"higher / lower: p (Holm) &lt; {sig['alpha']}.</p>")
+    return (f'<section id="deltas-section"><h2>Paired differences from run 1</h2>{chart}{note}'
+            f'<div class="wide"><table id="deltas"><thead>{head}</thead><tbody>{"".join(trs)}</tbody></table></div>'
+            "</section>")
+
+
+def _flips(source, ids: list[str], flipped: list[dict], depth: int) -> str:
+    from assay.drilldown import question_detail
+
+    parts, first = [], ids[0]
+    for other, f in zip(ids[1:], flipped):
+        items = [("won", x) for x in f["won"]] + [("lost", x) for x in f["lost"]]
+        parts.append(f'<h3>run 1 <span class="mono">{e(first)}</span> &rarr; <span class="mono">{e(other)}</span>: '
+                     f'{len(f["won"])} won, {len(f["lost"])} lost</h3>')
+        if not items:
+            parts.append(f'<p class="note">No question flipped on {e(f["metric"])} ({e(f["level"])} level).</p>')
+        for tag, item in items:
+            qid = item["query_id"]
+            a = question_detail(source, first, qid, depth=depth)
+            b = question_detail(source, other, qid, depth=depth)
+            rank = (lambda v: "none in the list" if v is None else f"rank {v}")
+            gold = "".join(gold_block(g) for g in a["gold"])
+            parts.append(
+                f'<div class="flip {tag}"{attr("data-qid", qid)}{attr("data-run", other)}>'
+                f'<h4><span class="qid">{e(qid)}</span> &middot; {tag}: first gold document at '
+                f'{rank(item["rank_a"])} &rarr; {rank(item["rank_b"])}</h4>'
+                f'<div class="question">{e(a["query"]["query_text"])}</div>{gold}'
+                f'<div class="pair">{ranking(a, first)}{ranking(b, other)}</div></div>')
+    return (f'<section id="flips"><h2>Questions that flipped</h2><p class="note">Questions that {FLIP_MEASURE} at '
+            f"{FLIP_LEVEL} level counts differently in a run than in run 1, each with both final rankings (top "
+            f"{depth} chunks, plus the first relevant one when it ranks lower), the gold spans marked.</p>"
+            + "".join(parts) + "</section>")
