@@ -262,7 +262,10 @@ def test_calibrate_then_apply(runner, wh, mini_corpus, mini_judgments):
     assert report["run"]["config"]["calibration"]["calibration_id"] == data["calibration_id"]
     assert report["run"]["calibration"]["abstained"] >= 0
     text = invoke(runner, "calibrate", run_id, "--warehouse", wh).stdout
-    assert text.startswith("calibration cal-") and "held-out (fit odd, test even):" in text
+    assert text.startswith("calibration cal-")
+    rates = r"(\d\.\d{3}|n/a|-)"
+    assert re.search(rf"^  in-sample +{rates} +{rates} +{rates}$", text, re.M), text
+    assert re.search(rf"^  held-out \(fit odd, test even\) +{rates} +{rates} +{rates}( +\S.*)?$", text, re.M), text
 
 
 def test_calibration_unknown_id(runner, wh, mini_corpus, mini_judgments):

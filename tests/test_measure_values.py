@@ -149,7 +149,8 @@ def test_a_run_that_did_not_complete_gets_no_values(demo_copy):
 
 def test_bare_measures_still_lists_the_measures():
     out = invoke("measures")
-    assert out.exit_code == 0 and out.stdout.splitlines()[0].startswith("Success@k|@Ntok")
+    assert out.exit_code == 0 and out.stdout.splitlines()[0].split() == ["measure", "interval", "definition"]
+    assert out.stdout.splitlines()[2].startswith("Success@k|@Ntok")
     assert "compute" not in out.stdout
 
 

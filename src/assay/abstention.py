@@ -133,15 +133,16 @@ def fit_and_store(warehouse, run_id: str) -> tuple[str, dict]:
                             "judgments_hash": judgments_hash}
 
 
-def _rates(c: dict | None) -> str:
+def _rates(c: dict | None) -> list[str]:
+    """TPR, TNR and balanced accuracy as cells: n/a for a rate with no question to count, - for no split."""
     if not c:
-        return "-"
-    f = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
-    return f"TPR {f(c['tpr'])}  TNR {f(c['tnr'])}  balanced accuracy {f(c['balanced_accuracy'])}"
+        return ["-"] * 3
+    return ["n/a" if c[k] is None else f"{c[k]:.3f}" for k in ("tpr", "tnr", "balanced_accuracy")]
 
 
 def render(calibration_id: str, run_id: str, data: dict) -> str:
     from assay.escape import terminal as esc
+    from assay.tables import render as grid
 
     lines = [
         f"calibration {esc(calibration_id)} fitted on run {esc(run_id)}",
@@ -154,11 +155,15 @@ def render(calibration_id: str, run_id: str, data: dict) -> str:
         f"{esc(describe_identity(data['score_identity']))}; "
         "a run whose scores come from anything else refuses it",
         "",
-        f"  {'in-sample:':<32}{_rates(data['in_sample'])}",
     ]
-    for split in data["held_out"]:
-        label = f"held-out (fit {split['fit']}, test {split['test']}):"
-        lines.append(f"  {label:<32}{_rates(split['confusion']) if not split.get('error') else esc(split['error'])}")
+    rows = [["in-sample", *_rates(data["in_sample"]), ""]]
+    rows += [[f"held-out (fit {split['fit']}, test {split['test']})",
+              *(["-"] * 3 if split.get("error") else _rates(split["confusion"])), split.get("error") or ""]
+             for split in data["held_out"]]
+    heads = ["questions", "TPR", "TNR", "balanced accuracy", "note"]
+    if not any(r[-1] for r in rows):
+        heads, rows = heads[:-1], [r[:-1] for r in rows]
+    lines += ["  " + line for line in grid(heads, rows).splitlines()]  # indented like the lines around it
     lines += ["", f"  {esc(data['caveat'])}", "",
               f"apply it with: assay run --calibration {esc(calibration_id)} ..."]
     return "\n".join(lines) + "\n"

@@ -807,10 +807,11 @@ def measures(ctx):
     if ctx.invoked_subcommand is not None:
         return
     from assay.metrics.registry import FAMILIES
+    from assay.tables import render
 
-    for fam in FAMILIES.values():
-        cut = {"required": "@k", "optional": "[@k]", "none": ""}[fam.cutoff] + ("|@Ntok" if fam.budget_sql else "")
-        click.echo(f"{fam.name + cut:<22} {fam.interval:<9} {fam.definition}")
+    rows = [[fam.name + {"required": "@k", "optional": "[@k]", "none": ""}[fam.cutoff]
+             + ("|@Ntok" if fam.budget_sql else ""), fam.interval, fam.definition] for fam in FAMILIES.values()]
+    click.echo(render(["measure", "interval", "definition"], rows))
 
 
 @measures.command("compute")
@@ -948,14 +949,20 @@ def answers_show(run_ref, failures, fmt, warehouse_path):
     if fmt == "json":
         click.echo(json.dumps(records, indent=2))
         return
-    click.echo(f"answers of run {run_id}: {len(records)} question(s)")
-    for r in records:
-        detail = ", ".join(f"{k}={r[k]}" for k in ("mode", "http_status", "finish_reason", "drops", "repair_turns",
-                                                   "parse_errors", "error") if r[k] not in (None, 0))
-        click.echo(terminal(f"  {r['query_id']:<40} {r['status']:<9} {r['refusal'] or '':<22} "
-                            f"kept {r['claims_kept']}/{r['claims_returned']}  {detail}"))
-        if r["status"] != "answered" and r["response_excerpt"]:
-            click.echo(terminal(f"      reply: {r['response_excerpt']!r}"))
+    from assay.tables import render
+
+    click.echo(f"answers of run {terminal(run_id)}: {len(records)} question(s)")
+    table = [[r["query_id"], r["status"], r["refusal"], f"{r['claims_kept']}/{r['claims_returned']}",
+              ", ".join(f"{k}={r[k]}" for k in ("mode", "http_status", "finish_reason", "drops", "repair_turns",
+                                                 "parse_errors", "error") if r[k] not in (None, 0))] for r in records]
+    if table:
+        click.echo(render(["query_id", "status", "refusal", "claims kept", "details"], table,
+                          align=["left", "left", "left", "right", "left"]))
+    replies = [r for r in records if r["status"] != "answered" and r["response_excerpt"]]
+    if replies:
+        click.echo("\nreplies of the questions not answered:")
+    for r in replies:
+        click.echo(terminal(f"  {r['query_id']}: {r['response_excerpt']!r}"))
 
 
 @answers.command("revalidate")
@@ -1109,12 +1116,14 @@ def lake_compute(lake_dir, engine, spark_master, config_path, measures, pipeline
         click.echo(json.dumps(rows, indent=2, default=str))
         return
     if not rows:
-        click.echo("no complete runs" + (f" of pipeline {pipeline}" if pipeline else ""))
+        click.echo("no complete runs" + (f" of pipeline {terminal(pipeline)}" if pipeline else ""))
         return
-    for r in rows:
-        value = "n/a" if r["value"] is None else f"{r['value']:.4f}"
-        click.echo(terminal(f"{r['run_id']}  {r['pipeline']:<14} {r['metric']:<16} {r['level']:<6} {value:>7}  "
-                            f"n={r['n']}"))  # pipeline names come from the user's assay.toml
+    from assay.tables import render
+
+    click.echo(render(["run", "pipeline", "metric", "level", "value", "n"],
+                      [[r["run_id"], r["pipeline"], r["metric"], r["level"],
+                        "n/a" if r["value"] is None else f"{r['value']:.4f}", r["n"]] for r in rows],
+                      align=["left"] * 4 + ["right"] * 2))
 
 
 @lake_group.command("history")

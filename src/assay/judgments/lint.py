@@ -146,9 +146,9 @@ def check(judgments_path, corpus_dir, verbose: bool = False, pipeline: str = "bm
                f"{statistics.median(half_counts):g} of {n_docs}, max {max(half_counts)} (most contested first)")
     rows = sorted(competition, key=lambda r: (-r[1], -r[2], r[0]))
     shown = rows if verbose else rows[:5]
-    out.append(f"  {'query_id':<40} {'half terms':>10} {'all terms':>9}")
-    for qid, a, b in shown:
-        out.append(f"  {esc(qid):<40} {a:>10} {b:>9}")
+    from assay.tables import render
+
+    out.append(render(["query_id", "half terms", "all terms"], shown, align=["left", "right", "right"]))
     if not verbose and len(rows) > len(shown):
-        out.append(f"  ... {len(rows) - len(shown)} more (--verbose lists every question)")
+        out.append(f"... {len(rows) - len(shown)} more (--verbose lists every question)")
     return "\n".join(out) + "\n", len(lints)
