@@ -31,12 +31,17 @@ def marked(text: str, marks: list[dict]) -> str:
     return "".join(out)
 
 
-def hit_item(hit: dict, shown_at: tuple[str, int] | None = None, brief: bool = False) -> str:
+def hit_item(hit: dict, shown_at: tuple[str, int] | None = None, brief: bool = False,
+             gold_docs: frozenset = frozenset()) -> str:
     """``li.hit`` for one hit: rank, chunk id, score and its text with the gold spans marked; when this
     question's drill-down already showed the chunk's text (``shown_at``: stage and rank), a pointer to it
-    instead, or nothing more when ``brief`` (the stage ranked exactly as the one before)."""
-    cls = "hit" + (" relevant" if hit["relevant"] else "") + (" beyond" if hit.get("beyond_depth") else "")
+    instead, or nothing more when ``brief`` (the stage ranked exactly as the one before). A chunk of a gold
+    document (``gold_docs``) that overlaps no gold span gets class ``gold-doc``: relevant at document level."""
+    in_gold_doc = hit["doc_id"] in gold_docs and not hit["relevant"]
+    cls = ("hit" + (" relevant" if hit["relevant"] else "") + (" gold-doc" if in_gold_doc else "")
+           + (" beyond" if hit.get("beyond_depth") else ""))
     grade = f" · gold grade {hit['grade']}" if hit["relevant"] and hit["grade"] is not None else ""
+    grade += " · in a gold document" if in_gold_doc else ""
     score = "" if hit["score"] is None else f" · score {hit['score']:.4g}"
     meta = f"<b>#{hit['rank']}</b> <small><code>{e(hit['chunk_id'])}</code>{score}{grade}</small>"
     if shown_at is None:
@@ -52,7 +57,8 @@ def _same_ranking(a: dict, b: dict) -> bool:
     return [(h["rank"], h["chunk_id"]) for h in a["hits"]] == [(h["rank"], h["chunk_id"]) for h in b["hits"]]
 
 
-def stage_block(stage: dict, same_as: str | None = None, seen: dict | None = None) -> str:
+def stage_block(stage: dict, same_as: str | None = None, seen: dict | None = None,
+                gold_docs: frozenset = frozenset()) -> str:
     """A stage's hits. A chunk whose text an earlier stage of the same drill-down showed (``seen``: chunk id
     -> (stage, rank), updated here) points there instead of repeating it: the page stays small when stages
     rank the same chunks. ``same_as`` names the stage before it when the ranking is exactly the same."""
@@ -65,7 +71,7 @@ def stage_block(stage: dict, same_as: str | None = None, seen: dict | None = Non
             "there).</p>") if same_as else ""
     items = []
     for h in stage["hits"]:
-        items.append(hit_item(h, None if seen is None else seen.get(h["chunk_id"]), brief=same_as is not None))
+        items.append(hit_item(h, None if seen is None else seen.get(h["chunk_id"]), same_as is not None, gold_docs))
         if seen is not None:
             seen.setdefault(h["chunk_id"], (stage["stage"], h["rank"]))
     empty = "" if stage["hits"] else '<p class="note">No hits.</p>'
@@ -108,11 +114,15 @@ def answer_block(answer: dict) -> str:
     return f'<div class="answer"><h4>answer</h4><dl class="facts">{dl}</dl>{excerpt}{claim_list}</div>'
 
 
+def gold_documents(detail: dict) -> frozenset:
+    return frozenset(g["doc_id"] for g in detail["gold"])
+
+
 def stages_html(detail: dict) -> str:
     out, previous, seen = [], None, {}
     for stage in detail["stages"]:
         same = previous["stage"] if previous is not None and stage["hits"] and _same_ranking(stage, previous) else None
-        out.append(stage_block(stage, same, seen))
+        out.append(stage_block(stage, same, seen, gold_documents(detail)))
         previous = stage
     return "".join(out)
 
@@ -123,7 +133,7 @@ def question_meta(q: dict) -> str:
     return " &middot; ".join(f"{k} <span class=mono>{e(v)}</span>" for k, v in labels if v is not None)
 
 
-def drill(detail: dict, row: dict, anchor: str, summary: str) -> str:
+def drill(detail: dict, anchor: str, summary: str) -> str:
     """``details.drill[data-qid]`` for one question (``summary`` is escaped markup from the caller)."""
     q = detail["query"]
     notes = f'<p class="note">notes: {e(q["notes"])}</p>' if q.get("notes") else ""
@@ -138,6 +148,6 @@ def drill(detail: dict, row: dict, anchor: str, summary: str) -> str:
 def ranking(detail: dict, run_id: str, stage: str = "final") -> str:
     """One run's ranking of a question at ``stage`` (the flips view): ``div.ranking[data-run]``."""
     st = next((s for s in detail["stages"] if s["stage"] == stage), None)
-    block = stage_block(st) if st else '<p class="note">No such stage.</p>'
+    block = stage_block(st, gold_docs=gold_documents(detail)) if st else '<p class="note">No such stage.</p>'
     return f'<div class="ranking"{attr("data-run", run_id)}><h4>run <span class="mono">{e(run_id)}</span></h4>{block}</div>'
 

@@ -36,9 +36,10 @@ def script_hash(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
 
-def csp(script_text: str) -> str:
-    return ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-            f"script-src '{script_hash(script_text)}'")
+def csp(script_text: str | None) -> str:
+    """The page's policy: nothing may load; inline style; the one inline script by its hash, or none at all."""
+    scripts = f"'{script_hash(script_text)}'" if script_text is not None else "'none'"
+    return f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {scripts}"
 
 
 def e(value) -> str:
@@ -82,7 +83,7 @@ def document(kind: str, title: str, body: str, with_script: bool = False) -> str
     """The whole page. ``title`` is plain text (escaped here); ``body`` is markup built with ``e``."""
     if kind not in KINDS:
         raise ValueError(f"unknown report kind {kind!r}")
-    js = script() if with_script else ""
+    js = script() if with_script else None
     tail = f"<script>{js}</script>" if with_script else ""
     return (
         "<!DOCTYPE html>\n"

@@ -30,7 +30,7 @@ def build(source, run_id: str, measures=DEFAULT_MEASURES, level: str | None = No
     body = [f"<h1>assay report: run <span class=mono>{e(run['run_id'])}</span></h1>", _nav(),
             _header(run), _headline(report["metrics"]), _slices(source, report, rows, measures),
             _attribution(report.get("attribution") or {}), _latency(run, rows, details),
-            _questions(rows), _drills(rows, details)]
+            _questions(rows), _drills(rows, details, depth)]
     return document("run", f"assay report {run['run_id']}", "".join(body), with_script=True)
 
 
@@ -308,17 +308,19 @@ def _questions(rows: list[dict]) -> str:
             "</table></div></section>")
 
 
-def _drills(rows: list[dict], details: list[dict]) -> str:
+def _drills(rows: list[dict], details: list[dict], depth: int) -> str:
     out = []
     for i, (r, d) in enumerate(zip(rows, details)):
         if not r["answerable"]:
             verdict = '<span class="muted">no answer in the corpus</span>'
         elif r["first_rank_chunk"] is not None:
-            verdict = f'<span class="hit-mark">first relevant chunk at rank {r["first_rank_chunk"]}</span>'
+            mark = "hit-mark" if r["success_chunk_10"] else "miss-mark"  # green only within the top 10
+            verdict = f'<span class="{mark}">first relevant chunk at rank {r["first_rank_chunk"]}</span>'
         else:
             verdict = f'<span class="miss-mark">lost at {e(r["lost_at"])}</span>'
         summary = f'<span class="qid">{e(r["query_id"])}</span> {e(r["query_text"])} &middot; {verdict}'
-        out.append(drill(d, r, f"q{i}", summary))
+        out.append(drill(d, f"q{i}", summary))
     return ('<section id="drilldowns"><h2>Drill-down</h2><p class="note">Each question with its gold quotes and '
-            f"each stage's top {DEPTH} chunks (plus the first relevant chunk when it ranks lower), the gold spans "
-            "marked in their text.</p>" + "".join(out) + "</section>")
+            f"each stage's top {depth} chunks (plus the first relevant chunk when it ranks lower), the gold spans "
+            "marked in their text (a chunk of a gold document that misses the gold span: dotted edge). A chunk an "
+            "earlier stage showed points there.</p>" + "".join(out) + "</section>")

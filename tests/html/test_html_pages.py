@@ -1,0 +1,151 @@
+"""The other HTML pages on real demo runs: several runs (`assay report A B --format html`), a sweep, a history,
+and one run with an answer stage; read with html.parser, figures checked against --format json."""
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from assay.cli import cli
+from conftest import DEMO
+from html_dom import parse
+
+CORPUS, JUDGMENTS = DEMO / "corpus", DEMO / "judgments.jsonl"
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def ok(*args):
+    out = invoke(*args)
+    assert out.exit_code == 0, out.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory):
+    """bm25 runs of the demo at chunk sizes 800 and 400 (the second with extractive answers), and a sweep."""
+    root = tmp_path_factory.mktemp("html_pages")
+    path = root / "w.duckdb"
+    ids = []
+    for extra in ([], ["--chunk-size", "400", "--generator", "extractive"]):
+        out = ok("run", "--corpus", CORPUS, "--judgments", JUDGMENTS, "--warehouse", path, *extra)
+        ids.append(out.stdout.strip().splitlines()[-1])
+    ok("sweep", "--corpus", CORPUS, "--judgments", JUDGMENTS, "--size", "400", "--size", "1600", "--warehouse", path)
+    return {"root": root, "path": path, "ids": ids}
+
+
+def page(wh, name, *args):
+    target = wh["root"] / name
+    out = ok(*args, "--format", "html", "-o", target, "--warehouse", wh["path"])
+    assert out.stderr == f"wrote {target} ({target.stat().st_size} bytes)\n"
+    text = target.read_text()
+    assert "http:" not in text and "https:" not in text
+    return text, parse(text)
+
+
+def svg_of(dom, name):
+    (fig,) = dom.find_all("figure", cls="chart", data_chart=name)
+    svg = fig.children_nodes()[0]
+    assert svg.tag == "svg" and len(svg.find_all()) > 20
+    return svg
+
+
+def test_several_runs(wh):
+    a, b = wh["ids"]
+    text, dom = page(wh, "runs.html", "report", a, b)
+    assert dom.find("body").attrs["data-report"] == "runs"
+    assert "script-src 'none'" in dom.find("meta", http_equiv="Content-Security-Policy").attrs["content"]
+    assert dom.find_all("script") == []
+    expected = json.loads(ok("report", a, b, "--format", "json", "--warehouse", wh["path"]).stdout)
+    table = dom.find("table", id="deltas")
+    assert len(table.find_all("tr", data_measure=True)) == len(expected["rows"])
+    for r in expected["rows"]:
+        (tr,) = table.find_all("tr", data_measure=r["metric"], data_level=r["level"], data_run=r["run_id"])
+        for cls, key in (("value", "value"), ("ci-low", "ci_low"), ("ci-high", "ci_high")):
+            assert tr.find("td", cls=cls).text() == f"{r[key]:.3f}"
+        assert tr.find("td", cls="delta").text() == ("" if r["delta"] is None else f"{r['delta']:+.3f}")
+        p = tr.find("td", cls="p-holm").text()
+        assert p == ("–" if r["p_holm"] is None else "<0.001" if r["p_holm"] < 0.001 else f"{r['p_holm']:.3f}")
+    svg_of(dom, "deltas")
+
+    flips = json.loads(ok("compare", a, b, "--format", "json", "--warehouse", wh["path"]).stdout)["flips"]
+    flipped = [f["query_id"] for f in flips["won"] + flips["lost"]]
+    assert flipped  # 800 vs 400 characters: some questions flip on Success@3 at document level
+    section = dom.find("section", id="flips")
+    divs = section.find_all("div", cls="flip")
+    assert [d.attrs["data-qid"] for d in divs] == flipped
+    for d in divs:
+        rankings = d.find_all("div", cls="ranking")
+        assert [r.attrs["data-run"] for r in rankings] == [a, b]
+        for r in rankings:
+            assert r.find("div", data_stage="final").find_all("li", cls="hit")
+    assert section.find_all("mark", cls="gold-span")
+    first = flips["won"][0] if flips["won"] else flips["lost"][0]
+    head = _norm(section.find("div", data_qid=first["query_id"]).find("h4").text())
+    assert f"rank {first['rank_a']}" in head and f"rank {first['rank_b']}" in head
+
+
+def _norm(text):
+    return " ".join(text.split())
+
+
+def test_a_sweep(wh):
+    text, dom = page(wh, "sweep.html", "report", "--sweep", "latest")
+    assert dom.find("body").attrs["data-report"] == "sweep"
+    expected = json.loads(ok("report", "--sweep", "latest", "--format", "json", "--warehouse", wh["path"]).stdout)
+    svg = svg_of(dom, "pareto")
+    assert "SpanRecall@5" in svg.text() and "tokens@5" in svg.text()
+    rows = dom.find("table", id="sweep").find_all("tr", data_point=True)
+    assert [r.attrs["data-run"] for r in rows] == [p["run_id"] for p in expected["points"]]
+    for tr, p in zip(rows, expected["points"]):
+        cells = _norm(tr.text())
+        cell = p["measures"]["SpanRecall@1000tok"]
+        assert f"{cell['value']:.3f} [{cell['ci_low']:.3f}, {cell['ci_high']:.3f}]" in cells
+        assert ("best" in tr.classes) == (p["verdict"] == "best")
+
+
+def test_a_history(wh):
+    text, dom = page(wh, "history.html", "history", "--pipeline", "bm25", "--metric", "nDCG@10")
+    assert dom.find("body").attrs["data-report"] == "history"
+    expected = json.loads(ok("history", "--pipeline", "bm25", "--metric", "nDCG@10", "--format", "json",
+                             "--warehouse", wh["path"]).stdout)
+    svg_of(dom, "history")
+    rows = dom.find("table", id="history").find_all("tr", data_run=True)
+    assert [r.attrs["data-run"] for r in rows] == [p["run_id"] for p in expected["points"]] and len(rows) == 4
+    for tr, p in zip(rows, expected["points"]):
+        assert [tr.find("td", cls=c).text() for c in ("value", "ci-low", "ci-high")] == [
+            f"{p[k]:.3f}" for k in ("value", "ci_low", "ci_high")]
+    out = invoke("history", "--pipeline", "bm25", "--metric", "nDCG@10", "--format", "html", "--warehouse", wh["path"])
+    assert out.exit_code == 2 and "give -o FILE" in out.stderr
+
+
+def test_a_lasting_drop_is_marked():
+    from assay.html import history
+
+    points = [{"run_id": f"r{i}", "started_at": f"2026-01-0{i + 1}T00:00:00", "value": v, "ci_low": v - 0.1,
+               "ci_high": v + 0.1, "n": 50, "judgments_hash": "j", "corpus_hash": "c"}
+              for i, v in enumerate([0.7, 0.72, 0.6, 0.61])]
+    h = {"pipeline": "bm25", "metric": "nDCG@10", "level": "chunk", "slice": "all", "tolerance": 0.02,
+         "points": points, "comparable_groups": 1, "incomplete": [],
+         "lasting_drop": {"run_id": "r2", "value": 0.6, "prior_best": 0.72, "prior_best_run": "r1"}}
+    dom = parse(history.build(h))
+    assert "lasting drop began" in svg_of(dom, "history").text()
+    assert [tr.attrs["data-run"] for tr in dom.find_all("tr", cls="drop")] == ["r2"]
+    assert "A lasting drop began at run r2 (0.600; best before it 0.720 at r1)" in _norm(
+        dom.find("section", id="header").text())
+
+
+def test_one_run_with_answers_shows_them(wh):
+    text, dom = page(wh, "answers.html", "report", wh["ids"][1])
+    assert [f.attrs["data-chart"] for f in dom.find_all("figure", cls="chart")].count("funnel") == 1
+    answers = dom.find_all("div", cls="answer")
+    assert len(answers) == len(dom.find_all("details", cls="drill")) == 71
+    assert any(a.find_all("li", cls="claim") for a in answers)
+    assert any(a.find_all("li", cls="citation") for a in answers)
+    assert any("refusal" in a.text() for a in answers)
+    heads = [th.text() for th in dom.find("table", id="questions").find_all("th")]
+    assert heads[-1] == "answer"
+    assert re.search(r"Through the answer stage", dom.find("section", id="attribution").text())
