@@ -6,8 +6,9 @@
         return [{"doc_id": "storage/wal.md", "score": 3.2}, "ops/runbook.md"]   # best first
 
     result = assay.evaluate(retriever=my_retriever, judgments="judgments/demo/judgments.jsonl",
-                            corpus="judgments/demo/corpus")
+                            corpus="judgments/demo/corpus", name="my-retriever")
     print(result["run_id"], result["report"]["metrics"][0])
+    result.to_pandas()   # a row per metric, level and slice; in a notebook, `result` shows as a table
 
 The callable takes a question and a limit and returns ranked results, best first:
 document ids, ``(doc_id, score)`` pairs, or objects ``{"doc_id", "score"?, "start"?,
@@ -17,30 +18,58 @@ text (a chunk-level result); without a span the whole document is the result.
 
 from __future__ import annotations
 
+import os
+
+from assay.errors import ConfigError
+from assay.notebook import Evaluation
 from assay.runner import RunOptions, execute_run
 
+DEFAULT_NAME = "python"
 
-def evaluate(retriever, judgments, corpus, warehouse=None, *, depth: int = 100, seed: int = 0,
-             progress=None, **settings) -> dict:
-    """Run ``retriever`` over every question; store the run; return {"run_id", "report"}.
 
-    ``warehouse`` is a path (default: $ASSAY_WAREHOUSE, else warehouse/assay.duckdb) or an open
-    ``assay.warehouse.Warehouse``. Further keyword settings are those of ``RunOptions``
-    (e.g. ``chunker="document"``, ``final_k=10``, ``calibration=...``).
+def check_name(name) -> str:
+    """``name`` when it can name a pipeline (in `assay runs`, history, gate and regress): a non-empty
+    string of printable characters, no path separator, no space at either end; else a ConfigError."""
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"name must be a non-empty string naming the retriever, got {name!r}")
+    bad = sorted({c for c in name if not c.isprintable()})
+    if bad:
+        raise ConfigError(f"name {name!r} holds characters that do not print ({', '.join(map(repr, bad))}); "
+                          "use letters, digits and punctuation such as my-retriever")
+    separators = [sep for sep in {"/", "\\", os.sep, os.altsep} if sep and sep in name]
+    if separators:
+        raise ConfigError(f"name {name!r} holds a path separator ({', '.join(map(repr, sorted(separators)))}); "
+                          "a pipeline name is not a path: use e.g. my-retriever")
+    if name != name.strip():
+        raise ConfigError(f"name {name!r} starts or ends with a space")
+    return name
+
+
+def evaluate(retriever, judgments, corpus, warehouse=None, *, name: str = DEFAULT_NAME, depth: int = 100,
+             seed: int = 0, progress=None, **settings) -> Evaluation:
+    """Run ``retriever`` over every question; store the run under the pipeline name ``name``; return an
+    ``Evaluation``: the dict {"run_id", "report"}, convertible with ``to_pandas()`` / ``to_arrow()``.
+
+    ``name`` (default "python") is how `assay runs`, `assay history`, gate and regress know this
+    retriever: give each retriever its own so their histories stay apart. ``warehouse`` is a path
+    (default: $ASSAY_WAREHOUSE, else warehouse/assay.duckdb) or an open ``assay.warehouse.Warehouse``.
+    Further keyword settings are those of ``RunOptions`` (e.g. ``chunker="document"``, ``final_k=10``,
+    ``calibration=...``).
     """
     from assay.report import build_report
     from assay.warehouse import Warehouse
 
     if not callable(retriever):
         raise TypeError("retriever must be a callable taking (question, limit)")
-    options = RunOptions("python", depth=depth, seed=seed, python_retriever=retriever, **settings)
+    options = RunOptions(DEFAULT_NAME, depth=depth, seed=seed, python_retriever=retriever, name=check_name(name),
+                         **settings)
     if isinstance(warehouse, Warehouse):
         record = execute_run(corpus, judgments, options, progress, warehouse=warehouse)
         warehouse.write_run(record)
-        return {"run_id": record.run_id, "report": build_report(warehouse, record.run_id)}
+        return Evaluation(run_id=record.run_id, report=build_report(warehouse, record.run_id))
     # a path: the run computes without holding the warehouse, then writes in one short transaction
     brief = Warehouse.brief(warehouse)
     record = execute_run(corpus, judgments, options, progress, warehouse=brief)
     brief.write_run(record)
     with Warehouse.open(brief.path, read_only=True) as wh:
-        return {"run_id": record.run_id, "report": build_report(wh, record.run_id)}
+        return Evaluation(run_id=record.run_id, report=build_report(wh, record.run_id))

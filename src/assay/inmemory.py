@@ -26,10 +26,14 @@ DEFAULT = ("nDCG@10", "AP", "RR@10", "R@100", "P@10", "Success@1")
 
 
 def evaluate_run(qrels, run, measures=DEFAULT, *, complete: bool = False):
-    """Per-query values of ``measures`` (names as ``assay measures`` lists them, document level), as a
-    pyarrow Table with columns ``measure``, ``query_id``, ``value``: a row per query scored (by query id),
-    then a row with ``query_id`` ``"all"``, the mean over them (null when none were scored)."""
+    """Per-query values of ``measures`` (names as ``assay measures`` lists them, document level): an
+    ``assay.notebook.Scores``, which answers as a pyarrow Table with columns ``measure``, ``query_id``,
+    ``value`` (a row per query scored, by query id, then a row with ``query_id`` ``"all"``, the mean over
+    them, null when none were scored), converts with ``to_arrow()`` / ``to_pandas()`` and shows as an
+    HTML table in a notebook."""
     import pyarrow as pa
+
+    from assay.notebook import Scores
 
     from assay.trec_eval import measure_values, open_trec_tables, parse_trec_measures, scored_queries
 
@@ -48,8 +52,8 @@ def evaluate_run(qrels, run, measures=DEFAULT, *, complete: bool = False):
             values.append(sum(per.values()) / len(per) if per else None)
     finally:
         con.close()
-    return pa.table({"measure": pa.array(names, pa.string()), "query_id": pa.array(qids, pa.string()),
-                     "value": pa.array(values, pa.float64())})
+    return Scores(pa.table({"measure": pa.array(names, pa.string()), "query_id": pa.array(qids, pa.string()),
+                            "value": pa.array(values, pa.float64())}))
 
 
 def _table(data, what: str, value_columns: tuple[str, ...], value_name: str):

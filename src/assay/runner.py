@@ -87,9 +87,10 @@ class RunOptions:
     judge_timeout_s: float | None = None
     max_file_mb: float | None = None  # how the corpus is read, not a retrieval setting: never stored or hashed
     python_retriever: object = None  # the Python API's callable (not a setting: it is not serializable)
+    name: str | None = None  # the name the run is stored under (assay.evaluate's name=); None: the pipeline's
 
     def overrides(self) -> dict:
-        skip = ("pipeline", "config_path", "python_retriever", "max_file_mb")
+        skip = ("pipeline", "config_path", "python_retriever", "max_file_mb", "name")
         return {k: (str(v) if k == "run_file" and v is not None else v)
                 for k, v in self.__dict__.items() if k not in skip}
 
@@ -192,12 +193,14 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     from assay.chunking import chunker_label, make_chunker
     from assay.corpus import load_corpus
     from assay.judgments import load_judgments, resolve_gold
-    from assay.pipelines import load_config, max_file_mb, resolve_pipeline
+    from assay.pipelines import Pipeline, load_config, max_file_mb, resolve_pipeline
 
     say = progress or (lambda msg: None)
     get_wh = warehouse if callable(warehouse) else (lambda: warehouse)
     project = load_config(options.config_path)
     pipeline = resolve_pipeline(options.pipeline, project, options.overrides())
+    if options.name is not None:  # the settings stay those of options.pipeline; the run carries the caller's name
+        pipeline = Pipeline(options.name, pipeline.settings)
     s = pipeline.settings
     chunker = make_chunker(s["chunker"], s["chunk_size"], s["overlap"])
     started = datetime.now(timezone.utc).replace(tzinfo=None)
