@@ -93,3 +93,23 @@ def test_importing_assay_does_not_import_rich():
     code = "import sys, assay.tables, assay.cli; print('rich' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+CASES = [
+    (["pipeline", "value", "n"], LONG),
+    (["name", "n", "note"], [["日本語のパイプライン", 1, "wide"], ["x", 22, ""], ["", None, "trailing  "]]),
+    (["q", "delta", "ci"], [["a", "+0.012", "[-0.1, 0.2]"], ["b", "0.5  ", "-"], ["c", "<0.001", "[0.416, 0.684]"]]),
+    (["only"], [[""], ["\x1b[2J"], ["[b]x[/b]"]]),
+]
+
+
+@pytest.mark.parametrize("headers, rows", CASES)
+def test_long_tables_are_laid_out_as_the_rich_table_lays_them_out(monkeypatch, headers, rows):
+    import assay.tables
+
+    many = rows * 50  # also past the row count where rows are aligned one by one
+    as_table = [render(headers, r) for r in (rows, many)]
+    monkeypatch.setattr(assay.tables, "TABLE_ROWS", 0)
+    assert [render(headers, r) for r in (rows, many)] == as_table
+    monkeypatch.setattr(assay.tables, "TABLE_ROWS", 10 ** 9)
+    assert render(headers, many) == as_table[1]
