@@ -21,11 +21,12 @@ LEVEL_ORDER = {"chunk": 0, "doc": 1, "query": 2, "answer": 3}
 
 
 def build(source, run_id: str, measures=DEFAULT_MEASURES, level: str | None = None, depth: int = DEPTH) -> str:
-    from assay.drilldown import question_detail, question_rows
+    from assay.drilldown import question_details, question_rows
 
     report = build_report(source, run_id, measures, level)
     rows = question_rows(source, run_id)
-    details = [question_detail(source, run_id, r["query_id"], depth=depth) for r in rows]
+    every = question_details(source, run_id, depth=depth)  # each SQL file once for the whole run
+    details = [every[r["query_id"]] for r in rows]
     run = report["run"]
     body = [f"<h1>assay report: run <span class=mono>{e(run['run_id'])}</span></h1>", _nav(),
             _header(run), _headline(report["metrics"]), _slices(source, report, rows, measures),
