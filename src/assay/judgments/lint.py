@@ -148,7 +148,8 @@ def check(judgments_path, corpus_dir, verbose: bool = False, pipeline: str = "bm
     shown = rows if verbose else rows[:5]
     from assay.tables import render
 
-    out.append(render(["query_id", "half terms", "all terms"], shown, align=["left", "right", "right"]))
+    table = render(["query_id", "half terms", "all terms"], shown, align=["left", "right", "right"])
+    out += ["  " + line for line in table.splitlines()]  # indented under its heading, as the lints are
     if not verbose and len(rows) > len(shown):
-        out.append(f"... {len(rows) - len(shown)} more (--verbose lists every question)")
+        out.append(f"  ... {len(rows) - len(shown)} more (--verbose lists every question)")
     return "\n".join(out) + "\n", len(lints)
