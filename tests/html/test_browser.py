@@ -214,7 +214,7 @@ def qids_in(page, selector: str) -> list[str]:
 def test_every_question_has_a_row_and_a_drill_down(reports, open_report):
     page = open_report(reports.html["run"]).page
     wanted = [q["query_id"] for q in reports.questions]
-    assert len(wanted) == 71  # the demo golden set; judgments/demo/judgments.jsonl
+    assert len(wanted) > 50  # every line of judgments/demo/judgments.jsonl
     assert sorted(qids_in(page, "table#questions tr.q[data-qid]")) == sorted(wanted)
     assert sorted(qids_in(page, "details.drill[data-qid]")) == sorted(wanted)
     shown = page.locator("table#questions tr.q").evaluate_all(
