@@ -77,7 +77,7 @@ def test_evaluate_without_a_name_stays_python(tmp_path):
     ("", "non-empty string"), (None, "non-empty string"), (3, "non-empty string"),
     ("runs/mine", "path separator ('/')"), ("..\\mine", "path separator ('\\\\')"),
     ("two\nlines", "do not print ('\\n')"), ("bell\x07", "do not print ('\\x07')"), ("rtl\u202e", "do not print"),
-    (" padded", "starts or ends with a space"),
+    (" padded", "starts or ends with a space"), ("bm25", "built-in pipeline"), ("hybrid", "built-in pipeline"),
 ])
 def test_a_bad_name_is_refused_before_anything_runs(tmp_path, name, says):
     with pytest.raises(ConfigError, match="name") as err:

@@ -42,6 +42,11 @@ def check_name(name) -> str:
                           "a pipeline name is not a path: use e.g. my-retriever")
     if name != name.strip():
         raise ConfigError(f"name {name!r} starts or ends with a space")
+    from assay.pipelines import BUILTIN
+
+    if name in BUILTIN and name != DEFAULT_NAME:  # its history, gate and regress baselines would mix with theirs
+        raise ConfigError(f"name {name!r} is a built-in pipeline's name; a Python retriever's runs need their own "
+                          "(e.g. my-retriever)")
     return name
 
 
