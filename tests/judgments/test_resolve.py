@@ -115,7 +115,8 @@ def test_matching_is_case_sensitive(tmp_path):
     judgments, corpus = setup(tmp_path, {"a.md": "The WAL mode allows readers.\n"},
                               [rec("q1", ("a.md", "wal mode"))])
     (problem,) = resolve_problems(judgments, corpus).problems
-    assert problem.endswith("quote not found in a.md: 'wal mode'")
+    assert problem.endswith("quote not found in a.md: 'wal mode'; "
+                            "nearest passage (similarity 0.62, line 1, chars 4-12): 'WAL mode'")
 
 
 @pytest.mark.parametrize("quote", ["cost (in $) is 3.5*x + [y]?", "a|b", "^start", "end$", "{1,2}", "back\\slash"])
@@ -137,7 +138,8 @@ def test_a_metacharacter_does_not_act_as_a_pattern(tmp_path):
 def test_a_missing_quote(tmp_path):
     judgments, corpus = setup(tmp_path, {"a.md": "some text\n"}, [rec("q1", ("a.md", "absent words"))])
     err = resolve_problems(judgments, corpus)
-    assert err.problems == [f"{judgments.path}:1 (query q1): quote not found in a.md: 'absent words'"]
+    assert err.problems == [f"{judgments.path}:1 (query q1): quote not found in a.md: 'absent words'; "
+                            "no passage comes close (best similarity 0.29, line 1)"]
     assert str(err).startswith("1 gold entry did not resolve:\n")
 
 
@@ -146,13 +148,13 @@ def test_an_ambiguous_quote_gives_its_count_and_offsets(tmp_path):
                               [rec("q1", ("a.md", "the cat"))])
     assert resolve_problems(judgments, corpus).problems == [
         f"{judgments.path}:1 (query q1): quote is ambiguous, it occurs 3 times in a.md "
-        "(at characters 0, 13, 26); lengthen it until it is unique: 'the cat'"]
+        "(at characters 0, 13, 26; lines 1, 1, 1); lengthen it until it is unique: 'the cat'"]
 
 
 def test_overlapping_occurrences_count_as_ambiguous(tmp_path):
     judgments, corpus = setup(tmp_path, {"a.md": "xaaay\n"}, [rec("q1", ("a.md", "aa"))])
     (problem,) = resolve_problems(judgments, corpus).problems
-    assert "it occurs 2 times in a.md (at characters 1, 2)" in problem
+    assert "it occurs 2 times in a.md (at characters 1, 2; lines 1, 1)" in problem
     assert find_quote("aaaa", "aa") == [(0, 2), (1, 3), (2, 4)]
     assert find_quote("a a a", "a a") == [(0, 3), (2, 5)]
 
@@ -160,7 +162,7 @@ def test_overlapping_occurrences_count_as_ambiguous(tmp_path):
 def test_an_ambiguous_quote_lists_at_most_five_offsets(tmp_path):
     judgments, corpus = setup(tmp_path, {"a.md": "ab " * 8}, [rec("q1", ("a.md", "ab"))])
     (problem,) = resolve_problems(judgments, corpus).problems
-    assert "it occurs 8 times in a.md (at characters 0, 3, 6, 9, 12);" in problem
+    assert "it occurs 8 times in a.md (at characters 0, 3, 6, 9, 12; lines 1, 1, 1, 1, 1);" in problem
 
 
 def test_a_document_not_in_the_corpus(tmp_path):
@@ -184,9 +186,9 @@ def test_every_failure_is_reported_at_once(tmp_path):
     err = resolve_problems(judgments, corpus)
     path = judgments.path
     assert err.problems == [
-        f"{path}:2 (query q2): quote is ambiguous, it occurs 2 times in a.md (at characters 0, 8); "
+        f"{path}:2 (query q2): quote is ambiguous, it occurs 2 times in a.md (at characters 0, 8; lines 1, 1); "
         "lengthen it until it is unique: 'one'",
-        f"{path}:2 (query q2): quote not found in b.md: 'five'",
+        f"{path}:2 (query q2): quote not found in b.md: 'five'; no passage comes close (best similarity 0.25, line 1)",
         f"{path}:3 (query q3): document 'c.md' is not in the corpus {corpus.root}",
     ]
     assert str(err).splitlines()[0] == "3 gold entries did not resolve:"

@@ -1,8 +1,18 @@
 """Quote resolution: each gold quote must occur exactly once in its document.
 
-Runs of whitespace in the quote match any run of whitespace in the text, so a
-quote copied across a line break still resolves. Matching is otherwise exact
-(case and punctuation count). Overlapping occurrences count separately.
+A quote matches where its normalised form occurs in a normalised view of the document
+(:mod:`assay.judgments.normalize`): runs of whitespace are one space, so a quote copied across a
+line break resolves; typographic variants (curly quotes, dashes, NBSP, soft hyphens, ligatures,
+PDF line-end hyphenation) are folded; and in Markdown and reStructuredText documents (by
+extension: ``.md``, ``.markdown``, ``.rst``) markup a reader does not see is skipped, in the
+document and in the quote alike. Case, letters, digits and other punctuation still count.
+
+A span is an exact [start, end) range of the original text, from the first to the last visible
+character the quote names: markup around the quote's first or last word is in the span only when
+the quote has it too (``has support for`` against ``has **support for**`` ends before the ``**``;
+``**support for**`` takes both). Overlapping occurrences count separately, and occurrences that
+differ only by what normalisation folds count separately too, so exactly-once still fails closed.
+A quote that was found exactly before (in the plain view) is found at the same span.
 """
 
 from __future__ import annotations
@@ -11,23 +21,93 @@ import re
 
 from assay.corpus import Corpus
 from assay.errors import JudgmentsError
+from assay.judgments.markup import markup_syntax
 from assay.judgments.model import GoldSpan, JudgmentSet
+from assay.judgments.normalize import normalize, views
+
+MIN_SHOWN_SIMILARITY = 0.5  # below this the nearest passage is noise, and the message says so
+SHOWN_OFFSETS = 5
 
 
 def quote_pattern(quote: str) -> re.Pattern:
+    """The quote as a literal pattern whose whitespace runs match any whitespace run (no folding)."""
     return re.compile(r"\s+".join(re.escape(part) for part in quote.split()))
 
 
-def find_quote(text: str, quote: str) -> list[tuple[int, int]]:
-    """Every [start, end) where the quote occurs, overlapping occurrences included."""
-    pattern = quote_pattern(quote)
-    spans, pos = [], 0
-    while True:
-        m = pattern.search(text, pos)
-        if not m:
-            return spans
-        spans.append((m.start(), m.end()))
-        pos = m.start() + 1
+def _loose(fragment: str) -> str:
+    pattern = r"\s+".join(re.escape(part) for part in fragment.split())
+    if fragment[:1].isspace():
+        pattern = r"\s+" + pattern
+    if fragment[-1:].isspace() and fragment.strip():
+        pattern += r"\s+"
+    return pattern
+
+
+def _extend(text: str, start: int, end: int, prefix: str, suffix: str) -> tuple[int, int]:
+    """Widen [start, end) over the markup the quote itself has before its first and after its last
+    visible character, where the text has the same characters there."""
+    if prefix:
+        window = max(0, start - 4 * len(prefix) - 64)
+        m = re.compile(f"(?:{_loose(prefix)})\\Z").search(text, window, start)
+        if m:
+            start = m.start()
+    if suffix:
+        m = re.compile(_loose(suffix)).match(text, end)
+        if m:
+            end = m.end()
+    return start, end
+
+
+def find_quote(text: str, quote: str, doc_id: str | None = None) -> list[tuple[int, int]]:
+    """Every [start, end) of ``text`` where the quote occurs, overlapping occurrences included.
+
+    ``doc_id``: the document's id; its extension says whether Markdown or reStructuredText markup
+    is skipped. Sorted by start; an occurrence found in several views counts once.
+    """
+    syntax = markup_syntax(doc_id)
+    stripped = quote.strip()
+    spans: set[tuple[int, int]] = set()
+    for view in views(text, syntax):
+        q = normalize(stripped, syntax, view.rendered, view.keep_hyphen)
+        needle = q.text.strip(" ")
+        if not needle:
+            continue
+        first = q.text.index(needle)
+        shown_start, shown_end = q.span(first, first + len(needle))
+        prefix, suffix = stripped[:shown_start], stripped[shown_end:]
+        haystack = view.text
+        at = haystack.find(needle)
+        while at != -1:
+            start, end = view.span(at, at + len(needle))
+            spans.add(_extend(text, start, end, prefix, suffix))
+            at = haystack.find(needle, at + 1)
+    return sorted(spans)
+
+
+def line_of(text: str, offset: int) -> int:
+    """1-based line number of a character offset."""
+    return text.count("\n", 0, offset) + 1
+
+
+def not_found_message(text: str, quote: str, doc_id: str) -> str:
+    """``quote not found in DOC: 'QUOTE'; nearest passage (similarity 0.93, line 12, chars 340-389): '...'``"""
+    from assay.judgments.nearest import nearest_passage
+
+    message = f"quote not found in {doc_id}: {quote!r}"
+    near = nearest_passage(text, quote, doc_id)
+    if near is None:
+        return message
+    if near.similarity < MIN_SHOWN_SIMILARITY:
+        return f"{message}; no passage comes close (best similarity {near.similarity:.2f}, line {near.line})"
+    return f"{message}; nearest passage ({near.describe()}): {near.snippet!r}"
+
+
+def ambiguous_message(text: str, quote: str, doc_id: str, found: list[tuple[int, int]]) -> str:
+    shown = found[:SHOWN_OFFSETS]
+    offsets = ", ".join(str(s) for s, _ in shown)
+    lines = ", ".join(str(line_of(text, s)) for s, _ in shown)
+    return (f"quote is ambiguous, it occurs {len(found)} times in {doc_id} (at characters {offsets}; "
+            f"lines {lines}); lengthen it until it is unique: {quote!r}")
 
 
 def resolve_gold(judgments: JudgmentSet, corpus: Corpus) -> list[GoldSpan]:
@@ -45,15 +125,11 @@ def resolve_gold(judgments: JudgmentSet, corpus: Corpus) -> list[GoldSpan]:
             if entry.quote is None:
                 spans.append(GoldSpan(j.query_id, idx, entry.doc, None, entry.grade, 0, len(doc.text)))
                 continue
-            found = find_quote(doc.text, entry.quote)
+            found = find_quote(doc.text, entry.quote, entry.doc)
             if not found:
-                problems.append(f"{where}: quote not found in {entry.doc}: {entry.quote!r}")
+                problems.append(f"{where}: {not_found_message(doc.text, entry.quote, entry.doc)}")
             elif len(found) > 1:
-                offsets = ", ".join(str(s) for s, _ in found[:5])
-                problems.append(
-                    f"{where}: quote is ambiguous, it occurs {len(found)} times in {entry.doc} "
-                    f"(at characters {offsets}); lengthen it until it is unique: {entry.quote!r}"
-                )
+                problems.append(f"{where}: {ambiguous_message(doc.text, entry.quote, entry.doc, found)}")
             else:
                 (start, end), = found
                 spans.append(GoldSpan(j.query_id, idx, entry.doc, entry.quote, entry.grade, start, end))
