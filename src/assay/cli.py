@@ -878,6 +878,10 @@ def import_group():
 
 
 def _imported(summary: dict) -> None:
+    from assay.imports import report_lines
+
+    for line in report_lines(summary):
+        _progress(line)
     click.echo(f"imported corpus {summary['corpus']} ({summary['documents']} documents, corpus "
                f"{summary['corpus_hash'][:12]}) and judgments {summary['judgments']} ({summary['queries']} "
                f"questions, {summary['gold_entries']} relevant documents; {summary['judged_non_relevant']} "

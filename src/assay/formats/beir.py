@@ -9,7 +9,8 @@ The layout of Thakur et al. (2021) as the ``beir`` package loads it:
 ``metadata`` and any other field is ignored. Blank lines are skipped. Stricter than ``beir``'s
 own loader, which would silently keep the last of two records with one id: ``_id``, ``title`` and
 ``text`` must be JSON strings, an id may not be empty or repeat within a file (the readers keep
-the set of ids seen, O(number of ids) strings), and a record needs a non-blank title or text.
+the set of ids seen, O(number of ids) strings). A document with neither title nor text is read as
+it is (Cranfield ships two, one of them judged relevant); the import keeps it and says so.
 """
 
 from __future__ import annotations
@@ -42,9 +43,6 @@ def read_corpus(path: str | Path) -> Iterator[Doc]:
         doc_id = _unique_id(record, path, lineno, seen)
         title = _string_field(record, "title", path, lineno, required=False)
         text = _string_field(record, "text", path, lineno, required=True)
-        if not title.strip() and not text.strip():
-            raise FormatError(path, lineno, f"document {doc_id!r} has neither title nor text; "
-                                            "expected a non-blank 'text' (or 'title')")
         yield Doc(doc_id, title, text)
 
 
