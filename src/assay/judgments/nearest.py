@@ -81,10 +81,8 @@ def nearest_passage(text: str, quote: str, doc_id: str | None = None) -> Nearest
     from rapidfuzz import fuzz
 
     syntax = markup_syntax(doc_id)
-    view = views(text, syntax)[-1 if syntax else 0]
-    if view.keep_hyphen:
-        view = views(text, syntax)[1]
-    needle = normalize(quote, syntax, view.rendered, view.keep_hyphen).text.strip(" ")
+    view = views(text, syntax)[-1]  # rendered, where there is one
+    needle = normalize(quote, syntax, view.rendered).text.strip(" ")
     haystack = view.text
     if not needle or not haystack.strip(" "):
         return None

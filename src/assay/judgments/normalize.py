@@ -14,15 +14,17 @@ range of its result back to a range of its source. The layers, in order:
    changes meaning (superscripts, subscripts, fractions, circled and squared forms stay); a base
    letter with combining marks composed (NFC). One original character may become several (``ﬃ`` is
    ``ffi``): each maps back to that one character.
-2. **structure** (the "rendered" views only): a hyphen at a line end between two letters, followed
-   by a lower-case letter, is PDF hyphenation: ``exam-\\nple`` reads ``example`` (a third view keeps
-   the hyphen, ``well-\\nknown`` reads ``well-known``); a soft hyphen at a line end is removed with
+2. **structure** (the "rendered" view only): a hyphen at a line end between two letters, followed
+   by a lower-case letter, is PDF hyphenation: ``exam-\\nple`` reads ``example`` (whether the
+   hyphen belonged to the word, as in ``well-\\nknown``, only the quote can say:
+   :func:`assay.judgments.resolve.find_quote` tries it both ways); before a capital the hyphen
+   stays and the line break goes (``Hewlett-Packard``); a soft hyphen at a line end is removed with
    the line break; and for Markdown and reStructuredText documents the markup a reader does not see
    (:mod:`assay.judgments.markup`).
 3. **whitespace**: every run of whitespace is one space.
 
 The "plain" view (layers 1 and 3) matches everything the old whitespace-tolerant exact matching
-matched, with the same spans; the rendered views add what a copy from a rendered page or a PDF
+matched, with the same spans; the rendered view adds what a copy from a rendered page or a PDF
 reader gives. :func:`assay.judgments.resolve.find_quote` searches a quote, normalised the same
 way, in every view of its document.
 """
@@ -116,11 +118,10 @@ def _compose(text: str, start: int, end: int, edits: list) -> None:
         edits.append((start, end, composed))
 
 
-def _hyphenation_edits(text: str, keep_hyphen: bool) -> list[tuple[int, int, str]]:
+def _hyphenation_edits(text: str) -> list[tuple[int, int, str]]:
     edits = []
     for m in _LINE_END_HYPHEN.finditer(text):
-        soft = m.group(1) == "\u00ad"
-        if soft or (not keep_hyphen and m.group(2).islower()):
+        if m.group(1) == "\u00ad" or m.group(2).islower():
             edits.append((m.start(), m.end(), ""))
         else:
             edits.append((m.start() + 1, m.end(), ""))
@@ -180,7 +181,7 @@ class View:
     layers: tuple[Rewrite, ...]
     syntax: str | None = None
     rendered: bool = False
-    keep_hyphen: bool = False
+    breaks: bool = False  # rendered, and line-end hyphens were joined
 
     @property
     def text(self) -> str:
@@ -197,18 +198,19 @@ def _folded(text: str) -> Rewrite | None:
     return Rewrite(text, edits) if edits else None
 
 
-def normalize(text: str, syntax: str | None = None, rendered: bool = False, keep_hyphen: bool = False,
+def normalize(text: str, syntax: str | None = None, rendered: bool = False,
               _folded_layer: Rewrite | None | bool = False) -> View:
     """The view of ``text``: plain (characters folded, whitespace collapsed), or ``rendered``.
 
     ``syntax``: ``"markdown"``, ``"rst"`` or None; markup is removed only in a rendered view.
-    ``keep_hyphen``: a rendered view where a hyphen at a line end stays (``well-\\nknown``).
     """
     folded = _folded(text) if _folded_layer is False else _folded_layer
     layers = [folded] if folded is not None else []
     current = folded.text if folded is not None else text
+    breaks = False
     if rendered:
-        structure = _hyphenation_edits(current, keep_hyphen)
+        structure = _hyphenation_edits(current)
+        breaks = bool(structure)
         if syntax:
             structure = _merge(structure, markup_edits(current, syntax))
             # an entity (&rsquo;) is replaced by its character, which is folded as any other
@@ -220,7 +222,7 @@ def normalize(text: str, syntax: str | None = None, rendered: bool = False, keep
     spaces = [(m.start(), m.end(), " ") for m in _WHITESPACE.finditer(current)]
     if spaces:
         layers.append(Rewrite(current, spaces))
-    return View(text, tuple(layers), syntax, rendered, keep_hyphen)
+    return View(text, tuple(layers), syntax, rendered, rendered and breaks)
 
 
 def _merge(first: list, second: list) -> list:
@@ -239,8 +241,7 @@ def has_line_end_hyphens(text: str) -> bool:
 
 @lru_cache(maxsize=64)
 def views(text: str, syntax: str | None = None) -> tuple[View, ...]:
-    """The views of a document: plain; rendered, when it has markup syntax or line-end hyphens;
-    rendered keeping line-end hyphens, when it has them.
+    """The views of a document: plain; and rendered, when it has markup syntax or line-end hyphens.
 
     Cached by text (a str caches its hash): resolving many quotes in one document normalises it once.
     """
@@ -249,6 +250,4 @@ def views(text: str, syntax: str | None = None) -> tuple[View, ...]:
     found = [normalize(text, syntax, _folded_layer=folded)]
     if syntax or breaks:
         found.append(normalize(text, syntax, rendered=True, _folded_layer=folded))
-    if breaks:
-        found.append(normalize(text, syntax, rendered=True, keep_hyphen=True, _folded_layer=folded))
     return tuple(found)

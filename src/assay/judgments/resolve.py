@@ -27,6 +27,9 @@ from assay.judgments.normalize import normalize, views
 
 MIN_SHOWN_SIMILARITY = 0.5  # below this the nearest passage is noise, and the message says so
 SHOWN_OFFSETS = 5
+MAX_HYPHENS_TRIED = 4  # in-word hyphens of one quote tried both ways against line-end hyphenation
+_WORD_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
+_LINE_END_BREAK = re.compile(r"[-\u2010\u2011\u00ad][^\S\n]*\n")
 
 
 def quote_pattern(quote: str) -> re.Pattern:
@@ -58,6 +61,26 @@ def _extend(text: str, start: int, end: int, prefix: str, suffix: str) -> tuple[
     return start, end
 
 
+def _needles(needle: str, breaks: bool) -> list[tuple[str, tuple[int, ...]]]:
+    """The needle, and against a view that joined line-end hyphens, the needle with each of its
+    in-word hyphens kept or dropped: (variant, where in the variant a hyphen was dropped).
+
+    The view cannot tell ``exam-\\nple`` from ``well-\\nknown``; the quote can.
+    """
+    hyphens = [m.start() for m in _WORD_HYPHEN.finditer(needle)][:MAX_HYPHENS_TRIED] if breaks else []
+    variants = []
+    for mask in range(2 ** len(hyphens)):
+        dropped = [h for k, h in enumerate(hyphens) if mask >> k & 1]
+        parts, joins, previous = [], [], 0
+        for n, h in enumerate(dropped):
+            parts.append(needle[previous:h])
+            joins.append(h - n)
+            previous = h + 1
+        parts.append(needle[previous:])
+        variants.append(("".join(parts), tuple(joins)))
+    return variants
+
+
 def find_quote(text: str, quote: str, doc_id: str | None = None) -> list[tuple[int, int]]:
     """Every [start, end) of ``text`` where the quote occurs, overlapping occurrences included.
 
@@ -68,7 +91,7 @@ def find_quote(text: str, quote: str, doc_id: str | None = None) -> list[tuple[i
     stripped = quote.strip()
     spans: set[tuple[int, int]] = set()
     for view in views(text, syntax):
-        q = normalize(stripped, syntax, view.rendered, view.keep_hyphen)
+        q = normalize(stripped, syntax, view.rendered)
         needle = q.text.strip(" ")
         if not needle:
             continue
@@ -76,11 +99,14 @@ def find_quote(text: str, quote: str, doc_id: str | None = None) -> list[tuple[i
         shown_start, shown_end = q.span(first, first + len(needle))
         prefix, suffix = stripped[:shown_start], stripped[shown_end:]
         haystack = view.text
-        at = haystack.find(needle)
-        while at != -1:
-            start, end = view.span(at, at + len(needle))
-            spans.add(_extend(text, start, end, prefix, suffix))
-            at = haystack.find(needle, at + 1)
+        for variant, joins in _needles(needle, view.breaks):
+            at = haystack.find(variant)
+            while at != -1:
+                # a hyphen the quote dropped must be a line-end hyphen the view joined, nothing else
+                if all(_LINE_END_BREAK.search(text, *view.span(at + j - 1, at + j + 1)) for j in joins):
+                    start, end = view.span(at, at + len(variant))
+                    spans.add(_extend(text, start, end, prefix, suffix))
+                at = haystack.find(variant, at + 1)
     return sorted(spans)
 
 
