@@ -40,6 +40,19 @@ class JudgmentsError(AssayError):
         super().__init__(head + ":\n" + "\n".join("  " + p for p in self.problems))
 
 
+class NotFormatted(AssayError):
+    """`assay judgments fmt --check` found a judgments file that is not in the layout fmt writes.
+
+    ``path`` is the file, ``diff`` the unified diff formatting would apply.
+    """
+
+    exit_code = 9
+
+    def __init__(self, message: str, diff: str = "", path=None):
+        self.diff, self.path = diff, path
+        super().__init__(message)
+
+
 class FormatError(AssayError):
     """A test-collection file (BEIR, TREC) that does not parse.
 

@@ -66,6 +66,8 @@ ALPHA = Range(float, 0.0, 1.0, low_open=True, high_open=True)
 TOLERANCE = Range(float, 0.0, 1.0)
 BUDGET = _int(1)
 K = _int(1)
+GRADE = _int(1)  # a gold entry's relevance grade (assay judgments add --grade)
+DRAFTS = _int(1, 10_000)  # passages one assay judgments draft asks about: each is a paid model request
 
 
 def setting_problem(key: str, value) -> str | None:

@@ -8,7 +8,7 @@ import pytest
 from assay.errors import AssayError, JudgmentsError
 from assay.judgments import load_judgments, parse_judgments
 
-ALLOWED = "query_id, query, category, form, gold, hard_class, unanswerable, notes"
+ALLOWED = "query_id, query, category, form, gold, hard_class, unanswerable, notes, review"
 
 
 def record(query_id="q1", **fields):
@@ -187,7 +187,8 @@ def test_duplicate_query_id_names_the_first_line(tmp_path):
 def test_out_of_order_query_id(tmp_path):
     path = write(tmp_path, record("q1"), record("q3"), record("q2"), record("q4"))
     assert problems(path) == [
-        f"{path}:3: query_id 'q2' is out of order (after 'q3'); keep the file sorted by query_id"]
+        f"{path}:3: query_id 'q2' is out of order (after 'q3'); keep the file sorted by query_id "
+        f"(assay judgments fmt {path} sorts it)"]
 
 
 @pytest.mark.parametrize("field, value, says", [
@@ -315,7 +316,8 @@ def test_every_problem_is_reported_at_once(tmp_path):
         f"{path}:3 (query q2): category 'weird' is not one of normal, ambiguous, adversarial, no_answer",
         f"{path}:3 (query q2) gold[0]: doc '../x.md' contains '..'; write it relative to the corpus directory",
         f"{path}:5: duplicate query_id 'q2' (first on line 3)",
-        f"{path}:6: query_id 'q0' is out of order (after 'q2'); keep the file sorted by query_id",
+        f"{path}:6: query_id 'q0' is out of order (after 'q2'); keep the file sorted by query_id "
+        f"(assay judgments fmt {path} sorts it)",
         f"{path}:6: unknown field(s) extra; allowed: {ALLOWED}",
         f"{path}:7 (query q5) gold[0]: 'grade' must be an integer of at least 1, got 0",
     ]

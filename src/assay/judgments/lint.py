@@ -42,6 +42,13 @@ def _terms(analyzer, text: str) -> set[str]:
     return set(analyzer.analyze(text))
 
 
+def review_lints(judgments) -> list[Lint]:
+    """The lints that need no corpus: a question still carrying ``review`` is a draft nobody has checked."""
+    return [Lint("unreviewed-draft", j.line, j.query_id,
+                 f"not reviewed yet ({j.review}); check the question, its quote and form, then delete "
+                 "the review field") for j in judgments.judgments if j.review is not None]
+
+
 def lint(judgments, corpus, gold, analyzer, lexical: bool = True) -> tuple[list[Lint], list[tuple[str, int, int]]]:
     """Lints, and per question (query_id, documents holding at least half its terms, documents holding all).
 
@@ -49,7 +56,7 @@ def lint(judgments, corpus, gold, analyzer, lexical: bool = True) -> tuple[list[
     """
     doc_terms = {d.doc_id: _terms(analyzer, d.text) for d in corpus.documents}
     vocabulary = set().union(*doc_terms.values())
-    lints: list[Lint] = []
+    lints: list[Lint] = review_lints(judgments)
     competition = []
     for j in judgments.judgments:
         q = _terms(analyzer, j.query)

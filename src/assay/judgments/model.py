@@ -28,6 +28,7 @@ class Judgment:
     unanswerable: str | None
     notes: str | None
     line: int
+    review: str | None = None  # set on a draft nobody has checked yet (assay judgments draft); lint warns
 
     @property
     def answerable(self) -> bool:

@@ -11,9 +11,13 @@ from assay.hashing import sha256_bytes
 from assay.judgments.model import CATEGORIES, FORMS, UNANSWERABLE, GoldEntry, Judgment, JudgmentSet
 
 REQUIRED = ("query_id", "query", "category", "form", "gold")
-OPTIONAL = ("hard_class", "unanswerable", "notes")
+OPTIONAL = ("hard_class", "unanswerable", "notes", "review")
 GOLD_FIELDS = ("doc", "quote", "grade")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
+
+
+def valid_query_id(value) -> bool:
+    return isinstance(value, str) and _ID.fullmatch(value) is not None  # fullmatch: '$' lets a trailing newline through
 
 
 def _check_doc_path(doc) -> str | None:
@@ -83,7 +87,7 @@ def _parse_record(obj: dict, where: str, lineno: int, problems: list[str]) -> Ju
         problems.append(f"{where}: query_id {qid!r} must be a string of letters, digits and . _ : / -")
         return None
     where = f"{where} (query {qid})"
-    for field in ("query", "hard_class", "notes"):
+    for field in ("query", "hard_class", "notes", "review"):
         if field in obj and (not isinstance(obj[field], str) or not obj[field].strip()):
             problems.append(f"{where}: {field!r} must be a non-empty string")
     category, form = obj["category"], obj["form"]
@@ -111,11 +115,16 @@ def _parse_record(obj: dict, where: str, lineno: int, problems: list[str]) -> Ju
     return Judgment(
         query_id=qid, query=obj["query"].strip(), category=category, form=form,
         hard_class=obj.get("hard_class", "normal"), gold=tuple(gold), unanswerable=unanswerable,
-        notes=obj.get("notes"), line=lineno,
+        notes=obj.get("notes"), line=lineno, review=obj.get("review"),
     )
 
 
-def parse_judgments(data: bytes, path: Path) -> JudgmentSet:
+def parse_judgments(data: bytes, path: Path, *, ordered: bool = True) -> JudgmentSet:
+    """The judgments in ``data`` (the bytes of the file at ``path``), or one JudgmentsError listing every problem.
+
+    ``ordered=False`` lets ids out of order through (duplicates are still errors): `assay judgments fmt`
+    reads a file that way before sorting it.
+    """
     problems: list[str] = []
     try:
         text = data.decode("utf-8")
@@ -146,8 +155,9 @@ def parse_judgments(data: bytes, path: Path) -> JudgmentSet:
         if isinstance(qid, str):
             if qid in seen:
                 problems.append(f"{where}: duplicate query_id {qid!r} (first on line {seen[qid]})")
-            elif previous is not None and qid < previous:
-                problems.append(f"{where}: query_id {qid!r} is out of order (after {previous!r}); keep the file sorted by query_id")
+            elif ordered and previous is not None and qid < previous:
+                problems.append(f"{where}: query_id {qid!r} is out of order (after {previous!r}); keep the file "
+                                f"sorted by query_id (assay judgments fmt {path} sorts it)")
             seen.setdefault(qid, lineno)
             previous = max(previous or qid, qid)
         record = _parse_record(obj, where, lineno, problems)
