@@ -173,3 +173,10 @@ def test_added_lines_are_formatted(golden, corpus):
     assert add(golden, corpus, "--id", "m-fsync", "--doc", "storage/wal.md", "--quote", "The WAL lives").exit_code == 0
     check = CliRunner().invoke(cli, ["judgments", "fmt", str(golden), "--check"])
     assert check.exit_code == 0, check.output
+
+
+def test_a_grade_below_1_is_a_usage_error(golden, corpus):
+    before = golden.read_bytes()
+    result = add(golden, corpus, *NEW, "--grade", 0)
+    assert result.exit_code == 2 and "Invalid value for '--grade'" in result.stderr
+    assert golden.read_bytes() == before

@@ -196,3 +196,13 @@ def test_a_bad_id_prefix_is_a_usage_error(tmp_path, corpus, monkeypatch):
     result = run(["--corpus", corpus, "--generator", "openai", "--model", "m", "--id-prefix", "-x",
                   "--out", tmp_path / "d.jsonl"], monkeypatch)
     assert result.exit_code == 2 and "Invalid value for '--id-prefix'" in result.stderr
+
+
+@pytest.mark.parametrize("option, value", [("-n", "0"), ("--count", "10001"), ("--seed", "-1"), ("--timeout", "0"),
+                                           ("--min-interval", "-1")])
+def test_a_bad_number_is_a_usage_error_before_any_request(tmp_path, corpus, monkeypatch, option, value):
+    with ChatServer([]) as server:
+        result = run(["--corpus", corpus, "--generator", "openai", "--model", "m", "--base-url", server.url,
+                      option, value, "--out", tmp_path / "d.jsonl"], monkeypatch)
+    assert result.exit_code == 2 and server.requests == [] and not (tmp_path / "d.jsonl").exists()
+    assert "Invalid value for" in result.stderr
