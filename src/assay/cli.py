@@ -9,7 +9,7 @@ import click
 
 from assay.errors import AssayError
 from assay.judgments.model import CATEGORIES, FORMS, UNANSWERABLE
-from assay.limits import ALPHA, BUDGET, K, TOLERANCE
+from assay.limits import ALPHA, BUDGET, K, SIMILARITY, TOLERANCE
 from assay.limits import DRAFTS, GRADE
 
 EXIT_CODES = {0: "success", 1: "error (bad input, configuration or warehouse state)", 2: "usage error",
@@ -17,7 +17,8 @@ EXIT_CODES = {0: "success", 1: "error (bad input, configuration or warehouse sta
               5: "an external retriever failed", 6: "a gate rule failed",
               7: "a regression was found",
               8: "the run failed or was blocked (its answer stage could not run); it is stored for inspection",
-              9: "a judgments file is not formatted (assay judgments fmt --check)",
+              9: "a judgments file needs changes: not formatted (assay judgments fmt --check), or entries "
+                 "moved, edited or gone in a changed corpus (assay judgments rebase)",
               130: "interrupted (Ctrl-C); the line printed says whether anything was stored"}
 DEMO_DIR = Path(__file__).resolve().parents[2] / "judgments" / "demo"
 
@@ -171,7 +172,8 @@ def cli(debug, quiet):
     Exit codes: 0 success, 1 error, 2 usage error, 3 judgments do not parse or resolve,
     4 model not available, 5 external retriever failed, 6 gate failed, 7 regression found,
     8 the run failed or was blocked (stored for inspection; gate and regress on it fail too),
-    9 a judgments file is not formatted (judgments fmt --check),
+    9 a judgments file needs changes (judgments fmt --check: not formatted; judgments rebase: entries
+    moved, edited or gone),
     130 interrupted (one line says whether anything was stored).
     """
     from assay import progress
@@ -1006,19 +1008,84 @@ def judgments():
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Project configuration (default: ./assay.toml when present).")
 @max_file_option
-def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, config_path, max_file_mb):
+@click.option("--warehouse", "warehouse_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Warehouse whose runs say which corpus the file last ran against, for the note on a changed "
+                   "corpus (default: $ASSAY_WAREHOUSE, else warehouse/assay.duckdb; only read).")
+def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, config_path, max_file_mb, warehouse_path):
     """Validate a judgments file against a corpus and report the lints that keep it honest."""
     from assay.corpus import file_limit
     from assay.judgments.lint import check
     from assay.pipelines import load_config
     from assay.pipelines import max_file_mb as configured_limit
+    from assay.warehouse import Warehouse, resolve_path
 
+    wh = Warehouse.brief(warehouse_path) if resolve_path(warehouse_path).is_file() else None
     with file_limit(configured_limit(load_config(config_path), max_file_mb)):
         text, n_warnings = check(judgments_path, corpus_dir, verbose=verbose, pipeline=pipeline,
-                                 config_path=config_path)
+                                 config_path=config_path, warehouse=wh, say=_progress)
     click.echo(text, nl=False)
     if strict and n_warnings:
         sys.exit(1)
+
+
+@judgments.command("rebase")
+@click.argument("judgments_path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--from", "old_ref", required=True, metavar="OLD",
+              help="The corpus the file resolves against: a directory, @NAME, or a stored corpus's hash (8 or more "
+                   "hex digits, as `assay runs` shows it).")
+@click.option("--to", "new_ref", required=True, metavar="NEW", help="The changed corpus: a directory, @NAME or hash.")
+@click.option("--threshold", type=Number(SIMILARITY), default=0.8, show_default=True,
+              help="Least similarity (0..1) of the nearest passage for a quote that no longer resolves to be "
+                   "proposed as its edit; below it the entry is gone.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where the proposed judgments go (default: FILE.rebased.jsonl beside FILE; never FILE itself).")
+@click.option("--force", is_flag=True, help="Replace --out when it exists.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the report, every entry, as JSON to this file.")
+@click.option("--check", "check_only", is_flag=True, help="Report only: write no proposal (for CI).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@max_file_option
+@warehouse_option
+def judgments_rebase(judgments_path, old_ref, new_ref, threshold, out_path, force, report_path, check_only, fmt,
+                     max_file_mb, warehouse_path):
+    """Carry a golden set to a changed corpus: classify every gold entry (unchanged, moved, edited, gone) and
+    write a proposed judgments file for review; FILE itself is never written.
+
+    Exit code 0 when the proposal equals FILE (every entry unchanged, or moved within its own document), 9 when
+    an entry moved to another document, was edited or is gone (the proposal needs review), 3 when FILE does not
+    resolve against OLD."""
+    import json
+
+    from assay.corpus import file_limit
+    from assay.judgments import rebase as rb
+    from assay.pipelines import load_config
+    from assay.pipelines import max_file_mb as configured_limit
+    from assay.warehouse import Warehouse
+
+    wh = Warehouse.brief(warehouse_path)
+    with file_limit(configured_limit(load_config(None), max_file_mb)):
+        old = rb.open_corpus(old_ref, lambda: wh, "--from")
+        new = rb.open_corpus(new_ref, lambda: wh, "--to")
+    result = rb.rebase(judgments_path, old, new, threshold)
+    out = None if check_only else (out_path or rb.default_out(judgments_path))
+    if out is not None:
+        size = rb.write_proposal(result, out, force)
+    report = result.report(out)
+    if report_path is not None:
+        _emit(json.dumps(report, indent=2, ensure_ascii=False) + "\n", report_path)
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        click.echo(rb.render(result), nl=False)
+    if out is not None:
+        total = len(result.judgments.judgments)
+        left_out = {d["query_id"] for d in result.dropped}
+        reviewed = len({o.query_id for o in result.outcomes if o.changes_entry} - left_out)
+        _progress(f"wrote {out} ({size} bytes): {total - len(left_out)} of {total} questions, {reviewed} marked with "
+                  "a review field" + (f"; review it, then replace {judgments_path} with it" if result.needs_review
+                                      else ""))
+    if result.needs_review:
+        sys.exit(9)
 
 
 def _stdin_is_terminal() -> bool:

@@ -143,12 +143,11 @@ def import_judgments(warehouse, queries, qrels, name: str, corpus_hash: str, sou
     warehouse._insert("judgment_gold", ["judgments_hash", "query_id", "gold_idx", "doc_id", "quote", "grade"],
                       [(h, qid, i, d, None, g) for qid, i, d, g in gold_rows])
     non_relevant_only -= set(gold)
-    left_out.sort()
     empty = set(empty_documents)
     return {"judgments": "@" + name, "judgments_hash": h, "queries": len(query_rows), "gold_entries": len(gold_rows),
             "judged_non_relevant": judged_non_relevant, "qrels": source, "queries_read": len(texts) + len(left_out),
-            "queries_left_out": left_out,
-            "left_out_non_relevant_only": sorted(q for q in left_out if q in non_relevant_only),
+            "queries_left_out": left_out,  # in the order of the queries file
+            "left_out_non_relevant_only": [q for q in left_out if q in non_relevant_only],
             "empty_judged": sorted(d for d in docs if d in empty)}
 
 

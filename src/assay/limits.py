@@ -64,6 +64,7 @@ WEIGHT = Range(float, 0.0, 1_000_000.0)  # each of weights.bm25, weights.dense
 # Options of one command only.
 ALPHA = Range(float, 0.0, 1.0, low_open=True, high_open=True)
 TOLERANCE = Range(float, 0.0, 1.0)
+SIMILARITY = Range(float, 0.0, 1.0, low_open=True)  # judgments rebase --threshold: 0 would take any passage
 BUDGET = _int(1)
 K = _int(1)
 GRADE = _int(1)  # a gold entry's relevance grade (assay judgments add --grade)

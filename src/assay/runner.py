@@ -209,6 +209,9 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     judgments = stored_judgments(get_wh(), judgments_path) if is_ref(judgments_path) else load_judgments(judgments_path)
     corpus = (stored_corpus(get_wh(), corpus_dir) if is_ref(corpus_dir)
               else load_corpus(corpus_dir, max_file_mb(project, options.max_file_mb)))
+    from assay.judgments.drift import warn_of_drift
+
+    warn_of_drift(get_wh(), judgments, corpus, say)  # before resolving: most useful when a quote no longer does
     gold = resolve_gold(judgments, corpus)
     say(f"resolved {len(gold)} gold entries for {len(judgments.judgments)} questions "
         f"against {len(corpus.documents)} documents")

@@ -113,11 +113,13 @@ def _no_answer_summary(pipeline, judgments, lints: list[Lint]) -> str:
 
 
 def check(judgments_path, corpus_dir, verbose: bool = False, pipeline: str = "bm25",
-          config_path=None) -> tuple[str, int]:
+          config_path=None, warehouse=None, say=None) -> tuple[str, int]:
     """The check's text and the number of lints. Raises JudgmentsError when the file is invalid.
 
     ``pipeline`` is resolved as `assay run` resolves it (built-in or from assay.toml at
-    ``config_path``); its BM25 analyzer settings are the ones the lints use.
+    ``config_path``); its BM25 analyzer settings are the ones the lints use. With a ``warehouse``,
+    ``say`` gets a ``note:`` line when the corpus differs from the one the file last ran against
+    (``assay.judgments.drift``), before any quote is resolved.
     """
     from assay.pipelines import load_config, resolve_pipeline
     from assay.retrieval.bm25 import AnalyzerOptions, build_analyzer
@@ -126,6 +128,10 @@ def check(judgments_path, corpus_dir, verbose: bool = False, pipeline: str = "bm
     s = resolved.settings
     judgments = load_judgments(judgments_path)
     corpus = load_corpus(corpus_dir)
+    if say is not None:
+        from assay.judgments.drift import warn_of_drift
+
+        warn_of_drift(warehouse, judgments, corpus, say)
     gold = resolve_gold(judgments, corpus)
     analyzer = build_analyzer(AnalyzerOptions(s["lowercase"], s["stopwords"], s["stemming"]))
     lints, competition = lint(judgments, corpus, gold, analyzer, lexical=s["lexical"])
