@@ -44,10 +44,10 @@ def test_ingest_bad_file_names_it_and_writes_nothing(runner, wh, tmp_path):
     corpus = tmp_path / "c"
     corpus.mkdir()
     (corpus / "good.md").write_text("fine text\n")
-    (corpus / "bad.txt").write_bytes(b"caf\xe9\n")
+    (corpus / "bad.txt").write_bytes(b"caf\x00\n")
     result = invoke(runner, "ingest", corpus, "--warehouse", wh)
     assert result.exit_code == 1
-    assert "bad.txt: not valid UTF-8" in result.stderr
+    assert "bad.txt: looks binary (contains NUL bytes)" in result.stderr
     assert not (tmp_path / "w.duckdb").exists()
 
 

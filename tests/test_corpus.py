@@ -49,7 +49,7 @@ def test_ingests_every_supported_extension_under_nested_dirs(corpus_dir):
     assert docs["b.txt"].text == "Plain text.\n"
     assert docs["sub/c.rst"].text == "Title\n=====\n\nBody.\n"
     assert docs["sub/deep/d.html"].text == "Hello web.\n"
-    assert set(EXTENSIONS) == {".md", ".txt", ".rst", ".html"}
+    assert set(EXTENSIONS) == {".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf", ".docx"}
 
 
 def test_load_corpus_accepts_a_string_path(corpus_dir):
@@ -66,7 +66,7 @@ def test_doc_ids_are_forward_slash_paths_sorted_as_utf8_bytes(tmp_path):
     assert all("\\" not in i and not i.startswith("/") for i in ids)
 
 
-def test_other_extensions_and_hidden_files_and_dirs_are_skipped(tmp_path):
+def test_other_extensions_and_hidden_files_and_dirs_are_skipped_and_listed(tmp_path):
     root = tmp_path / "c"
     write(root, "keep.md", "kept\n")
     for rel in ["code.py", "data.json", "README", "notes.md.bak", "md", "image.png",
@@ -75,6 +75,13 @@ def test_other_extensions_and_hidden_files_and_dirs_are_skipped(tmp_path):
     corpus = load_corpus(root)
     assert [d.doc_id for d in corpus.documents] == ["keep.md"]
     assert [p.relative_to(root).as_posix() for p in corpus_files(root)] == ["keep.md"]
+    listed = {s.path: (s.extension, s.reason.split(" (")[0].split(":")[0]) for s in corpus.skipped}
+    assert listed == {  # a hidden directory once, not walked
+        ".cache/": ("", "hidden"), ".git/": ("", "hidden"), ".hidden.md": (".md", "hidden"),
+        "README": ("", "no extension"), "code.py": (".py", "not a format assay reads"),
+        "data.json": (".json", "not a format assay reads"), "image.png": (".png", "not a format assay reads"),
+        "md": ("", "no extension"), "notes.md.bak": (".bak", "not a format assay reads"),
+        "sub/.secret.txt": (".txt", "hidden")}
 
 
 def test_extension_match_ignores_case_and_uppercase_html_is_reduced_to_text(tmp_path):
@@ -226,16 +233,9 @@ def load_error(root) -> str:
 
 
 @pytest.mark.parametrize("name, content, says", [
-    ("latin1.md", b"caf\xe9 au lait\n", "not valid UTF-8 (byte 3)"),
-    ("empty.txt", b"", "file is empty"),
-    ("blank.md", b"  \n\t\r\n \n", "file is empty"),
-    ("bom-only.md", b"\xef\xbb\xbf", "file is empty"),
-    ("nbsp-only.md", "\u00a0\u3000\n".encode("utf-8"), "file is empty"),
+    ("bad-bom.txt", b"\xff\xfe\x00\xd8", "starts with a UTF-16 byte order mark but is not valid UTF-16"),
     ("binary.txt", b"PK\x03\x04\x00\x00binary", "looks binary (contains NUL bytes)"),
     ("nul.md", b"text\x00", "looks binary"),
-    ("invisible.html", b"<html><head><title>Only a title</title></head><body><script>x()</script></body></html>",
-     "HTML has no visible text"),
-    ("spaces.html", b"<p> &nbsp; </p><div>\n</div>", "HTML has no visible text"),
 ])
 def test_a_bad_file_fails_the_load_naming_the_file(tmp_path, name, content, says):
     root = tmp_path / "c"
@@ -247,10 +247,25 @@ def test_a_bad_file_fails_the_load_naming_the_file(tmp_path, name, content, says
     assert "good.md" not in message
 
 
+@pytest.mark.parametrize("name, content", [
+    ("empty.txt", b""), ("blank.md", b"  \n\t\r\n \n"), ("bom-only.md", b"\xef\xbb\xbf"),
+    ("nbsp-only.md", "\u00a0\u3000\n".encode("utf-8")),
+    ("invisible.html", b"<html><head><title>Only a title</title></head><body><script>x()</script></body></html>"),
+    ("spaces.html", b"<p> &nbsp; </p><div>\n</div>"),
+])
+def test_a_file_without_text_is_kept_as_an_empty_document(tmp_path, name, content):
+    root = tmp_path / "c"
+    write(root, "good.md", "fine\n")
+    write(root, f"sub/{name}", content)
+    doc = load_corpus(root).by_id()[f"sub/{name}"]
+    assert doc.empty and doc.byte_size == len(content)
+
+
 def test_several_bad_files_are_all_reported_in_one_error(tmp_path):
     root = tmp_path / "c"
     write(root, "good.md", "fine\n")
-    bad = [write(root, "a.md", b""), write(root, "b/latin1.txt", b"\xff\xfe"), write(root, "c.html", b"<style>x</style>")]
+    bad = [write(root, "a.md", b"x\x00"), write(root, "b/broken.pdf", b"%PDF-1.4 not really"),
+           write(root, "c.docx", b"not a zip")]
     message = load_error(root)
     assert message.startswith("3 corpus file(s) cannot be ingested:")
     lines = message.splitlines()[1:]
@@ -280,5 +295,7 @@ def test_directory_without_corpus_files(tmp_path):
     write(root, ".hidden.md", "x\n")
     (root / "emptydir").mkdir()
     message = load_error(root)
-    assert message == f"{root}: no .md, .txt, .rst, .html files found"
-    assert load_error(tmp_path / "c" / "emptydir").startswith(f"{root / 'emptydir'}: no ")
+    assert message == (f"{root}: no .md, .markdown, .txt, .rst, .html, .htm, .pdf, .docx files found (not read: "
+                       ".hidden.md: hidden (the name starts with a dot); code.py: not a format assay reads (it "
+                       "reads .md, .markdown, .txt, .rst, .html, .htm, .pdf, .docx))")
+    assert load_error(tmp_path / "c" / "emptydir") == f"{root / 'emptydir'}: no .md, .markdown, .txt, .rst, .html, .htm, .pdf, .docx files found"

@@ -2,6 +2,7 @@
 exactly the columns it lists, a plain DuckDB client (no assay code) reads each one and finds rows, and every
 table and view in the file is listed. The BI views agree with assay's own figures."""
 
+import json
 import os
 import re
 import sys
@@ -19,7 +20,9 @@ from assay.warehouse import Warehouse
 from conftest import DEMO, ROOT
 
 sys.path.insert(0, str(Path(__file__).parent / "answer"))
+sys.path.insert(0, str(Path(__file__).parent / "corpus"))
 from chat_server import ChatServer, content, tool_call  # noqa: E402
+from documents import report_pdf  # noqa: E402
 
 DOC = ROOT / "docs" / "warehouse.md"
 
@@ -71,6 +74,15 @@ def full(tmp_path_factory):
     out = CliRunner().invoke(cli, ["sweep", "--corpus", str(corpus), "--judgments", str(judgments), "--chunker",
                                    "document", "--warehouse", str(path)])
     assert out.exit_code == 0, out.output
+    # a PDF (pages of its chunks, hits, gold and citations) beside a file that is not read
+    pdfs = tmp / "pdfs"
+    report_pdf(pdfs / "report.pdf")
+    (pdfs / "figure.png").write_bytes(b"\x89PNG\r\n")
+    paged = tmp / "paged.jsonl"
+    paged.write_text(json.dumps({"query_id": "columns", "query": "where does the right column start",
+                                 "category": "normal", "form": "match", "hard_class": "normal",
+                                 "gold": [{"doc": "report.pdf", "quote": "The right column starts after"}]}) + "\n")
+    run(Warehouse.brief(path), pdfs, paged, RunOptions("bm25", chunk_size=120, generator="extractive"))
     return path, demo.run_id
 
 

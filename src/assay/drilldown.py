@@ -1,5 +1,6 @@
 """One question of a run end to end, and every question of a run in one row each: what `assay show` and the
-HTML report's question table and drill-down read.
+HTML report's question table and drill-down read. Every gold entry and hit names its pages in a paged
+document (PDF): ``page`` (where it starts) and ``pages`` (every page it lies on); None and [] elsewhere.
 
 A hit's text is its chunk's text, which is always the span ``[start_char, end_char)`` of its document's text:
 a whole-document result is the chunk ``<doc_id>#0-<length>`` and an external retriever's span is a chunk of
@@ -81,6 +82,18 @@ def question_details(source, run_id: str, depth: int = DEFAULT_DEPTH) -> dict[st
     return _details(source, run_id, None, depth)
 
 
+def _pages(row: dict) -> dict:
+    """``page`` (the first page a span lies on; None in a document without pages) and ``pages`` (every page
+    it lies on, in order; [] without pages), from a row's first_page and last_page."""
+    first, last = row.pop("first_page", None), row.pop("last_page", None)
+    return {"page": first, "pages": [] if first is None else list(range(first, last + 1))}
+
+
+def _paged(row: dict) -> dict:
+    pages = _pages(row)
+    return {**row, **pages}
+
+
 def _by_query(rows: list[dict]) -> dict[str, list[dict]]:
     grouped: dict[str, list[dict]] = {}
     for row in rows:
@@ -95,7 +108,7 @@ def _details(source, run_id: str, query_id: str | None, depth: int) -> dict[str,
     questions = _rows(source, "question", **one)
     if not questions:
         return {}
-    gold = _by_query(_rows(source, "gold", **one))
+    gold = _by_query([_paged(row) for row in _rows(source, "gold", **one)])
     stages = _stages(source, one, depth)
     answers = _answers(source, one)
     details = {}
@@ -122,7 +135,7 @@ def _stages(source, one: dict, depth: int) -> dict[str, list[dict]]:
             "rank": h["rank"], "chunk_id": h["chunk_id"], "doc_id": h["doc_id"], "score": h["score"],
             "start_char": h["start_char"], "end_char": h["end_char"], "text": h["text"],
             "relevant": bool(hit_marks), "grade": h["grade"], "marks": hit_marks,
-            "beyond_depth": bool(h["beyond_depth"])})
+            "beyond_depth": bool(h["beyond_depth"]), **_pages(h)})
     stages: dict[str, list[dict]] = {}
     for s in _rows(source, "stages", **one):
         s["hits"] = hits.get((s["query_id"], s["stage"]), [])

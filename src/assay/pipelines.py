@@ -17,6 +17,12 @@ assay.toml (all tables optional):
 
     [measures]
     dir = "my_measures"        # more measure files, relative to assay.toml (assay.metrics.registry)
+
+    [corpus]                   # how a corpus directory is read (assay.corpus.options); flags replace these
+    include = ["docs/**"]      # only files matching one of these globs
+    exclude = ["*.bak.md"]     # never files matching one of these
+    encoding = "cp1252"        # for files that are not UTF-8 (default: detected)
+    extensionless = true       # read files without an extension as plain text
 """
 
 from __future__ import annotations
@@ -103,10 +109,10 @@ def load_config(path: Path | None) -> dict:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); assay.toml must be UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    unknown = set(data) - {"run", "pipelines", "gate", "ablate", "sweep", "lake", "measures"}
+    unknown = set(data) - {"run", "pipelines", "gate", "ablate", "sweep", "lake", "measures", "corpus"}
     if unknown:
         raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; "
-                          "allowed: run, pipelines, gate, ablate, sweep, lake, measures")
+                          "allowed: run, pipelines, gate, ablate, sweep, lake, measures, corpus")
     for key, value in data.items():
         if not isinstance(value, dict):
             raise ConfigError(f"{path}: {key} must be a table ([{key}]), not {type(value).__name__}")
@@ -119,6 +125,10 @@ def load_config(path: Path | None) -> dict:
             raise ConfigError(f"{path}: [measures] has unknown setting {key!r}; allowed: dir")
         if not isinstance(value, str) or not value:
             raise ConfigError(f"{path}: [measures] dir must be a directory path (a string), not {value!r}")
+    if "corpus" in data:
+        from assay.corpus.options import check_config
+
+        check_config(path, data["corpus"])
     for key, value in data.get("run", {}).items():
         if key not in RUN_DEFAULTS and key not in RUN_READING:
             raise ConfigError(f"{path}: [run] has unknown setting {key!r}; "

@@ -1,7 +1,7 @@
 """`assay show`: one question of a run in the terminal, from ``drilldown.question_detail``.
 
 The question and its labels, its gold quotes, where it was lost, then each stage (pipeline order, final last)
-with its ranked chunks and their text, the gold span marked inside the text, and the answer where an answer
+with its ranked chunks and their text (with the page, "p. 3" or "pp. 3-4", of each gold entry and hit in a PDF), the gold span marked inside the text, and the answer where an answer
 stage ran. On a terminal the gold span is styled; anywhere else (a pipe, a CI log, a README transcript) it is
 written between ``[[`` and ``]]``. Every stored string passes through ``escape.terminal`` and is printed as a
 rich ``Text``, never as markup: a chunk holding ``[bold]`` or an ANSI escape shows as the characters it is.
@@ -97,6 +97,15 @@ def _line(*parts: str):
     return Text("".join(parts))
 
 
+def page_label(span: dict, before: str = "") -> str:
+    """"p. 3" or "pp. 3-4" for a span of a paged document (its drill-down ``pages``), after ``before``; ""
+    for a span of a document without pages."""
+    pages = span.get("pages") or []
+    if not pages:
+        return ""
+    return before + (f"p. {pages[0]}" if len(pages) == 1 else f"pp. {pages[0]}-{pages[-1]}")
+
+
 def _score(value) -> str:
     return "-" if value is None else f"{value:.3f}"
 
@@ -129,8 +138,8 @@ def render(detail: dict, out=None) -> None:
     say(_line("gold:" if detail["gold"] else "gold: none (no passage answers it)"))
     for g in detail["gold"]:
         quote = "the whole document" if g["quote"] is None else f'"{t(_WHITESPACE.sub(" ", g["quote"]))}"'
-        say(_line(f"{g['gold_idx']}  {t(g['doc_id'])} [{g['start_char']}, {g['end_char']})  grade {g['grade']}  "
-                  f"{quote}"), 2)
+        say(_line(f"{g['gold_idx']}  {t(g['doc_id'])} [{g['start_char']}, {g['end_char']}){page_label(g, '  ')}  "
+                  f"grade {g['grade']}  {quote}"), 2)
     say(_line(_where(detail)))
     for stage in detail["stages"]:
         _stage(stage, say, styled, bool(detail["gold"]))
@@ -165,7 +174,7 @@ def _stage(stage: dict, say, styled: bool, has_gold: bool) -> None:
             relevance = f"  relevant: gold {golds}, grade {hit['grade']}"
         below = "  (below the depth: the stage's first relevant hit)" if hit.get("beyond_depth") else ""
         say(_line(f"{hit['rank']:>3}  {_score(hit['score'])}  {terminal(hit['doc_id'])}  "
-                  f"{terminal(hit['chunk_id'])}{relevance}{below}"), 2)
+                  f"{terminal(hit['chunk_id'])}{page_label(hit, '  ')}{relevance}{below}"), 2)
         say(marked_text(hit["text"] or "", hit["marks"], styled), 7)
 
 

@@ -371,17 +371,30 @@ class Warehouse:
         return self.con.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}", params).fetchall()[0][0] > 0
 
     def write_corpus(self, corpus) -> bool:
-        """Store a corpus unless its hash is already there. Returns whether rows were written."""
-        if self._exists("corpora", "corpus_hash = ?", [corpus.corpus_hash]):
+        """Store a corpus unless its hash is already there. Returns whether documents were written. A corpus
+        read from a directory (``skipped`` not None) replaces the stored list of files not read either way:
+        files that are not read do not change the hash, so the latest reading says what the directory holds."""
+        h = corpus.corpus_hash
+        if corpus.skipped is not None:
+            self.con.execute("DELETE FROM corpus_skipped WHERE corpus_hash = ?", [h])
+            self._insert("corpus_skipped", ["corpus_hash", "path", "extension", "reason"],
+                         [(h, s.path, s.extension, s.reason) for s in corpus.skipped])
+        if self._exists("corpora", "corpus_hash = ?", [h]):
             return False
         self._insert(
-            "corpora", ["corpus_hash", "root", "n_documents", "total_bytes", "ingested_at"],
-            [(corpus.corpus_hash, str(corpus.root), len(corpus.documents),
-              sum(d.byte_size for d in corpus.documents), _now())],
+            "corpora", ["corpus_hash", "root", "n_documents", "total_bytes", "ingested_at", "readers"],
+            [(h, str(corpus.root), len(corpus.documents), sum(d.byte_size for d in corpus.documents), _now(),
+              canonical_json(corpus.readers) if corpus.readers else None)],
         )
         self._insert(
-            "documents", ["corpus_hash", "doc_id", "text", "byte_size", "sha256"],
-            [(corpus.corpus_hash, d.doc_id, d.text, d.byte_size, d.sha256) for d in corpus.documents],
+            "documents", ["corpus_hash", "doc_id", "text", "byte_size", "sha256", "format", "encoding",
+                          "encoding_source"],
+            [(h, d.doc_id, d.text, d.byte_size, d.sha256, d.format, d.encoding, d.encoding_source)
+             for d in corpus.documents],
+        )
+        self._insert(
+            "document_pages", ["corpus_hash", "doc_id", "page", "start_char", "end_char"],
+            [(h, d.doc_id, i, start, end) for d in corpus.documents for i, (start, end) in enumerate(d.pages, 1)],
         )
         return True
 

@@ -170,8 +170,11 @@ def test_a_document_not_in_the_corpus(tmp_path):
     records = [rec("q1", {"doc": "b.md"}), rec("q2", ("dir/a.md", "text")), rec("q3", ("notes.py", "code")),
                rec("q4", (".hidden.md", "hidden"))]
     judgments, corpus = setup(tmp_path, docs, records)
+    not_read = {"notes.py": ": the file is there but was not read (not a format assay reads (it reads .md, "
+                            ".markdown, .txt, .rst, .html, .htm, .pdf, .docx))",
+                ".hidden.md": ": the file is there but was not read (hidden (the name starts with a dot))"}
     assert resolve_problems(judgments, corpus).problems == [
-        f"{judgments.path}:{i} (query q{i}): document {doc!r} is not in the corpus {corpus.root}"
+        f"{judgments.path}:{i} (query q{i}): document {doc!r} is not in the corpus {corpus.root}{not_read.get(doc, '')}"
         for i, doc in enumerate(["b.md", "dir/a.md", "notes.py", ".hidden.md"], start=1)]
 
 

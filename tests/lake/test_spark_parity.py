@@ -39,6 +39,7 @@ def invoke(*args):
 SHARED_ROWS = {
     "corpora": "t.corpus_hash = r.corpus_hash",
     "documents": "t.corpus_hash = r.corpus_hash",
+    "document_pages": "t.corpus_hash = r.corpus_hash",
     "chunk_sets": "t.chunk_set = r.chunk_set",
     "chunks": "t.chunk_set = r.chunk_set",
     "judgment_sets": "t.judgments_hash = r.judgments_hash",

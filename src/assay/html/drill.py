@@ -1,9 +1,11 @@
 """One question end to end as HTML: its gold quotes, each stage's ranked chunks with the gold spans marked in
-their text, and its answer. Reads ``assay.drilldown.question_detail``; every stored string is escaped here."""
+their text (each gold entry and hit of a PDF with its page), and its answer. Reads
+``assay.drilldown.question_detail``; every stored string is escaped here."""
 
 from __future__ import annotations
 
 from assay.html.page import attr, e
+from assay.show import page_label
 
 DEPTH = 5  # hits shown per stage; the stage's first relevant hit is added when it ranks lower
 
@@ -43,7 +45,8 @@ def hit_item(hit: dict, shown_at: tuple[str, int] | None = None, brief: bool = F
     grade = f" · gold grade {hit['grade']}" if hit["relevant"] and hit["grade"] is not None else ""
     grade += " · in a gold document" if in_gold_doc else ""
     score = "" if hit["score"] is None else f" · score {hit['score']:.4g}"
-    meta = f"<b>#{hit['rank']}</b> <small><code>{e(hit['chunk_id'])}</code>{score}{grade}</small>"
+    page = f' &middot; <span class="page">{page_label(hit)}</span>' if hit.get("pages") else ""
+    meta = f"<b>#{hit['rank']}</b> <small><code>{e(hit['chunk_id'])}</code>{page}{score}{grade}</small>"
     if shown_at is None:
         body = f'<div class="text">{marked(hit["text"], hit["marks"])}</div>'
     elif brief:
@@ -81,6 +84,8 @@ def stage_block(stage: dict, same_as: str | None = None, seen: dict | None = Non
 
 def gold_block(entry: dict) -> str:
     where = f'{e(entry["doc_id"])} [{entry["start_char"]}, {entry["end_char"]})'
+    if entry.get("pages"):
+        where += f' &middot; <span class="page">{page_label(entry)}</span>'
     grade = "" if entry.get("grade") is None else f" &middot; grade {entry['grade']}"
     quote = (f'<span class="quote">{e(entry["quote"])}</span>' if entry["quote"] is not None
              else '<span class="quote whole muted">(the whole document)</span>')

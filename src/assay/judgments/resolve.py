@@ -136,6 +136,16 @@ def ambiguous_message(text: str, quote: str, doc_id: str, found: list[tuple[int,
             f"lines {lines}); lengthen it until it is unique: {quote!r}")
 
 
+def _why_not_read(corpus: Corpus, doc_id: str) -> str:
+    """Why a file of the corpus directory was not read, when it was there (``Corpus.skipped``)."""
+    skipped = next((s for s in corpus.skipped or ()
+                    if s.path == doc_id or (s.path.endswith("/") and doc_id.startswith(s.path))), None)
+    if skipped is None:
+        return ""
+    what = "the file is there" if skipped.path == doc_id else f"it lies under {skipped.path}, which is there"
+    return f": {what} but was not read ({skipped.reason})"
+
+
 def resolve_gold(judgments: JudgmentSet, corpus: Corpus) -> list[GoldSpan]:
     """Resolve every gold entry to a span, or raise one error listing every failure."""
     docs = corpus.by_id()
@@ -146,10 +156,16 @@ def resolve_gold(judgments: JudgmentSet, corpus: Corpus) -> list[GoldSpan]:
         for idx, entry in enumerate(j.gold):
             doc = docs.get(entry.doc)
             if doc is None:
-                problems.append(f"{where}: document {entry.doc!r} is not in the corpus {corpus.root}")
+                problems.append(f"{where}: document {entry.doc!r} is not in the corpus {corpus.root}"
+                                + _why_not_read(corpus, entry.doc))
                 continue
             if entry.quote is None:
                 spans.append(GoldSpan(j.query_id, idx, entry.doc, None, entry.grade, 0, len(doc.text)))
+                continue
+            if not doc.text.strip():
+                problems.append(f"{where}: {entry.doc} is empty (no text to quote; the corpus keeps it so it can "
+                                f"be judged whole): drop the quote to judge the whole document, or give the file "
+                                f"text: {entry.quote!r}")
                 continue
             found = find_quote(doc.text, entry.quote, entry.doc)
             if not found:

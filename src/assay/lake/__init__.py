@@ -66,6 +66,7 @@ RUN_TABLES = ("runs", "run_queries", "hits", "run_stages", "stage_latency", "mea
 SHARED_KEYS = {
     "corpora": ("corpus_hash",),
     "documents": ("corpus_hash", "doc_id"),
+    "document_pages": ("corpus_hash", "doc_id", "page"),
     "chunk_sets": ("chunk_set",),
     "chunks": ("chunk_set", "chunk_id"),
     "judgment_sets": ("judgments_hash",),
