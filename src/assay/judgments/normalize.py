@@ -52,7 +52,8 @@ _PRESENTATION_TAGS = {"<compat>", "<font>", "<wide>", "<narrow>", "<small>", "<n
                       "<initial>", "<medial>", "<final>", "<isolated>"}
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _SOFT_HYPHEN_AT_LINE_END = re.compile(r"[^\S\n]*\n")
-_LINE_END_HYPHEN = re.compile(r"(?<=[^\W\d_])([-\u00ad])[^\S\n]*\n[^\S\n]*(?=([^\W\d_]))")
+# the hyphen first, so the scan skips to hyphens; then the letter before it
+_LINE_END_HYPHEN = re.compile(r"([-\u00ad])(?<=[^\W\d_][-\u00ad])[^\S\n]*\n[^\S\n]*(?=([^\W\d_]))")
 _WHITESPACE = re.compile(r"\s{2,}|[^\S ]")
 
 
@@ -80,22 +81,24 @@ def fold_char(ch: str) -> str | None:
     return folded
 
 
+def _fold_string(text: str) -> str:
+    return "".join(c if fold_char(c) is None else fold_char(c) for c in text)
+
+
 def _character_edits(text: str) -> list[tuple[int, int, str]]:
     edits: list[tuple[int, int, str]] = []
     for run in _NON_ASCII.finditer(text):
         i, end = run.start(), run.end()
         while i < end:
             ch = text[i]
-            if unicodedata.combining(ch):
-                i += 1  # a mark with no base in this run: its base is ASCII, just before the run
-                if i - 1 == run.start() and i - 1 > 0 and not text[i - 2].isspace():
-                    j = i
-                    while j < end and unicodedata.combining(text[j]):
-                        j += 1
-                    _compose(text, i - 2, j, edits)
-                    i = j
-                continue
             j = i + 1
+            if unicodedata.combining(ch):
+                while j < end and unicodedata.combining(text[j]):
+                    j += 1
+                if i == run.start() and i > 0 and not text[i - 1].isspace():
+                    _compose(text, i - 1, j, edits)  # the marks' base is the ASCII letter before the run
+                i = j
+                continue
             while j < end and unicodedata.combining(text[j]):
                 j += 1
             if j > i + 1:
@@ -214,8 +217,7 @@ def normalize(text: str, syntax: str | None = None, rendered: bool = False,
         if syntax:
             structure = _merge(structure, markup_edits(current, syntax))
             # an entity (&rsquo;) is replaced by its character, which is folded as any other
-            structure = [(a, b, "".join(c if fold_char(c) is None else fold_char(c) for c in r))
-                         for a, b, r in structure]
+            structure = [(a, b, _fold_string(r) if r else r) for a, b, r in structure]
         if structure:
             layers.append(Rewrite(current, structure))
             current = layers[-1].text
@@ -235,18 +237,14 @@ def _merge(first: list, second: list) -> list:
     return merged
 
 
-def has_line_end_hyphens(text: str) -> bool:
-    return _LINE_END_HYPHEN.search(text) is not None
-
-
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=32)  # a view of a 1 MB document holds about 10 MB
 def views(text: str, syntax: str | None = None) -> tuple[View, ...]:
     """The views of a document: plain; and rendered, when it has markup syntax or line-end hyphens.
 
     Cached by text (a str caches its hash): resolving many quotes in one document normalises it once.
     """
     folded = _folded(text)
-    breaks = has_line_end_hyphens(folded.text if folded is not None else text)
+    breaks = _LINE_END_HYPHEN.search(folded.text if folded is not None else text) is not None
     found = [normalize(text, syntax, _folded_layer=folded)]
     if syntax or breaks:
         found.append(normalize(text, syntax, rendered=True, _folded_layer=folded))
