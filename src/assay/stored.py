@@ -32,6 +32,21 @@ def stored_corpus(warehouse, ref: str) -> Corpus:
     return corpus_by_hash(warehouse, rows[0][0], Path(str(ref)))
 
 
+def corpus_by_prefix(warehouse, prefix: str) -> Corpus:
+    """A stored corpus by its hash or a prefix of it (the 12 digits runs print): what a corpus directory held
+    when a run read it, after the directory changed."""
+    rows = warehouse.con.execute("SELECT corpus_hash, root FROM corpora WHERE starts_with(corpus_hash, ?) "
+                                 "ORDER BY corpus_hash", [prefix.lower()]).fetchall()
+    if not rows:
+        raise CorpusError(f"no stored corpus has a hash starting {prefix} in {warehouse.path}; `assay runs` lists "
+                          "the corpus of each run")
+    if len(rows) > 1:
+        raise CorpusError(f"{len(rows)} stored corpora have a hash starting {prefix} "
+                          f"({', '.join(h[:16] for h, _ in rows[:5])}); give more digits")
+    corpus_hash, root = rows[0]
+    return corpus_by_hash(warehouse, corpus_hash, Path(f"{root}, as stored"))
+
+
 def corpus_by_hash(warehouse, corpus_hash: str, root: Path | None = None) -> Corpus:
     """A corpus as the warehouse holds it (every ingested or imported corpus is stored whole)."""
     import json
