@@ -133,6 +133,7 @@ def test_markup_is_skipped_by_extension(doc_id, syntax):
     ("see [the docs](https://x.org/a_(b) \"Title\") and ![a chart](c.png)", "see the docs and a chart"),
     ("a [reference][ref] link", "a reference link"),
     ("mail <https://x.org/p> or <me@x.org>", "mail https://x.org/p or me@x.org"),
+    ("<https://x.org/_a_/*b*> and _c_", "https://x.org/_a_/*b* and c"),
     ("an <b>inline</b> tag<br/> and <!-- a comment -->text", "an inline tag and text"),
     ("escaped \\*stars\\* and \\_under\\_", "escaped *stars* and _under_"),
     ("AT&amp;T &ldquo;quoted&rdquo; &#8212; dash", "AT&T \"quoted\" - dash"),

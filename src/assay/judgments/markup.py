@@ -234,6 +234,7 @@ def _markdown(marks: _Marks) -> None:
     for m in _AUTOLINK.finditer(text):
         if marks.clear(m.start(), m.end()):
             marks.mark(m.start(), m.start() + 1)
+            marks.mark(m.start(1), m.end(1), _LITERAL)  # an address is shown as it is: no emphasis in it
             marks.mark(m.end() - 1, m.end())
     _escapes(marks)
     for m in _LINK.finditer(text):
