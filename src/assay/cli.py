@@ -1193,6 +1193,7 @@ def _unreviewed(judgments) -> None:
 @click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also resolve every quote against this corpus; nothing is written unless all resolve.")
 @max_file_option
+@corpus_options
 def judgments_fmt(judgments_paths, check, corpus_dir, max_file_mb):
     """Sort judgments files by query_id and lay out every line one way, after checking each parses.
 
@@ -1254,6 +1255,7 @@ def judgments_fmt(judgments_paths, check, corpus_dir, max_file_mb):
               help="For a no_answer question (and implies it): near_miss, out_of_corpus or under_specified.")
 @click.option("--notes", default=None, help="Free text kept with the question.")
 @max_file_option
+@corpus_options
 def judgments_add(judgments_path, corpus_dir, max_file_mb, **given):
     """Add a question, or another gold entry of one, checked and resolved now, in query_id order.
 
@@ -1364,6 +1366,7 @@ def _ask(field: str, addition, corpus) -> None:
 @click.option("--min-interval", "min_interval_s", type=setting("min_interval_s"), default=0.0, show_default=True,
               help="Minimum seconds between request starts.")
 @max_file_option
+@corpus_options
 def judgments_draft(corpus_dir, generator, model, base_url, api_key_env, count, seed, id_prefix, out_path, force,
                     timeout_s, min_interval_s, max_file_mb):
     """Draft questions with quotes from sampled passages through a chat model; keep those whose quote occurs

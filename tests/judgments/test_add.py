@@ -180,3 +180,10 @@ def test_a_grade_below_1_is_a_usage_error(golden, corpus):
     result = add(golden, corpus, *NEW, "--grade", 0)
     assert result.exit_code == 2 and "Invalid value for '--grade'" in result.stderr
     assert golden.read_bytes() == before
+
+
+def test_the_corpus_is_read_with_the_corpus_options(golden, corpus):
+    result = add(golden, corpus, *NEW, "--exclude", "storage")
+    assert result.exit_code == 3
+    assert "document 'storage/wal.md' is not in the corpus" in result.stderr
+    assert add(golden, corpus, *NEW, "--include", "storage/**").exit_code == 0

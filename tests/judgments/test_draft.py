@@ -206,3 +206,15 @@ def test_a_bad_number_is_a_usage_error_before_any_request(tmp_path, corpus, monk
                       option, value, "--out", tmp_path / "d.jsonl"], monkeypatch)
     assert result.exit_code == 2 and server.requests == [] and not (tmp_path / "d.jsonl").exists()
     assert "Invalid value for" in result.stderr
+
+
+def test_passages_come_only_from_files_the_corpus_options_read(tmp_path, corpus, monkeypatch):
+    loaded = load_corpus(corpus)
+    s = [x for x in sample(loaded, 9, seed=0) if x.doc_id == "beta.md"][0]
+    out = tmp_path / "d.jsonl"
+    with ChatServer([reply("q", opening(corpus, s), s.form)]) as server:
+        result = run(["--corpus", corpus, "--generator", "openai", "--model", "m", "--base-url", server.url,
+                      "--api-key-env", KEY_ENV, "-n", 1, "--include", "beta.md", "--out", out], monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert "Document: beta.md\n" in server.requests[0]["body"]["messages"][1]["content"]
+    assert [e.doc for j in load_judgments(out).judgments for e in j.gold] == ["beta.md"]
