@@ -1119,6 +1119,7 @@ def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, confi
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @max_file_option
 @warehouse_option
+@corpus_options
 def judgments_rebase(judgments_path, old_ref, new_ref, threshold, out_path, force, report_path, check_only, fmt,
                      max_file_mb, warehouse_path):
     """Carry a golden set to a changed corpus: classify every gold entry (unchanged, moved, edited, gone) and
