@@ -179,6 +179,14 @@ def test_occurrences_that_differ_only_by_markup_are_ambiguous(tmp_path):
     assert find_quote(doc, "Use **fast mode**", "a.md") == [(0, 17), (25, 38)]
 
 
+def test_one_place_seen_through_two_views_counts_once():
+    # the plain view reads the source's "&", the rendered one the whole "&amp;": one place, the source's span
+    assert find_quote("AT&amp;T and more", "AT&", "a.md") == [(0, 3)]
+    assert find_quote("AT&amp;T and more", "AT&T", "a.md") == [(0, 8)]
+    # "**a" pairs its inner "*" with the last one; the quote's lone "*" is the source's second
+    assert find_quote("**ab cd ef*", "*ab cd", "a.rst") == [(1, 7)]
+
+
 def test_case_still_counts(tmp_path):
     (problem,) = problems(tmp_path, {"a.md": "The **WAL** mode.\n"}, [("a.md", "the WAL mode")])
     assert problem.startswith("quote not found in a.md: 'the WAL mode'; nearest passage")

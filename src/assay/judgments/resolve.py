@@ -85,11 +85,15 @@ def find_quote(text: str, quote: str, doc_id: str | None = None) -> list[tuple[i
     """Every [start, end) of ``text`` where the quote occurs, overlapping occurrences included.
 
     ``doc_id``: the document's id; its extension says whether Markdown or reStructuredText markup
-    is skipped. Sorted by start; an occurrence found in several views counts once.
+    is skipped. Sorted by start. One place counts once: spans that share a start or an end are one
+    occurrence seen through two views (a quote that ends on the ``&`` of ``&amp;`` reads the same
+    in the source and in the rendered text), and the first view's span (the plain one) is kept.
     """
     syntax = markup_syntax(doc_id)
     stripped = quote.strip()
-    spans: set[tuple[int, int]] = set()
+    spans: list[tuple[int, int]] = []
+    starts: set[int] = set()
+    ends: set[int] = set()
     for view in views(text, syntax):
         q = normalize(stripped, syntax, view.rendered)
         needle = q.text.strip(" ")
@@ -105,7 +109,11 @@ def find_quote(text: str, quote: str, doc_id: str | None = None) -> list[tuple[i
                 # a hyphen the quote dropped must be a line-end hyphen the view joined, nothing else
                 if all(_LINE_END_BREAK.search(text, *view.span(at + j - 1, at + j + 1)) for j in joins):
                     start, end = view.span(at, at + len(variant))
-                    spans.add(_extend(text, start, end, prefix, suffix))
+                    start, end = _extend(text, start, end, prefix, suffix)
+                    if start not in starts and end not in ends:
+                        spans.append((start, end))
+                        starts.add(start)
+                        ends.add(end)
                 at = haystack.find(variant, at + 1)
     return sorted(spans)
 
