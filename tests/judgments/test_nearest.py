@@ -59,3 +59,10 @@ def test_a_large_document_answers_quickly():
     elapsed = time.perf_counter() - started
     assert (found.start, found.end) == (target, target + len(sentence))
     assert elapsed < 2.0, elapsed
+    # a long quote: its start and end are refined one after the other, not pair by pair
+    long_passage = text[target:text.index(" ", target + 3000)]
+    started = time.perf_counter()
+    found = nearest_passage(text, long_passage[:1500] + "ZZZ" + long_passage[1503:])
+    elapsed = time.perf_counter() - started
+    assert (found.start, found.end) == (target, target + len(long_passage))
+    assert elapsed < 3.0, elapsed

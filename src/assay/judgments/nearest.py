@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from assay.judgments.markup import markup_syntax
 from assay.judgments.normalize import normalize, views
 
+MAX_SLACK = 64  # characters either side of the aligned window where a passage may start or end
+MAX_PAIRS = 400  # (start, end) pairs scored together; past it, the start and then the end
+
 
 @dataclass(frozen=True)
 class Nearest:
@@ -55,21 +58,30 @@ def _refine(view: str, quote: str, start: int, end: int) -> tuple[float, int, in
     """The best (ratio, start, end) over word boundaries near the window [start, end).
 
     Whole words only (the window itself only where there is no word boundary near, as in text
-    without spaces); ties go to the passage closest to the window.
+    without spaces); ties go to the passage closest to the window. Every pair of a start and an
+    end is tried when there are few; past ``MAX_PAIRS`` (a quote of some thousand characters,
+    where every pair would cost seconds) the start is chosen with the window's end, then the end
+    with that start.
     """
     from rapidfuzz import fuzz
 
-    slack = max(8, len(quote) // 4)
+    slack = min(max(8, len(quote) // 4), MAX_SLACK)
     starts = _boundaries(view, start - slack, start + slack, True) or [start]
     ends = _boundaries(view, end - slack, end + slack, False) or [end]
-    best, best_key = None, None
-    for s in starts:
-        for e in ends:
-            if e > s:
-                key = (fuzz.ratio(quote, view[s:e]), -abs(s - start) - abs(e - end))
-                if best_key is None or key > best_key:
-                    best, best_key = (key[0], s, e), key
-    return best if best is not None else (fuzz.ratio(quote, view[start:end]), start, end)
+
+    def best(pairs):
+        scored = [(fuzz.ratio(quote, view[s:e]), -abs(s - start) - abs(e - end), s, e) for s, e in pairs if e > s]
+        return max(scored) if scored else None
+
+    if len(starts) * len(ends) <= MAX_PAIRS:
+        found = best((s, e) for s in starts for e in ends)
+    else:
+        first = best((s, end) for s in starts)
+        chosen = first[2] if first else start
+        found = best((chosen, e) for e in ends)
+    if found is None:
+        return fuzz.ratio(quote, view[start:end]), start, end
+    return found[0], found[2], found[3]
 
 
 def nearest_passage(text: str, quote: str, doc_id: str | None = None) -> Nearest | None:
