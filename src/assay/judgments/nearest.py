@@ -5,9 +5,9 @@ RapidFuzz's ``partial_ratio_alignment`` slides a window the quote's length over 
 has the quote's length, so an edit that added or removed words leaves it cut mid-word or short;
 the window is then refined over the word boundaries near its ends, keeping the passage whose
 Indel similarity (``fuzz.ratio``: 2 * matched characters / total characters) with the quote is
-highest. The passage is located ignoring case and scored with it. Both sides are compared in the normalised view quotes resolve in
-(:mod:`assay.judgments.normalize`; rendered for Markdown and reStructuredText), so a line break,
-a curly quote or a ``**`` costs nothing.
+highest. The passage is located ignoring case and scored with it. Both sides are compared in the
+normalised view quotes resolve in (:mod:`assay.judgments.normalize`; rendered for Markdown and
+reStructuredText), so a line break, a curly quote or a ``**`` costs nothing.
 """
 
 from __future__ import annotations
