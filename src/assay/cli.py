@@ -1319,18 +1319,18 @@ class _Quote(click.ParamType):
 
     name = "quote"
 
-    def __init__(self, text: str):
-        self.text = text
+    def __init__(self, text: str, doc_id: str):
+        self.text, self.doc_id = text, doc_id  # the doc id says whether Markdown/RST markup is skipped
 
     def convert(self, value, param, ctx):
         from assay.judgments.nearest import nearest_passage
         from assay.judgments.resolve import find_quote
 
-        found = find_quote(self.text, value)
+        found = find_quote(self.text, value, self.doc_id)
         if len(found) > 1:
             self.fail(f"it occurs {len(found)} times; lengthen it until it is unique", param, ctx)
         if not found:
-            near = nearest_passage(self.text, value)
+            near = nearest_passage(self.text, value, self.doc_id)
             self.fail("not found in the document" + (f"; nearest ({near.describe()}): {near.snippet!r}"
                                                       if near else ""), param, ctx)
         return value
@@ -1341,7 +1341,7 @@ def _ask(field: str, addition, corpus) -> None:
               "quote": "quote"}
     kind = {"query_id": _QueryId(), "form": click.Choice(FORMS), "doc": _CorpusDoc(corpus)}.get(field)
     if field == "quote" and addition.doc in corpus.by_id():
-        kind = _Quote(corpus.by_id()[addition.doc].text)
+        kind = _Quote(corpus.by_id()[addition.doc].text, addition.doc)
     setattr(addition, field, click.prompt(labels[field], type=kind))
 
 

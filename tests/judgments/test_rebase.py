@@ -242,3 +242,19 @@ def test_unresolvable_judgments_error_is_a_judgments_error(setup):
     _, v2, golden = setup
     with pytest.raises(JudgmentsError):
         classify(load_judgments(golden), load_corpus(v2), load_corpus(v2))
+
+
+def test_a_quote_copied_from_rendered_markdown_rebases_as_a_run_resolves_it(tmp_path):
+    """The quote has no `**` (copied from the rendered page); the run resolves it through the Markdown view, so
+    rebase must too: unchanged when the paragraph stayed, moved when it moved, never gone."""
+    v1 = write_corpus(tmp_path / "v1", {"a.md": "Intro.\n\nIt has support for **both HTTP/1.1 and HTTP/2** now.\n"})
+    v2 = write_corpus(tmp_path / "v2", {"a.md": "New intro paragraph.\n\nIntro.\n\n"
+                                                "It has support for **both HTTP/1.1 and HTTP/2** now.\n"})
+    golden = tmp_path / "g.jsonl"
+    golden.write_text(json.dumps(record("q1", [{"doc": "a.md", "quote": "has support for both HTTP/1.1 and HTTP/2"}]))
+                      + "\n", encoding="utf-8")
+    judgments = load_judgments(golden)
+    same = classify(judgments, load_corpus(v1), load_corpus(v1))
+    assert [o.kind for o in same] == ["unchanged"]
+    moved = classify(judgments, load_corpus(v1), load_corpus(v2))
+    assert [(o.kind, o.new_doc) for o in moved] == [("moved", "a.md")]

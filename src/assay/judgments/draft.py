@@ -189,9 +189,9 @@ def draft(corpus, client, n: int, seed: int = 0, id_prefix: str = "draft-") -> D
             if found is None:
                 _drop(out, qid, s.doc_id, reason, detail)
                 continue
-            spans = find_quote(text, found["quote"])
+            spans = find_quote(text, found["quote"], s.doc_id)
             if not spans:
-                near = nearest_passage(text, found["quote"])
+                near = nearest_passage(text, found["quote"], s.doc_id)
                 _drop(out, qid, s.doc_id, "not verbatim", f"{found['quote']!r}" + (
                     f"; nearest ({near.describe()}): {near.snippet!r}" if near else ""))
                 continue

@@ -161,7 +161,7 @@ def _whole_document(base: dict, old_doc: Document, new_docs, old_docs, changed) 
 def _quoted(base: dict, old_doc: Document, span, doc: Document | None, changed, threshold: float) -> Outcome:
     quote = base["quote"]
     if doc is not None:
-        found = find_quote(doc.text, quote)
+        found = find_quote(doc.text, quote, doc.doc_id)
         if len(found) == 1:
             (start, end), = found
             if (start, end) == (span.start, span.end):
@@ -170,14 +170,14 @@ def _quoted(base: dict, old_doc: Document, span, doc: Document | None, changed, 
                            detail=f"within its document: characters {span.start}-{span.end} -> {start}-{end}")
         if found:
             best = max(found, key=lambda s: _context_similarity(old_doc.text, span, doc.text, s))
-            longer = _unique_quote(doc.text, *best)
+            longer = _unique_quote(doc.text, *best, doc_id=doc.doc_id)
             if longer is None:
                 return Outcome(**base, kind="gone",
                                detail=f"the quote now occurs {len(found)} times in {doc.doc_id}, and no passage "
                                       f"up to {MAX_GROW} words longer occurs once; choose one by hand")
             return Outcome(**base, kind="edited", new_doc=doc.doc_id, new_quote=longer, similarity=1.0,
                            detail=f"the quote now occurs {len(found)} times; lengthened to resolve once")
-    elsewhere = [(d, f) for d in changed if d.doc_id != base["doc"] for f in [find_quote(d.text, quote)] if f]
+    elsewhere = [(d, f) for d in changed if d.doc_id != base["doc"] for f in [find_quote(d.text, quote, d.doc_id)] if f]
     if len(elsewhere) == 1 and len(elsewhere[0][1]) == 1:
         target = elsewhere[0][0].doc_id
         why = "document deleted" if doc is None else "no longer in its document"
@@ -188,7 +188,7 @@ def _quoted(base: dict, old_doc: Document, span, doc: Document | None, changed, 
             key=lambda n: n[1][0], default=None)
     if best is not None and best[1][0] >= threshold:
         d, (similarity, start, end) = best
-        proposal = _proposal(d.text, start, end)
+        proposal = _proposal(d.text, start, end, d.doc_id)
         if proposal is not None:
             where = "" if d.doc_id == base["doc"] else f" in {d.doc_id}"
             return Outcome(**base, kind="edited", new_doc=d.doc_id, new_quote=proposal, similarity=similarity,
@@ -209,7 +209,7 @@ def _quoted(base: dict, old_doc: Document, span, doc: Document | None, changed, 
 
 
 def _nearest_in(doc: Document, quote: str) -> tuple[Document, tuple[float, int, int]] | None:
-    near = nearest_passage(doc.text, quote)
+    near = nearest_passage(doc.text, quote, doc.doc_id)
     return None if near is None else (doc, near)
 
 
@@ -238,21 +238,21 @@ def _widen(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _as_quote(text: str, start: int, end: int) -> str | None:
+def _as_quote(text: str, start: int, end: int, doc_id: str | None = None) -> str | None:
     """The passage as a quote that resolves exactly once, there: its blanks collapsed when that still resolves
     (a quote's blanks match any run of blanks), else as written; None when neither does."""
     raw = text[start:end]
     for quote in (" ".join(raw.split()), raw):
-        found = find_quote(text, quote) if quote.strip() else []
+        found = find_quote(text, quote, doc_id) if quote.strip() else []
         if len(found) == 1 and found[0][0] < end and found[0][1] > start:
             return quote
     return None
 
 
-def _unique_quote(text: str, start: int, end: int) -> str | None:
+def _unique_quote(text: str, start: int, end: int, doc_id: str | None = None) -> str | None:
     """The passage at [start, end), grown a word at a time (after, then before) until it resolves once."""
     for _ in range(MAX_GROW):
-        quote = _as_quote(text, start, end)
+        quote = _as_quote(text, start, end, doc_id)
         if quote is not None:
             return quote
         grown_end = re.search(r"\S+", text[end:])
@@ -266,19 +266,19 @@ def _unique_quote(text: str, start: int, end: int) -> str | None:
     return None
 
 
-def _proposal(text: str, start: int, end: int) -> str | None:
+def _proposal(text: str, start: int, end: int, doc_id: str | None = None) -> str | None:
     start, end = _widen(text, start, end)
     if start >= end:
         return None
-    return _unique_quote(text, start, end)
+    return _unique_quote(text, start, end, doc_id)
 
 
-def nearest_passage(text: str, quote: str) -> tuple[float, int, int] | None:
+def nearest_passage(text: str, quote: str, doc_id: str | None = None) -> tuple[float, int, int] | None:
     """(similarity in 0..1, start, end) of the passage of ``text`` nearest to ``quote`` (the passage a failed
     quote's error names), or None."""
     from assay.judgments.nearest import nearest_passage as nearest
 
-    near = nearest(text, quote)
+    near = nearest(text, quote, doc_id)
     return None if near is None else (near.similarity, near.start, near.end)
 
 
