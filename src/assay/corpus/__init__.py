@@ -8,10 +8,11 @@ document keeps how. An empty file (or an HTML page with no visible text, a PDF w
 kept: it can be named in judgments and returned by a retriever, but no quote resolves in it.
 ``assay.corpus.notes`` says all of this in the lines a command prints.
 
-The corpus hash (``assay.hashing.corpus_hash``) covers every file read, path and raw bytes, and, when the
-text depends on more than the bytes, what made it: the PDF and DOCX readers' libraries and versions, and
-each file decoded with an encoding that was given or detected. A corpus of UTF-8 text files keeps the
-hash it always had.
+The corpus hash (``assay.hashing.corpus_hash``) covers every file read, path and raw bytes, and the text
+(with its pages) of every file whose text is more than its bytes decoded as UTF-8: a PDF or DOCX (made by a
+library, recorded with its version in ``Corpus.readers``) or a file decoded with an encoding given or
+detected. So the hash changes whenever such a text does, and only then. A corpus of UTF-8 text files keeps
+the hash it always had.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class Corpus:
     documents: tuple[Document, ...]
     skipped: tuple[Skipped, ...] | None = None  # files under the root not read, with the reason; None: not
                                                 # read from a directory (stored, imported, made in code)
-    readers: dict = field(default_factory=dict)  # what made text beyond decoding bytes (in the hash)
+    readers: dict = field(default_factory=dict)  # what made text beyond decoding UTF-8: libraries, encodings
 
     def by_id(self) -> dict[str, Document]:
         return {d.doc_id: d for d in self.documents}
@@ -155,7 +156,7 @@ def load_corpus(root: str | os.PathLike, max_file_mb: float | None = None,
     if not files and not problems:
         raise CorpusError(f"{root}: no {', '.join(EXTENSIONS)} files found" + _what_was_there(skipped))
     limit = int(options.max_file_mb * MB)
-    documents, raw, readers, decoded = [], [], {}, {}
+    documents, raw, readers, decoded, derived = [], [], {}, {}, {}
     with progress.task("reading corpus files", total=len(files), unit="files") as shown:
         for f in files:
             shown.advance()
@@ -185,6 +186,8 @@ def load_corpus(root: str | os.PathLike, max_file_mb: float | None = None,
                 readers[doc.format] = reader
             if doc.encoding_source in ("given", "detected"):
                 decoded[doc.doc_id] = doc.encoding
+            if reader or doc.encoding_source in ("given", "detected"):
+                derived[doc.doc_id] = text_digest(doc)
             raw.append((f.rel, data))
             documents.append(doc)
     if problems:
@@ -193,10 +196,18 @@ def load_corpus(root: str | os.PathLike, max_file_mb: float | None = None,
         readers["decoded"] = decoded
     documents.sort(key=lambda d: d.doc_id.encode("utf-8"))
     skipped.sort(key=lambda s: s.path.encode("utf-8"))
-    corpus = Corpus(root=root, corpus_hash=corpus_hash(raw, readers), documents=tuple(documents),
+    corpus = Corpus(root=root, corpus_hash=corpus_hash(raw, derived), documents=tuple(documents),
                     skipped=tuple(skipped), readers=readers)
     _report(corpus)
     return corpus
+
+
+def text_digest(doc: Document) -> str:
+    """SHA-256 of a document's text and page boundaries: what the corpus hash covers for a file whose text is
+    more than its bytes decoded as UTF-8."""
+    from assay.hashing import canonical_json
+
+    return sha256_bytes(doc.text.encode("utf-8", "surrogatepass") + b"\0" + canonical_json(doc.pages).encode())
 
 
 def _what_was_there(skipped: list[Skipped]) -> str:

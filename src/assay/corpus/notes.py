@@ -58,9 +58,13 @@ def notes(corpus: Corpus, verbose: bool = False) -> list[str]:
             lines.append(f"warning: {path}: {d.unmapped} glyph(s) have no text in the PDF's fonts and read as "
                          "(cid:N); no quote can match them")
     if corpus.skipped:
-        n = len(corpus.skipped)
-        lines.append(f"note: {n} file{'s' if n > 1 else ''} under {corpus.root} not read: "
-                     f"{by_extension(corpus.skipped)}" + ("" if verbose else " (--verbose lists them)"))
+        dirs = sum(s.path.endswith("/") for s in corpus.skipped)
+        files = len(corpus.skipped) - dirs
+        what = " and ".join(f"{n} {word}{'s' if n > 1 else ''}" if word == "file" else
+                            f"{n} director{'ies' if n > 1 else 'y'}"
+                            for n, word in ((files, "file"), (dirs, "directory")) if n)
+        lines.append(f"note: {what} under {corpus.root} not read: {by_extension(corpus.skipped)}"
+                     + ("" if verbose else " (--verbose lists them)"))
         if verbose:
             lines += [f"  not read: {s.path}: {s.reason}" for s in corpus.skipped]
     extracted = [_extracted(corpus, fmt, name) for fmt, name in (("pdf", "PDF"), ("docx", "DOCX"))]

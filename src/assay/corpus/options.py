@@ -10,7 +10,8 @@ Globs are matched against a file's path under the corpus root, with forward slas
 - ``*`` matches any characters but ``/``, ``?`` one character but ``/``, ``[abc]`` one of a set, and
   ``**`` any characters including ``/`` (``**/`` may also match nothing: ``docs/**/*.md`` matches
   ``docs/a.md``);
-- a glob without ``/`` matches a name at any depth (``*.pdf``, ``drafts``);
+- a glob without ``/`` (but perhaps a trailing one) matches a name at any depth (``*.pdf``, ``drafts``);
+  one with a ``/`` elsewhere, or starting ``./``, is anchored at the root (``/drafts``, ``docs/*.md``);
 - a glob that matches a directory matches everything under it (``archive``, ``docs/old``), so an
   excluded directory is not walked at all.
 """
@@ -46,6 +47,7 @@ class Glob:
 def _translate(pattern: str) -> str:
     """The regular expression of a glob (see the module docstring): a path, or a path under a match."""
     body = pattern.strip()
+    anchored = body.startswith("./") or "/" in body.rstrip("/")  # only a trailing / leaves a name free to float
     while body.startswith("./"):
         body = body[2:]
     body = body.strip("/")
@@ -78,7 +80,7 @@ def _translate(pattern: str) -> str:
         else:
             out.append(re.escape(c))
             i += 1
-    anywhere = "(?:.*/)?" if "/" not in body else ""
+    anywhere = "" if anchored else "(?:.*/)?"
     return anywhere + "".join(out) + "(?:/.*)?"
 
 
@@ -96,7 +98,7 @@ class ReadOptions:
     def make(cls, include=(), exclude=(), encoding=None, extensionless=False, max_file_mb=DEFAULT_MAX_FILE_MB,
              where: str = "") -> "ReadOptions":
         """Options from plain values (glob strings, an encoding name), checked; ``where`` prefixes messages."""
-        prefix = f"{where}: " if where else ""
+        prefix = f"{where} " if where else ""
         globs = {}
         for key, value in (("include", include), ("exclude", exclude)):
             if isinstance(value, str):

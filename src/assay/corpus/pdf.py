@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from importlib import metadata
 
 LIBRARY = "pdfminer.six"
-READER_VERSION = 1  # bump when the text this module makes from the same library's output changes
+READER_VERSION = 1  # bump when this module makes other text from the same library's output
 PAGE_GAP = "\n\n"
 LIGATURES = {0xFB00: "ff", 0xFB01: "fi", 0xFB02: "fl", 0xFB03: "ffi", 0xFB04: "ffl", 0xFB05: "st", 0xFB06: "st"}
 _CONTROL = {c: None for c in range(32) if c not in (9, 10)} | {0x7F: None}
@@ -43,7 +43,7 @@ class PdfText:
 
 
 def identity() -> dict:
-    """What made the text: recorded with the corpus and in its hash."""
+    """What made the text, recorded with the corpus (corpora.readers; the hash covers the text itself)."""
     return {"library": f"{LIBRARY} {metadata.version(LIBRARY)}", "reader": READER_VERSION}
 
 
@@ -90,4 +90,6 @@ def extract(data: bytes) -> PdfText:
         pages.append((at, at + len(piece)))
         at += len(piece)
     text = "".join(parts)
+    if not text.strip():  # no text layer: an empty document, its pages all empty
+        return PdfText("", tuple((0, 0) for _ in pages), 0)
     return PdfText(text, tuple(pages), len(_CID.findall(text)))
