@@ -1,10 +1,11 @@
 """`assay show`: one question of a run in the terminal, from ``drilldown.question_detail``.
 
 The question and its labels, its gold quotes, where it was lost, then each stage (pipeline order, final last)
-with its ranked chunks and their text (with the page, "p. 3" or "pp. 3-4", of each gold entry and hit in a PDF), the gold span marked inside the text, and the answer where an answer
-stage ran. On a terminal the gold span is styled; anywhere else (a pipe, a CI log, a README transcript) it is
-written between ``[[`` and ``]]``. Every stored string passes through ``escape.terminal`` and is printed as a
-rich ``Text``, never as markup: a chunk holding ``[bold]`` or an ANSI escape shows as the characters it is.
+with its ranked chunks and their text, the gold span marked inside the text, and the answer where an answer
+stage ran; each gold entry and hit in a PDF names its page ("p. 3", "pp. 3-4"). On a terminal the gold span
+is styled; anywhere else (a pipe, a CI log, a README transcript) it is written between ``[[`` and ``]]``.
+Every stored string passes through ``escape.terminal`` and is printed as a rich ``Text``, never as markup: a
+chunk holding ``[bold]`` or an ANSI escape shows as the characters it is.
 """
 
 from __future__ import annotations

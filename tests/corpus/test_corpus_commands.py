@@ -55,9 +55,11 @@ QUESTIONS = [
     gold("columns", "where does the right column start", "report.pdf",
          "The right column starts after the left one is done"),
     gold("empty", "what is in the empty notes", "empty.md"),
-    gold("funds", "who reviewed the flow of funds", "report.pdf", "The \ufb01nancial team reviewed the \ufb02ow of funds"),
+    gold("funds", "who reviewed the flow of funds", "report.pdf",
+         "The \ufb01nancial team reviewed the \ufb02ow of funds"),
     gold("laptops", "when do new staff get laptops", "guide.docx", "New staff get laptops on their first day."),
-    gold("meaning", "how does dense retrieval find passages", "report.pdf", "Dense retrieval finds passages by meaning"),
+    gold("meaning", "how does dense retrieval find passages", "report.pdf",
+         "Dense retrieval finds passages by meaning"),
     gold("nightly", "when do backups run", "page.htm", "Backups run nightly."),
     gold("protocols", "which HTTP versions are supported", "notes.md", "has support for both HTTP/1.1 and HTTP/2"),
 ]
@@ -92,14 +94,16 @@ def test_ingest_says_how_it_read_each_file_and_stores_it(corp, tmp_path):
     finally:
         con.close()
     assert docs == [("empty.md", "markdown", "utf-8", "default", True), ("guide.docx", "docx", None, None, False),
-                    ("legacy.txt", "text", "cp1252", "detected", False), ("notes.md", "markdown", "utf-8", "default", False),
+                    ("legacy.txt", "text", "cp1252", "detected", False),
+                    ("notes.md", "markdown", "utf-8", "default", False),
                     ("page.htm", "html", "utf-8", "default", False), ("report.pdf", "pdf", None, None, False)]
     assert [p[:2] for p in pages] == [("report.pdf", 1), ("report.pdf", 2), ("report.pdf", 3)]
     assert pages[0][2] == 0 and pages[0][3] == pages[1][2] and pages[1][3] == pages[2][2]
     assert skipped == [
         (".DS_Store", "", "hidden (the name starts with a dot)"),
         ("LICENSE", "", "no extension: --extensionless reads such files as plain text"),
-        ("logo.png", ".png", "not a format assay reads (it reads .md, .markdown, .txt, .rst, .html, .htm, .pdf, .docx)"),
+        ("logo.png", ".png",
+         "not a format assay reads (it reads .md, .markdown, .txt, .rst, .html, .htm, .pdf, .docx)"),
         ("minutes.doc", ".doc", "a Word 97-2003 file: assay reads .docx; save it as .docx")]
     assert readers == {"pdf": pdf_identity(), "docx": readers["docx"], "decoded": {"legacy.txt": "cp1252"}}
 
@@ -184,7 +188,8 @@ def test_a_run_resolves_quotes_copied_from_each_format_to_their_page_and_span(co
 def test_a_quote_into_an_empty_file_or_a_file_not_read_says_why(corp, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(gold("empty-quote", "what do the empty notes say", "empty.md", "release date")) + "\n"
-                   + json.dumps(gold("minutes", "what did the board decide", "minutes.doc", "The board decided")) + "\n")
+                   + json.dumps(gold("minutes", "what did the board decide", "minutes.doc",
+                                     "The board decided")) + "\n")
     out = invoke("run", "--corpus", corp, "--judgments", bad, "--warehouse", tmp_path / "w.duckdb", code=3)
     assert out.stderr.splitlines()[-3:] == [
         "error: 2 gold entries did not resolve:",

@@ -66,7 +66,8 @@ def test_exclude_wins_and_an_excluded_directory_is_listed_once_and_not_walked(tm
 
 def test_corpus_table_of_assay_toml_is_checked_and_flags_replace_it(tmp_path):
     toml = tmp_path / "assay.toml"
-    toml.write_text('[corpus]\ninclude = ["docs/**"]\nexclude = ["drafts"]\nencoding = "latin-1"\nextensionless = true\n')
+    toml.write_text('[corpus]\ninclude = ["docs/**"]\nexclude = ["drafts"]\nencoding = "latin-1"\n'
+                    'extensionless = true\n')
     config = load_config(toml)
     options = from_config(config)
     assert ([g.pattern for g in options.include], [g.pattern for g in options.exclude], options.encoding,

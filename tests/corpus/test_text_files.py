@@ -153,3 +153,17 @@ def test_the_hash_changes_with_the_text_a_setting_makes_and_only_then(tmp_path):
     assert excluded.corpus_hash == corpus_hash(raw[:1])
     assert (detected.readers, given.readers) == ({"decoded": {"menu.txt": "cp1252"}},
                                                  {"decoded": {"menu.txt": "iso8859-1"}})
+
+
+def test_past_ten_files_of_a_kind_the_rest_are_counted_unless_verbose(tmp_path):
+    root = tmp_path / "c"
+    for i in range(12):
+        write(root, f"old{i:02}.txt", LATIN1.encode("latin-1"))
+        write(root, f"empty{i:02}.md", b"")
+    said = notes(load_corpus(root))
+    assert len(said) == 22
+    assert said[10] == "warning: and 2 more empty file(s), kept (--verbose lists them)"
+    assert said[21] == "note: and 2 more file(s) not UTF-8, read as said above (--verbose lists them)"
+    assert said[11] == (f"note: {root / 'old00.txt'}: not UTF-8; read as cp1252 (detected; --encoding NAME reads "
+                        "such files as NAME)")
+    assert len(notes(load_corpus(root), verbose=True)) == 24

@@ -33,7 +33,7 @@ from assay.hashing import corpus_hash, sha256_bytes
 
 __all__ = ["Corpus", "Document", "ReadOptions", "Skipped", "CorpusFile", "EXTENSIONS", "FORMATS",
            "DEFAULT_MAX_FILE_MB", "corpus_files", "file_limit", "from_config", "html_to_text", "load_corpus",
-           "reading", "scan"]
+           "reading", "scan", "text_digest"]
 MB = 1_000_000
 
 

@@ -13,6 +13,7 @@ from assay.corpus import Corpus, Document
 from assay.corpus.files import Skipped
 from assay.corpus.text import BOM, DETECTED, GIVEN
 
+SHOWN = 10  # files of one kind named before the rest are counted (all with verbose)
 _EMPTY = {"html": "has no visible text", "pdf": "has no text layer (a scanned PDF? assay does not read images)",
           "docx": "has no text in its body"}
 
@@ -40,23 +41,33 @@ def by_extension(skipped) -> str:
 
 
 def notes(corpus: Corpus, verbose: bool = False) -> list[str]:
-    """The lines to print after reading ``corpus``; ``verbose`` lists every file not read."""
-    lines = []
+    """The lines to print after reading ``corpus``; ``verbose`` lists every file not read, and every file of a
+    kind past the first ``SHOWN`` (files decoded, empty files, PDFs with glyphs that have no text)."""
+    kinds: dict[str, list[str]] = {"empty": [], "unmapped": [], "decoded": []}  # warnings first
     for d in corpus.documents:
         path = corpus.root / d.doc_id
         if d.encoding_source == DETECTED:
-            lines.append(f"note: {path}: not UTF-8; read as {d.encoding} (detected; --encoding NAME reads "
-                         "such files as NAME)")
+            kinds["decoded"].append(f"note: {path}: not UTF-8; read as {d.encoding} (detected; --encoding NAME "
+                                    "reads such files as NAME)")
         elif d.encoding_source == GIVEN:
-            lines.append(f"note: {path}: not UTF-8; read as {d.encoding} (--encoding)")
+            kinds["decoded"].append(f"note: {path}: not UTF-8; read as {d.encoding} (--encoding)")
         elif d.encoding_source == BOM:
-            lines.append(f"note: {path}: read as {d.encoding.upper()}, as its byte order mark says")
+            kinds["decoded"].append(f"note: {path}: read as {d.encoding.upper()}, as its byte order mark says")
         if d.empty:
-            lines.append(f"warning: {path} {_empty(d)}: kept (a retriever can return it), but no quote can "
-                         "resolve in it")
+            kinds["empty"].append(f"warning: {path} {_empty(d)}: kept (a retriever can return it), but no quote "
+                                  "can resolve in it")
         if d.unmapped:
-            lines.append(f"warning: {path}: {d.unmapped} glyph(s) have no text in the PDF's fonts and read as "
-                         "(cid:N); no quote can match them")
+            kinds["unmapped"].append(f"warning: {path}: {d.unmapped} glyph(s) have no text in the PDF's fonts and "
+                                     "read as (cid:N); no quote can match them")
+    more = {"decoded": "file(s) not UTF-8, read as said above", "empty": "empty file(s), kept",
+            "unmapped": "PDF(s) with glyphs that have no text"}
+    lines = []
+    for kind, said in kinds.items():
+        if verbose or len(said) <= SHOWN:
+            lines += said
+        else:
+            prefix = said[0].split(":", 1)[0]
+            lines += said[:SHOWN] + [f"{prefix}: and {len(said) - SHOWN} more {more[kind]} (--verbose lists them)"]
     if corpus.skipped:
         dirs = sum(s.path.endswith("/") for s in corpus.skipped)
         files = len(corpus.skipped) - dirs
