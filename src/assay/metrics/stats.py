@@ -131,7 +131,9 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
     All rows share one set of resampling indices, exactly as separate calls with the same seed would.
     """
     import numpy as np
-    from scipy.stats import norm, t
+    # scipy.stats' norm.ppf/norm.cdf/t.ppf are these ufuncs behind argument checks (same values); importing
+    # scipy.stats costs ~10x scipy.special, which a report's start-up cannot afford
+    from scipy.special import ndtr, ndtri, stdtrit
 
     rows, n = data.shape
     mean = data.mean(axis=1)
@@ -158,19 +160,19 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
     ordered = np.sort(boot_mean, axis=1)
 
     # expanded BCa
-    z0 = norm.ppf(np.clip(((boot_shift < 0) & ~tied).sum(1) / samples + 0.5 * tied.sum(1) / samples,
+    z0 = ndtri(np.clip(((boot_shift < 0) & ~tied).sum(1) / samples + 0.5 * tied.sum(1) / samples,
                           0.5 / samples, 1 - 0.5 / samples))
     ss = (dev**2).sum(axis=1)
     accel = np.where(ss > 0, (dev**3).sum(axis=1) / (6 * np.where(ss > 0, ss, 1.0) ** 1.5), 0.0)
-    half_alpha = norm.cdf(-np.sqrt(n / (n - 1)) * t.ppf(1 - alpha / 2, n - 1))
+    half_alpha = ndtr(-np.sqrt(n / (n - 1)) * stdtrit(n - 1, 1 - alpha / 2))
 
     def bca_level(zq, if_degenerate):
         w = z0 + zq
         den = 1 - accel * w
-        return np.where(den > 0, norm.cdf(z0 + w / np.where(den > 0, den, 1.0)), if_degenerate)
+        return np.where(den > 0, ndtr(z0 + w / np.where(den > 0, den, 1.0)), if_degenerate)
 
-    bca_low = _row_quantiles(ordered, bca_level(norm.ppf(half_alpha), 0.0))
-    bca_high = _row_quantiles(ordered, bca_level(norm.ppf(1 - half_alpha), 1.0))
+    bca_low = _row_quantiles(ordered, bca_level(ndtri(half_alpha), 0.0))
+    bca_high = _row_quantiles(ordered, bca_level(ndtri(1 - half_alpha), 1.0))
 
     # bootstrap-t
     se = np.sqrt(data.var(axis=1, ddof=1) / n)
