@@ -161,7 +161,7 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
 
     # expanded BCa
     z0 = ndtri(np.clip(((boot_shift < 0) & ~tied).sum(1) / samples + 0.5 * tied.sum(1) / samples,
-                          0.5 / samples, 1 - 0.5 / samples))
+                       0.5 / samples, 1 - 0.5 / samples))
     ss = (dev**2).sum(axis=1)
     accel = np.where(ss > 0, (dev**3).sum(axis=1) / (6 * np.where(ss > 0, ss, 1.0) ** 1.5), 0.0)
     half_alpha = ndtr(-np.sqrt(n / (n - 1)) * stdtrit(n - 1, 1 - alpha / 2))
