@@ -71,12 +71,26 @@ def _interval(measure: Measure, values: list[float], seed: int, samples: int) ->
     return interval(values, measure.family.interval, seed=seed, samples=samples)
 
 
+def stored_values(warehouse, run_id: str, stage: str = "final") -> dict[str, dict[tuple[str, str], float]]:
+    """{measure name: {(unit, level): value}} as ``measure_values`` holds them for the run at ``stage``: what
+    ``per_query`` gave when they were stored (the default measures are stored with every run), in one query."""
+    by_measure: dict[str, dict[tuple[str, str], float]] = {}
+    for measure, unit, level, value in warehouse.con.execute(
+            "SELECT measure, unit, level, value FROM measure_values WHERE run_id = ? AND stage = ?",
+            [run_id, stage]).fetchall():
+        by_measure.setdefault(measure, {})[(unit, level)] = value
+    return by_measure
+
+
 def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "final",
              seed: int = 0, samples: int = 1000) -> list[MetricRow]:
+    """Metric rows of every measure, level and slice. Values stored in ``measure_values`` are read, not computed
+    again (a report reads one table instead of running each measure's SQL); the rest come from ``per_query``."""
     labels = question_labels(warehouse, run_id)
+    stored = stored_values(warehouse, run_id, stage)
     rows: list[MetricRow] = []
     for measure in measures:
-        values = per_query(warehouse, run_id, measure, stage)
+        values = stored.get(measure.name) or per_query(warehouse, run_id, measure, stage)
         for level in measure.levels:
             by_query = {qid: v for (qid, lvl), v in values.items() if lvl == level}
             slices = {"all": sorted(by_query)}
