@@ -82,10 +82,8 @@ def bootstrap_mean(values, seed: int, samples: int = 1000) -> tuple[float, float
 
     The generator is numpy's PCG64 seeded with ``seed``, so a run's figures are reproducible.
     """
-    import numpy as np
-
     data = _unit_values(values)
-    low, high = _graded(data[None, :], np.random.default_rng(seed), samples)
+    low, high = _graded(data[None, :], seed, samples)
     return float(low[0]), float(high[0])
 
 
@@ -128,13 +126,13 @@ def _unit_values(values):
 def _graded(data, rng, samples: int, alpha: float = ALPHA):
     """``bootstrap_mean`` for each row of ``data`` (rows: samples of n values), as (low, high) arrays.
 
-    All rows share one set of resampling indices, exactly as separate calls with the same seed would.
+    All rows share one set of resampling indices, exactly as separate calls with the same seed would. ``rng``
+    is a numpy Generator, or an int seed: then the resampling weights come from ``resample_weights`` (drawn
+    once per seed, n and samples, and kept), the very numbers a Generator seeded with it gives.
     """
     import numpy as np
-    # scipy.stats' norm.ppf/norm.cdf/t.ppf are these ufuncs behind argument checks (same values); importing
-    # scipy.stats costs ~10x scipy.special, which a report's start-up cannot afford
-    from scipy.special import ndtr, ndtri, stdtrit
 
+    ndtr, ndtri, stdtrit = _normal_and_t()
     rows, n = data.shape
     mean = data.mean(axis=1)
     flat = np.all(data == data[:, :1], axis=1)
@@ -148,9 +146,10 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
     worst_low, worst_high = _wilson(data.sum(axis=1), n, Z95)
 
     # resampled means and second moments as one matrix product with per-resample counts
-    idx = rng.integers(0, n, size=(samples, n))
-    counts = np.bincount((np.arange(samples)[:, None] * n + idx).ravel(), minlength=samples * n)
-    counts = counts.reshape(samples, n).T / n
+    if isinstance(rng, (int, np.integer)):
+        counts = resample_weights(int(rng), n, samples)
+    else:
+        counts = _weights(rng, n, samples)
     dev = data - mean[:, None]
     boot_shift = dev @ counts  # resampled mean minus the sample's, centred to keep rounding small
     boot_mean = mean[:, None] + boot_shift
@@ -187,6 +186,82 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
     low = np.clip(np.minimum.reduce([bca_low, t_low, edge_low]), 0.0, mean)
     high = np.clip(np.maximum.reduce([bca_high, t_high, edge_high]), mean, 1.0)
     return np.where(flat, edge_low, low), np.where(flat, edge_high, high)
+
+
+_KEPT_BYTES = 256 << 20
+"""Resampling weights kept between calls, at most (1,000 resamples of 1,000 questions take 8 MB)."""
+_kept: dict = {}
+
+
+def resample_weights(seed: int, n: int, samples: int):
+    """The bootstrap's resampling weights for ``seed``, ``n`` questions and ``samples`` resamples: an (n, samples)
+    array whose column j holds how often each question is drawn in resample j, divided by n.
+
+    Drawing them is most of an interval's cost, and every interval of a run (each measure, level and slice of
+    one size), each run of a history with the same seed and each paired delta of a comparison draws the same
+    ones: they are kept, read-only, the least recently used dropped past ``_KEPT_BYTES``."""
+    key = (seed, n, samples)
+    weights = _kept.pop(key, None)
+    if weights is None:
+        import numpy as np
+
+        weights = _weights(np.random.default_rng(seed), n, samples)
+        weights.flags.writeable = False
+        if weights.nbytes > _KEPT_BYTES:
+            return weights
+        while _kept and sum(w.nbytes for w in _kept.values()) + weights.nbytes > _KEPT_BYTES:
+            _kept.pop(next(iter(_kept)))
+    _kept[key] = weights  # last: the most recently used
+    return weights
+
+
+def _weights(rng, n: int, samples: int):
+    import numpy as np
+
+    idx = rng.integers(0, n, size=(samples, n))
+    counts = np.bincount((np.arange(samples)[:, None] * n + idx).ravel(), minlength=samples * n)
+    return counts.reshape(samples, n).T / n
+
+
+def _normal_and_t():
+    """scipy.special's ndtr, ndtri and stdtrit: what scipy.stats' norm.cdf, norm.ppf and t.ppf compute behind
+    their argument checks, so the same floats.
+
+    They are ufuncs of the compiled module scipy.special._ufuncs. The package scipy.special around it wraps
+    each of its ~300 functions for other array libraries and parses their docstrings on import, three times
+    numpy's own import, more than a whole `assay report` may take. So when scipy.special is not imported
+    yet, the compiled module is loaded under a bare stand-in for the package, which is then taken away (a
+    later ``import scipy.special`` runs as usual and finds the module loaded); anything unexpected falls back
+    to the plain import.
+    """
+    import sys
+
+    special = sys.modules.get("scipy.special") or sys.modules.get("scipy.special._ufuncs")
+    if special is None:
+        try:
+            special = _bare_ufuncs()
+        except Exception:  # another scipy layout: pay for the package
+            import scipy.special as special
+    return special.ndtr, special.ndtri, special.stdtrit
+
+
+def _bare_ufuncs():
+    import importlib
+    import importlib.util
+    import sys
+    import types
+
+    import scipy  # noqa: F401  (the parent package, cheap: its submodules load lazily)
+
+    spec = importlib.util.find_spec("scipy.special")
+    bare = types.ModuleType("scipy.special")
+    bare.__spec__, bare.__path__ = spec, list(spec.submodule_search_locations)
+    sys.modules["scipy.special"] = bare
+    try:
+        return importlib.import_module("scipy.special._ufuncs")
+    finally:
+        if sys.modules.get("scipy.special") is bare:
+            del sys.modules["scipy.special"]
 
 
 def _row_quantiles(ordered, q):
