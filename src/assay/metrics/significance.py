@@ -68,34 +68,70 @@ def fisher_randomization(before, after, seed: int, samples: int = 10000) -> floa
     equals the observed one in exact arithmetic is always counted, at any scale
     of the values. When every difference is zero the p-value is 1.0.
     """
-    a, b = _paired_arrays(before, after)
-    d = b - a
-    if not np.all(np.isfinite(d)):
-        raise ValueError("before and after must be finite numbers")
+    return fisher_randomization_many([(before, after)], seed, samples)[0]
+
+
+def fisher_randomization_many(pairs, seed: int, samples: int = 10000) -> list[float]:
+    """``fisher_randomization(before, after, seed, samples)`` of each ``(before, after)`` pair, the same p-values.
+
+    Drawing the sign patterns is most of a test's cost, and it depends only on the seed and the number of
+    questions: the pairs of one size share one draw (the very patterns each would draw alone, chunk by chunk),
+    so a comparison's tests over every measure and level of a slice cost little more than one."""
+    diffs = []
+    for before, after in pairs:
+        a, b = _paired_arrays(before, after)
+        d = b - a
+        if not np.all(np.isfinite(d)):
+            raise ValueError("before and after must be finite numbers")
+        diffs.append(d)
     if samples < 1:
         raise ValueError(f"samples must be at least 1, got {samples}")
-    if not np.any(d):
-        return 1.0
+    p_values: list[float] = [1.0] * len(diffs)
+    sampled: dict[int, list[int]] = {}
+    for i, d in enumerate(diffs):
+        if not np.any(d):
+            continue
+        if d.size <= EXACT_MAX_N:
+            p_values[i] = _exact_p(d)
+        else:
+            sampled.setdefault(d.size, []).append(i)
+    for n, group in sampled.items():
+        counts = _sampled_counts([diffs[i] for i in group], seed, samples)
+        for i, count in zip(group, counts):
+            p_values[i] = (count + 1) / (samples + 1)
+    return p_values
+
+
+def _threshold(d) -> float:
+    """The observed statistic less the rounding tolerance (see ``fisher_randomization``)."""
+    return abs(float(d.mean())) - _REL_TOL * float(np.abs(d).mean())
+
+
+def _exact_p(d) -> float:
     n = d.size
-    observed = abs(float(d.mean()))
-    threshold = observed - _REL_TOL * float(np.abs(d).mean())
+    patterns = np.arange(1 << n, dtype=np.int64)[:, None] >> np.arange(n)
+    signs = 1.0 - 2.0 * (patterns & 1)
+    stats = np.abs(signs @ d) / n
+    return float(np.count_nonzero(stats >= _threshold(d))) / (1 << n)
 
-    if n <= EXACT_MAX_N:
-        patterns = np.arange(1 << n, dtype=np.int64)[:, None] >> np.arange(n)
-        signs = 1.0 - 2.0 * (patterns & 1)
-        stats = np.abs(signs @ d) / n
-        return float(np.count_nonzero(stats >= threshold)) / (1 << n)
 
+def _sampled_counts(diffs, seed: int, samples: int) -> list[int]:
+    """For each difference vector (all of one length n): how many of ``samples`` sign patterns drawn from PCG64
+    seeded with ``seed`` reach its threshold. Patterns are drawn in chunks of at most ``_CHUNK_ELEMENTS`` signs,
+    each chunk once for every vector."""
+    n = diffs[0].size
+    thresholds = [_threshold(d) for d in diffs]
     rng = np.random.default_rng(seed)
     rows = max(1, _CHUNK_ELEMENTS // n)
-    count = 0
+    counts = [0] * len(diffs)
     remaining = samples
     while remaining:
         k = min(rows, remaining)
         signs = 1.0 - 2.0 * rng.integers(0, 2, size=(k, n), dtype=np.int8)
-        count += int(np.count_nonzero(np.abs(signs @ d) / n >= threshold))
+        for j, (d, threshold) in enumerate(zip(diffs, thresholds)):
+            counts[j] += int(np.count_nonzero(np.abs(signs @ d) / n >= threshold))
         remaining -= k
-    return (count + 1) / (samples + 1)
+    return counts
 
 
 def mcnemar_exact(before, after) -> dict:

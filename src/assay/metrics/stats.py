@@ -82,10 +82,8 @@ def bootstrap_mean(values, seed: int, samples: int = 1000) -> tuple[float, float
 
     The generator is numpy's PCG64 seeded with ``seed``, so a run's figures are reproducible.
     """
-    import numpy as np
-
     data = _unit_values(values)
-    low, high = _graded(data[None, :], np.random.default_rng(seed), samples)
+    low, high = _graded(data[None, :], seed, samples)
     return float(low[0]), float(high[0])
 
 
@@ -128,7 +126,9 @@ def _unit_values(values):
 def _graded(data, rng, samples: int, alpha: float = ALPHA):
     """``bootstrap_mean`` for each row of ``data`` (rows: samples of n values), as (low, high) arrays.
 
-    All rows share one set of resampling indices, exactly as separate calls with the same seed would.
+    All rows share one set of resampling indices, exactly as separate calls with the same seed would. ``rng``
+    is a numpy Generator, or an int seed: then the resampling weights come from ``resample_weights`` (drawn
+    once per seed, n and samples, and kept), the very numbers a Generator seeded with it gives.
     """
     import numpy as np
 
@@ -146,9 +146,10 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
     worst_low, worst_high = _wilson(data.sum(axis=1), n, Z95)
 
     # resampled means and second moments as one matrix product with per-resample counts
-    idx = rng.integers(0, n, size=(samples, n))
-    counts = np.bincount((np.arange(samples)[:, None] * n + idx).ravel(), minlength=samples * n)
-    counts = counts.reshape(samples, n).T / n
+    if isinstance(rng, (int, np.integer)):
+        counts = resample_weights(int(rng), n, samples)
+    else:
+        counts = _weights(rng, n, samples)
     dev = data - mean[:, None]
     boot_shift = dev @ counts  # resampled mean minus the sample's, centred to keep rounding small
     boot_mean = mean[:, None] + boot_shift
@@ -185,6 +186,41 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
     low = np.clip(np.minimum.reduce([bca_low, t_low, edge_low]), 0.0, mean)
     high = np.clip(np.maximum.reduce([bca_high, t_high, edge_high]), mean, 1.0)
     return np.where(flat, edge_low, low), np.where(flat, edge_high, high)
+
+
+_KEPT_BYTES = 256 << 20
+"""Resampling weights kept between calls, at most (1,000 resamples of 1,000 questions take 8 MB)."""
+_kept: dict = {}
+
+
+def resample_weights(seed: int, n: int, samples: int):
+    """The bootstrap's resampling weights for ``seed``, ``n`` questions and ``samples`` resamples: an (n, samples)
+    array whose column j holds how often each question is drawn in resample j, divided by n.
+
+    Drawing them is most of an interval's cost, and every interval of a run (each measure, level and slice of
+    one size), each run of a history with the same seed and each paired delta of a comparison draws the same
+    ones: they are kept, read-only, the least recently used dropped past ``_KEPT_BYTES``."""
+    key = (seed, n, samples)
+    weights = _kept.pop(key, None)
+    if weights is None:
+        import numpy as np
+
+        weights = _weights(np.random.default_rng(seed), n, samples)
+        weights.flags.writeable = False
+        if weights.nbytes > _KEPT_BYTES:
+            return weights
+        while _kept and sum(w.nbytes for w in _kept.values()) + weights.nbytes > _KEPT_BYTES:
+            _kept.pop(next(iter(_kept)))
+    _kept[key] = weights  # last: the most recently used
+    return weights
+
+
+def _weights(rng, n: int, samples: int):
+    import numpy as np
+
+    idx = rng.integers(0, n, size=(samples, n))
+    counts = np.bincount((np.arange(samples)[:, None] * n + idx).ravel(), minlength=samples * n)
+    return counts.reshape(samples, n).T / n
 
 
 def _normal_and_t():
