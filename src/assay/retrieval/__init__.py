@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
+    """One ranked chunk. A named tuple, not a frozen dataclass: a run builds a hundred per question and stage,
+    and a tuple is built in about half the time."""
+
     chunk_id: str
     doc_id: str
     score: float

@@ -6,6 +6,14 @@ stemming; each switch is part of the run configuration. The question runs
 through the same analyzer and becomes a disjunction of its terms, so a question
 none of whose terms occur in the corpus returns nothing: that is abstention.
 The index is built per run in a temporary directory and removed afterwards.
+
+Chunks are indexed in chunk-id order, each with its position in that order (its
+``rank``) as a fast field: a search reads one column for its hits instead of a
+stored document per hit, and the rank names the chunk. tantivy breaks equal
+scores by document address, which in an index of one segment is rank order, so
+its top hits are already ranked as every stage ranks (score desc, chunk_id asc);
+an index of several segments fetches past the cut-off while scores tie there and
+sorts.
 """
 
 from __future__ import annotations
@@ -15,9 +23,10 @@ import tempfile
 from dataclasses import dataclass
 
 from assay import progress
-from assay.retrieval import Hit, rank_hits
+from assay.retrieval import Hit
 
 TOKENIZER_NAME = "assay_en"
+_hit = tuple.__new__  # Hit(...) without the call through its generated __new__: a search builds a hundred
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,11 @@ def build_analyzer(options: AnalyzerOptions):
     return builder.build()
 
 
+def _fast_fields(tantivy) -> bool:
+    """Whether this tantivy-py reads a fast field for many hits at once (0.26 on); before, a hit's stored rank."""
+    return hasattr(tantivy.Searcher, "fast_field_values")
+
+
 class BM25Index:
     """A tantivy index over chunks, in a temporary directory that ``close`` removes."""
 
@@ -52,23 +66,31 @@ class BM25Index:
 
         self.options = options
         self.analyzer = build_analyzer(options)
+        chunks = list(chunks)
+        ids = [c.chunk_id for c in chunks]
+        order = sorted(range(len(chunks)), key=ids.__getitem__)
+        self._ids = [ids[i] for i in order]  # by rank
+        self._docs = [chunks[i].doc_id for i in order]
+        self._fast = _fast_fields(tantivy)
         self._dir = tempfile.mkdtemp(prefix="assay-bm25-")
         schema_builder = tantivy.SchemaBuilder()
-        schema_builder.add_integer_field("ord", stored=True)
+        schema_builder.add_integer_field("rank", stored=not self._fast, fast=self._fast)
         schema_builder.add_text_field("body", stored=False, tokenizer_name=TOKENIZER_NAME, index_option="freq")
         self._schema = schema_builder.build()
         self._index = tantivy.Index(self._schema, path=self._dir)
         self._index.register_tokenizer(TOKENIZER_NAME, self.analyzer)
-        self._chunks = list(chunks)
         writer = self._index.writer(heap_size=128_000_000, num_threads=1)
-        with progress.task("indexing chunks (bm25)", total=len(self._chunks), unit="chunks") as shown:
-            for i, chunk in enumerate(self._chunks):
-                writer.add_document(tantivy.Document(ord=i, body=chunk.text))
+        with progress.task("indexing chunks (bm25)", total=len(chunks), unit="chunks") as shown:
+            for rank, i in enumerate(order):
+                writer.add_document(tantivy.Document(rank=rank, body=chunks[i].text))
                 shown.advance()
             writer.commit()
             writer.wait_merging_threads()
         self._index.reload()
         self._searcher = self._index.searcher()
+        self._one_segment = self._searcher.num_segments == 1
+        self._term_query, self._boolean_query = tantivy.Query.term_query, tantivy.Query.boolean_query
+        self._should = tantivy.Occur.Should
 
     def close(self) -> None:
         shutil.rmtree(self._dir, ignore_errors=True)
@@ -83,29 +105,36 @@ class BM25Index:
         return {"name": "bm25", "engine": "tantivy", "k1": 1.2, "b": 0.75, "analyzer": self.options.config()}
 
     def _query(self, text: str):
-        import tantivy
-
         terms = self.analyzer.analyze(text)
         if not terms:
             return None
-        return tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "body", t)) for t in terms]
-        )
+        schema, term_query, should = self._schema, self._term_query, self._should
+        return self._boolean_query([(should, term_query(schema, "body", t)) for t in terms])
+
+    def _ranks(self, addresses) -> list[int]:
+        if self._fast:
+            return self._searcher.fast_field_values("rank", addresses)
+        return [self._searcher.doc(a)["rank"][0] for a in addresses]
 
     def search(self, text: str, limit: int) -> list[Hit]:
         """The top ``limit`` chunks, ties ordered by chunk id (also across the cut-off)."""
         query = self._query(text)
         if query is None or limit <= 0:
             return []
+        ids, docs = self._ids, self._docs
+        if self._one_segment:
+            # tantivy breaks equal scores by ascending document address, which in one segment is rank order:
+            # its top ``limit`` are ours, in our order
+            found = self._searcher.search(query, limit=limit, count=False).hits
+            ranks = self._ranks([address for _, address in found])
+            return [_hit(Hit, (ids[r], docs[r], score)) for (score, _), r in zip(found, ranks)]
         fetch = limit
         while True:
-            result = self._searcher.search(query, limit=fetch + 1, count=False)
-            scored = [(score, self._searcher.doc(addr)["ord"][0]) for score, addr in result.hits]
+            found = self._searcher.search(query, limit=fetch + 1, count=False).hits
             # Fetch further while the score at the cut-off is shared by documents beyond it.
-            if len(scored) <= fetch or scored[fetch][0] < scored[limit - 1][0]:
+            if len(found) <= fetch or found[fetch][0] < found[limit - 1][0]:
                 break
             fetch *= 2
-        hits = rank_hits([
-            Hit(self._chunks[o].chunk_id, self._chunks[o].doc_id, float(s)) for s, o in scored
-        ])
-        return hits[:limit]
+        ranks = self._ranks([address for _, address in found])
+        ranked = sorted(zip([-score for score, _ in found], ranks))[:limit]
+        return [_hit(Hit, (ids[r], docs[r], -score)) for score, r in ranked]
