@@ -59,8 +59,7 @@ def write_tokens(warehouse, corpus_hash: str, chunk_set: str) -> str:
 
     Runs inside the caller's transaction; the corpus's documents and the chunk set's chunks must be stored.
     """
-    import pyarrow as pa
-
+    from assay.rows import registered
     from assay.sqlfiles import load_sql
 
     tid, con = tokenizer_id(), warehouse.con
@@ -80,15 +79,10 @@ def write_tokens(warehouse, corpus_hash: str, chunk_set: str) -> str:
                 idx += range(len(offsets))
                 starts += [s for s, _ in offsets]
                 ends += [e for _, e in offsets]
-            table = pa.table({"tokenizer_id": pa.array([tid] * len(idx), pa.string()),
-                              "corpus_hash": pa.array([corpus_hash] * len(idx), pa.string()),
-                              "doc_id": pa.array(doc_ids, pa.string()), "tok_idx": pa.array(idx, pa.int32()),
-                              "start_char": pa.array(starts, pa.int32()), "end_char": pa.array(ends, pa.int32())})
-            con.register("_assay_tokens", table)
-            try:
+            table = {"tokenizer_id": [tid] * len(idx), "corpus_hash": [corpus_hash] * len(idx), "doc_id": doc_ids,
+                     "tok_idx": idx, "start_char": starts, "end_char": ends}
+            with registered(con, "_assay_tokens", table):
                 con.execute("INSERT INTO doc_tokens SELECT * FROM _assay_tokens")
-            finally:
-                con.unregister("_assay_tokens")
     have_chunks = con.execute("SELECT COUNT(*) FROM chunk_tokens WHERE tokenizer_id = ? AND chunk_set = ?",
                               [tid, chunk_set]).fetchall()[0][0]
     if not have_chunks:

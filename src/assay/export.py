@@ -120,15 +120,18 @@ def _write_parquet(root: Path, table: str, rows_by_run: dict[str, list[tuple]]) 
     Each partition is written directly rather than through pyarrow.dataset.write_dataset, so a
     run with no rows still gets its partition, holding the schema.
     """
-    import pyarrow as pa
+    import duckdb
     import pyarrow.parquet as pq
+
+    from assay.rows import registered
 
     schema = _arrow_schema(table, skip=("run_id",))
     keep = [i for i, name in enumerate(columns(table)) if name != "run_id"]
     files = []
+    con = duckdb.connect()  # builds the Arrow tables: pyarrow's own builders import pandas (assay.rows)
     for run_id, rows in rows_by_run.items():
-        data = pa.table([pa.array([r[i] for r in rows], type=field.type) for i, field in zip(keep, schema)],
-                        schema=schema)
+        with registered(con, "_assay_export", {field.name: [r[i] for r in rows] for i, field in zip(keep, schema)}):
+            data = con.sql("SELECT * FROM _assay_export").to_arrow_table().cast(schema)
         rel = Path(table) / f"run_id={quote(run_id, safe='')}" / "part-0.parquet"
         (root / rel).parent.mkdir(parents=True)
         pq.write_table(data, root / rel)

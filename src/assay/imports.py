@@ -113,15 +113,12 @@ def import_judgments(warehouse, queries, qrels, name: str, corpus_hash: str, sou
     if missing_q:
         raise AssayError(f"{source}: {len(missing_q)} judged queries have no text ({', '.join(missing_q[:5])})")
     docs = {d for g in gold.values() for d in g}
-    import pyarrow as pa
+    from assay.rows import registered
 
-    warehouse.con.register("_assay_gold_docs", pa.table({"doc_id": sorted(docs)}))
-    try:
+    with registered(warehouse.con, "_assay_gold_docs", {"doc_id": sorted(docs)}):
         absent = [d for d, in warehouse.con.execute(
             "SELECT g.doc_id FROM _assay_gold_docs g WHERE NOT EXISTS (SELECT 1 FROM documents d "
             "WHERE d.corpus_hash = ? AND d.doc_id = g.doc_id) ORDER BY 1", [corpus_hash]).fetchall()]
-    finally:
-        warehouse.con.unregister("_assay_gold_docs")
     if absent:
         raise AssayError(f"{source}: {len(absent)} relevant documents are not in the corpus ({', '.join(absent[:5])})")
     lines, query_rows, gold_rows = [], [], []

@@ -19,19 +19,14 @@ BATCH = 256  # texts embedded, then stored, at a time: what an interrupt can los
 
 
 def cached_vectors(warehouse, identity, text_hashes: list[str]) -> dict[str, np.ndarray]:
-    import pyarrow as pa
+    from assay.rows import registered
 
     if not text_hashes:
         return {}
-    wanted = pa.table({"text_sha256": sorted(set(text_hashes))})
-    with warehouse.reading() as wh:
-        wh.con.register("_assay_wanted", wanted)
-        try:
-            rows = wh.con.execute(
-                "SELECT e.text_sha256, e.vector FROM embeddings e JOIN _assay_wanted w USING (text_sha256) "
-                "WHERE e.identity_hash = ?", [identity.hash]).fetchall()
-        finally:
-            wh.con.unregister("_assay_wanted")
+    with warehouse.reading() as wh, registered(wh.con, "_assay_wanted", {"text_sha256": sorted(set(text_hashes))}):
+        rows = wh.con.execute(
+            "SELECT e.text_sha256, e.vector FROM embeddings e JOIN _assay_wanted w USING (text_sha256) "
+            "WHERE e.identity_hash = ?", [identity.hash]).fetchall()
     return {h: np.frombuffer(v, dtype=np.float32) for h, v in rows}
 
 

@@ -1,0 +1,90 @@
+"""assay.rows hands Python values to DuckDB as pyarrow did, without importing pandas: each column shape a writer
+passes is inserted into a typed table both ways (pyarrow is the reference) and read back equal, value and type."""
+
+import datetime as dt
+import math
+import subprocess
+import sys
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from assay.rows import registered
+
+WHEN = dt.datetime(2026, 11, 30, 16, 30, 34, 123456)
+CASES = [
+    ("VARCHAR", ["a", "é", "", "x" * 5000]),
+    ("VARCHAR", ["a", None, "b"]),
+    ("VARCHAR", [None, None]),
+    ("INTEGER", [1, 2, 3]),
+    ("INTEGER", [None] * 3000 + [5]),
+    ("BIGINT", [1, 2**40, -(2**62)]),
+    ("DOUBLE", [0.1, 1 / 3, 1e-300, -0.0]),
+    ("DOUBLE", [1, 0.5, 0]),  # ints among floats, as measure values are
+    ("DOUBLE", [1] * 5000 + [0.5]),
+    ("DOUBLE", [0.25, None, 1]),
+    ("DOUBLE", [np.float32(0.1), np.float32(2.5)]),
+    ("DOUBLE", [np.float32(0.1), None]),
+    ("DOUBLE", [np.float64(0.1), 0.2]),
+    ("INTEGER", [np.int32(3), np.int64(4), None]),
+    ("BOOLEAN", [True, False]),
+    ("BOOLEAN", [True, None]),
+    ("TIMESTAMP", [WHEN, WHEN.replace(microsecond=0)]),
+    ("TIMESTAMP", [None, WHEN]),
+    ("BLOB", [b"\x00\x01\xff", np.arange(4, dtype=np.float32).tobytes()]),
+    ("DOUBLE", [0.5, float("nan")]),  # a NaN: pyarrow, which keeps it a NaN
+    ("DOUBLE", [float("nan"), None]),
+]
+
+
+def _insert(kind, values, through_rows: bool):
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE t (i INTEGER, v {kind})")
+    columns = {"i": list(range(len(values))), "v": values}
+    if through_rows:
+        with registered(con, "_rows", columns):
+            con.execute("INSERT INTO t SELECT i, v FROM _rows")
+    else:
+        con.register("_rows", pa.table(columns))
+        con.execute("INSERT INTO t SELECT i, v FROM _rows")
+    return con.execute("SELECT i, v, typeof(v) FROM t ORDER BY i").fetchall()
+
+
+def _same(a, b):
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
+        return math.isnan(b)
+    return type(a) is type(b) and a == b and (not isinstance(a, float) or math.copysign(1, a) == math.copysign(1, b))
+
+
+@pytest.mark.parametrize("kind,values", CASES, ids=[f"{k}-{i}" for i, (k, _) in enumerate(CASES)])
+def test_a_column_reads_as_through_pyarrow(kind, values):
+    ours, reference = _insert(kind, values, True), _insert(kind, values, False)
+    assert len(ours) == len(reference) == len(values)
+    for row, ref in zip(ours, reference):
+        assert all(_same(a, b) for a, b in zip(row, ref)), (row, ref)
+
+
+def test_no_rows_and_a_membership_view():
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (q VARCHAR)")
+    con.execute("INSERT INTO t VALUES ('a'), ('b')")
+    with registered(con, "_keep", {"q": []}):
+        assert con.execute("SELECT q FROM t WHERE q IN (SELECT q FROM _keep)").fetchall() == []
+    with registered(con, "_keep", {"q": ["b"]}):
+        assert con.execute("SELECT q FROM t WHERE q IN (SELECT q FROM _keep)").fetchall() == [("b",)]
+    assert con.execute("SELECT COUNT(*) FROM duckdb_views() WHERE view_name = '_keep'").fetchall() == [(0,)]
+
+
+def test_registering_rows_imports_neither_pandas_nor_pyarrow():
+    code = ("import sys, duckdb\n"
+            "from assay.rows import registered\n"
+            "con = duckdb.connect()\n"
+            "con.execute('CREATE TABLE t (a INTEGER, b VARCHAR, c DOUBLE)')\n"
+            "with registered(con, 'r', {'a': [1, None], 'b': ['x', None], 'c': [0.5, 1]}):\n"
+            "    con.execute('INSERT INTO t SELECT * FROM r')\n"
+            "assert con.execute('SELECT COUNT(*) FROM t').fetchall() == [(2,)]\n"
+            "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
