@@ -11,11 +11,20 @@ A heading (a Markdown ``#`` line, an reStructuredText title with its adornment,
 or a lone short line without closing punctuation) is glued to the text that
 follows it, so no chunk is a bare heading; that piece may exceed ``size`` by the
 heading's length. A document no longer than ``size`` stays one chunk.
+
+How it is computed (the rule above is the contract; tests/chunking/reference_recursive.py states it
+piece by piece): paragraphs and lines are listed, but a part too long for one chunk whose text has no
+line break inside is not cut into its sentences and words one by one. No piece inside such a part can
+be a heading or blank, so what packing needs from it is only where its pieces begin and end near each
+chunk's size limit: those few boundaries are found by searching around the limit (``str.rfind``,
+``str.rsplit``, a short regex search), and a part whose boundaries lie far apart has them listed once.
+Packing jumps from limit to limit instead of adding piece after piece.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from assay.chunking import Chunk, SizedChunker, chunk_document, trim
 
@@ -31,6 +40,7 @@ _RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+<>:_.])\1{2,}$")
 _MD_HEADING = re.compile(r"^#{1,6}\s+\S")
 _CLOSING = tuple(".!?:;,)|]}>`")
 _NOT_HEADING_START = ("-", "*", "+", "|", "`", ">", "<")
+_NUMBERED = re.compile(r"^\d+[.)]\s")
 
 
 def is_heading(text: str) -> bool:
@@ -49,7 +59,7 @@ def is_heading(text: str) -> bool:
             len(line) <= 80
             and not line.endswith(_CLOSING)
             and not line.startswith(_NOT_HEADING_START)
-            and not re.match(r"^\d+[.)]\s", line)
+            and not _NUMBERED.match(line)
         )
     return False
 
@@ -61,7 +71,7 @@ def _is_heading_piece(text: str, start: int, end: int) -> bool:
     word cut from a line is body text), and a short line counts only standing alone
     as its paragraph, not as one line of a wrapped paragraph.
     """
-    s, e = trim(text, start, end)
+    s, e = _trim(text, start, end)
     if e <= s:
         return False
     before, after = s, e
@@ -79,7 +89,15 @@ def _is_heading_piece(text: str, start: int, end: int) -> bool:
         while nxt < len(text) and text[nxt] in " \t":
             nxt += 1
         return nxt < len(text) and text[nxt] != "\n"
-    if not is_heading(piece):
+    if len(piece.splitlines()) == 1:  # is_heading for one line, without its list building
+        if not (_MD_HEADING.match(piece) or (
+            len(piece) <= 80
+            and not piece.endswith(_CLOSING)
+            and not piece.startswith(_NOT_HEADING_START)
+            and not _NUMBERED.match(piece)
+        )):
+            return False
+    elif not is_heading(piece):
         return False
     if "\n" in piece or _MD_HEADING.match(piece):
         return True
@@ -92,78 +110,300 @@ def _is_heading_piece(text: str, start: int, end: int) -> bool:
     )
 
 
+# -- positions ------------------------------------------------------------------------------------
+# A boundary may move across whitespace without changing any chunk: trimmed lengths and trimmed spans
+# are all that packing reads. The helpers below answer "where does the text begin/end around here".
+
+_NONSPACE = re.compile(r"\S")
+_WORD_CUT = re.compile(r"\s\S")  # a word boundary is the character after a whitespace run
+_PUNCT = ".!?"
+
+
+def _text_from(text: str, i: int, end: int) -> int:
+    """The first non-whitespace position in [i, end), or ``end``."""
+    if i >= end:
+        return end
+    if not text[i].isspace():
+        return i
+    m = _NONSPACE.search(text, i, end)
+    return m.start() if m else end
+
+
+def _text_to(text: str, t: int, floor: int = 0) -> int:
+    """One past the last non-whitespace position in [floor, t), or ``floor``."""
+    if t <= floor:
+        return floor
+    if not text[t - 1].isspace():
+        return t
+    width = 32
+    while True:
+        lo = max(floor, t - width)
+        kept = text[lo:t].rstrip()
+        if kept or lo == floor:
+            return lo + len(kept)
+        width *= 8
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    s = _text_from(text, start, end)
+    return s, _text_to(text, end, s)
+
+
+def _punct_after(text: str, i: int, end: int) -> int:
+    """The first of . ! ? in [i, end), or -1."""
+    found = text.find(".", i, end)
+    stop = found if found >= 0 else end
+    for ch in "!?":
+        p = text.find(ch, i, stop)
+        if p >= 0:
+            found = stop = p
+    return found
+
+
+def _punct_before(text: str, lo: int, i: int) -> int:
+    """The last of . ! ? in [lo, i), or -1."""
+    found = text.rfind(".", lo, i)
+    floor = found + 1 if found >= 0 else lo
+    for ch in "!?":
+        p = text.rfind(ch, floor, i)
+        if p >= 0:
+            found, floor = p, p + 1
+    return found
+
+
+# -- cuts near a position -------------------------------------------------------------------------
+# A cut of separator level L inside a part [a, b) is the end of a match of _SEPARATORS[L] searched in
+# text[a:b] that falls strictly inside. For sentences that is the end of a whitespace run that starts
+# at or after a, right after . ! or ?; for words, the end of any whitespace run. Each search below
+# returns the largest cut <= x (or a) and the smallest cut > x (or b), or None when it gives up within
+# its window: the caller then lists the part's cuts with the separator itself.
+
+_GIVE_UP = 8  # punctuation marks not followed by whitespace before a sentence search gives up
+
+
+def _sentence_cuts_around(text: str, a: int, b: int, x: int, window: int):
+    floor = a - 1 if a else 0  # the mark may sit just before the part: the lookbehind sees it
+    lo = max(floor, x - window)
+    prev, tries = a, 0
+    mark = _punct_before(text, lo, x)
+    while True:
+        if mark < 0:
+            if lo > floor:
+                return None
+            break
+        run = mark + 1
+        if text[run].isspace():
+            end = _text_from(text, run, b)
+            if end <= x:
+                prev = end
+                break
+        tries += 1
+        if tries > _GIVE_UP:
+            return None
+        mark = _punct_before(text, lo, mark)
+    hi, pos = min(b, x + window), x
+    if text[x].isspace():
+        run_end = _text_from(text, x, b)
+        if run_end >= b:
+            return prev, b
+        run = _text_to(text, x)
+        if run >= a and run and text[run - 1] in _PUNCT:
+            return prev, run_end
+        pos = run_end
+    tries = 0
+    mark = _punct_after(text, pos, hi)
+    while True:
+        if mark < 0:
+            return (prev, b) if hi >= b else None
+        run = mark + 1
+        if run < b and text[run].isspace():
+            return prev, _text_from(text, run, b)
+        tries += 1
+        if tries > _GIVE_UP:
+            return None
+        mark = _punct_after(text, run, hi)
+
+
+def _word_cuts_around(text: str, a: int, b: int, x: int, window: int):
+    width = 64
+    while True:
+        lo = max(a, x - width)
+        kept = text[lo:x + 1].rstrip()
+        last = kept.rsplit(None, 1)[-1] if kept else ""
+        if len(last) < len(kept):  # whitespace before the last word in the window
+            prev = lo + len(kept) - len(last)
+            break
+        if lo == a:
+            prev = a
+            break
+        if width >= window:
+            return None
+        width *= 4
+    hi = min(b, x + window)
+    m = _WORD_CUT.search(text, x, hi)
+    if m:
+        return prev, m.start() + 1
+    return (prev, b) if hi >= b else None
+
+
+class _Document:
+    """One text being chunked: its glued piece boundaries, found lazily inside long parts."""
+
+    def __init__(self, text: str, size: int, overlap: int):
+        self.text, self.size, self.overlap, self.n = text, size, overlap, len(text)
+        self.window = max(4 * size, 256)
+        self.listed: dict[tuple[int, int, int], list[int]] = {}
+        # glued pieces: [starts[i], starts[i + 1]); runs[i]: the long part inside piece i, if any
+        self.starts: list[int] = []
+        self.runs: dict[int, tuple[int, int, int, int]] = {}
+
+    # -- splitting ---------------------------------------------------------------------------------
+    def split(self, start: int, end: int, level: int, out: list) -> None:
+        """Pieces (start, end) in order; a long part without a line break inside as (start, end, level)."""
+        text, size = self.text, self.size
+        s, e = _trim(text, start, end)
+        if e - s <= size:
+            out.append((start, end))
+            return
+        if text.find("\n", s, e) < 0:
+            # paragraph and line separators could only cut blank pieces off its ends
+            out.append((start, end, max(level, 2)))
+            return
+        if level == len(_SEPARATORS):
+            out.extend((i, min(i + size, e)) for i in range(s, e, size))
+            return
+        cuts = [c for m in _SEPARATORS[level].finditer(text, start, end) if start < (c := m.end()) < end]
+        if not cuts:
+            self.split(start, end, level + 1, out)
+            return
+        for a, b in zip([start, *cuts], [*cuts, end]):
+            self.split(a, b, level + 1, out)
+
+    def glue(self, items: list) -> None:
+        """RecursiveChunker._glue_headings over pieces and long parts (whose pieces are never headings
+        nor blank, except a leading blank one that only moves the part's start across whitespace)."""
+        text, starts, runs = self.text, self.starts, self.runs
+        pending, last_end = None, 0
+        for item in items:
+            a, b = item[0], item[1]
+            if len(item) == 3:
+                runs[len(starts)] = (a, b, item[2], _text_from(text, a, b))
+            elif text[a:b].isspace():
+                if pending is None:
+                    if starts:
+                        last_end = b
+                    else:
+                        pending = a
+                continue
+            elif _is_heading_piece(text, a, b):
+                if pending is None:
+                    pending = a
+                continue
+            starts.append(a if pending is None else pending)
+            last_end, pending = b, None
+        if pending is not None:
+            last_end = items[-1][1]
+            if not starts:
+                starts.append(pending)
+        starts.append(last_end)
+
+    # -- boundaries --------------------------------------------------------------------------------
+    def around(self, x: int) -> tuple[int, int]:
+        """The largest glued boundary <= x and the smallest > x, for starts[0] <= x < starts[-1]."""
+        starts = self.starts
+        i = bisect_right(starts, x)
+        lo, hi = starts[i - 1], starts[i]
+        run = self.runs.get(i - 1)
+        if run is None:
+            return lo, hi
+        a, b, level, first = run
+        if x >= b:
+            prev, _ = self._run_around(a, b, level, b - 1)
+            return (prev if prev > first else lo), hi
+        if x <= first:
+            _, nxt = self._run_around(a, b, level, first)
+            return lo, (nxt if nxt < b else hi)
+        prev, nxt = self._run_around(a, b, level, x)
+        return (prev if prev > first else lo), (nxt if nxt < b else hi)
+
+    def _run_around(self, a: int, b: int, level: int, x: int) -> tuple[int, int]:
+        """The piece boundaries of part [a, b) around x (a <= x < b): what splitting it at `level`
+        and below would give, without listing the pieces."""
+        text, size = self.text, self.size
+        while True:
+            if level == len(_SEPARATORS):
+                s, e = _trim(text, a, b)
+                k = (x - s) // size if x >= s else 0
+                prev = s + min(k, (e - 1 - s) // size) * size
+                nxt = s + (k + 1) * size
+                return (prev if prev > s else a), (nxt if nxt < e else b)
+            prev, nxt = self._cuts_around(a, b, level, x)
+            if prev == a and nxt == b:  # no cut at this level: the next one splits the same part
+                level += 1
+                continue
+            s = _text_from(text, prev, nxt)
+            if _text_to(text, nxt, s) - s <= size:
+                return prev, nxt
+            a, b, level = prev, nxt, level + 1
+
+    def _cuts_around(self, a: int, b: int, level: int, x: int) -> tuple[int, int]:
+        key = (a, b, level)
+        cuts = self.listed.get(key)
+        if cuts is None:
+            search = _sentence_cuts_around if level == 2 else _word_cuts_around
+            found = search(self.text, a, b, x, self.window)
+            if found is not None:
+                return found
+            cuts = [c for m in _SEPARATORS[level].finditer(self.text, a, b) if a < (c := m.end()) < b]
+            self.listed[key] = cuts
+        i = bisect_right(cuts, x)
+        return (cuts[i - 1] if i else a), (cuts[i] if i < len(cuts) else b)
+
+    # -- packing -----------------------------------------------------------------------------------
+    def pack(self) -> list[tuple[int, int]]:
+        """RecursiveChunker's greedy packing, a chunk at a time: the pieces that fit end at or before
+        the first text position past the size limit, and the carried ones begin at or after the
+        position from which both overlap conditions hold."""
+        text, size, overlap, n = self.text, self.size, self.overlap, self.n
+        end = self.starts[-1]
+        cs = self.starts[0]
+        ce = self.around(cs)[1]
+        spans = []
+        while ce < end:
+            limit = _text_from(text, _text_from(text, cs, n) + size, n)
+            if limit >= end:
+                break
+            prev, nxt = self.around(limit)
+            if prev >= ce:
+                ce = prev
+            else:
+                nxt = self.around(ce)[1]
+            spans.append(_trim(text, cs, ce))
+            carry_from = ce
+            if overlap:
+                y = max(_text_to(text, _text_to(text, ce) - overlap), _text_to(text, _text_to(text, nxt) - size))
+                carry_from = self.around(y - 1)[1] if y > self.starts[0] else self.starts[0]
+            cs = carry_from if carry_from < ce else ce
+            ce = nxt
+        spans.append(_trim(text, cs, end))
+        return [s for s in spans if s[1] > s[0]]
+
+
 class RecursiveChunker(SizedChunker):
     name = "recursive"
 
-    # -- splitting -------------------------------------------------------------------------
-    def _length(self, text: str, start: int, end: int) -> int:
-        s, e = trim(text, start, end)
-        return e - s
-
-    def _pieces(self, text: str, start: int, end: int, level: int) -> list[tuple[int, int]]:
-        if self._length(text, start, end) <= self.size:
-            return [(start, end)]
-        if level == len(_SEPARATORS):
-            s, e = trim(text, start, end)
-            return [(i, min(i + self.size, e)) for i in range(s, e, self.size)]
-        cuts = [m.end() for m in _SEPARATORS[level].finditer(text, start, end) if start < m.end() < end]
-        bounds = [start, *cuts, end]
-        parts = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
-        if len(parts) == 1:
-            return self._pieces(text, start, end, level + 1)
-        out: list[tuple[int, int]] = []
-        for a, b in parts:
-            out.extend(self._pieces(text, a, b, level + 1))
-        return out
-
-    @staticmethod
-    def _glue_headings(text: str, pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        glued: list[tuple[int, int]] = []
-        pending: int | None = None  # start of heading(s) waiting for their body
-        for start, end in pieces:
-            if not text[start:end].strip():
-                # whitespace is no body: it waits with a heading, or goes with the piece before,
-                # so neither a heading nor a trailing heading is left glued to nothing but blanks
-                if pending is None and glued:
-                    glued[-1] = (glued[-1][0], end)
-                elif pending is None:
-                    pending = start
-                continue
-            if _is_heading_piece(text, start, end):
-                pending = start if pending is None else pending
-                continue
-            glued.append((pending if pending is not None else start, end))
-            pending = None
-        if pending is not None:  # a trailing heading joins what came before it
-            if glued:
-                glued[-1] = (glued[-1][0], pieces[-1][1])
-            else:
-                glued.append((pending, pieces[-1][1]))
-        return glued
-
-    # -- packing ---------------------------------------------------------------------------
-    def chunk(self, doc_id: str, text: str) -> list[Chunk]:
-        whole = trim(text, 0, len(text))
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The chunks' [start, end) offsets."""
+        whole = _trim(text, 0, len(text))
         if whole[1] <= whole[0]:
             return []
         if whole[1] - whole[0] <= self.size:
-            return chunk_document(doc_id, text, [whole])
-        pieces = self._glue_headings(text, self._pieces(text, 0, len(text), 0))
-        spans: list[tuple[int, int]] = []
-        current: list[tuple[int, int]] = []
-        for piece in pieces:
-            if current and self._length(text, current[0][0], piece[1]) > self.size:
-                spans.append(trim(text, current[0][0], current[-1][1]))
-                carried: list[tuple[int, int]] = []
-                for prev in reversed(current):
-                    if (
-                        self._length(text, prev[0], current[-1][1]) > self.overlap
-                        or self._length(text, prev[0], piece[1]) > self.size
-                    ):
-                        break
-                    carried.insert(0, prev)
-                current = carried
-            current.append(piece)
-        if current:
-            spans.append(trim(text, current[0][0], current[-1][1]))
-        return chunk_document(doc_id, text, [s for s in spans if s[1] > s[0]])
+            return [whole]
+        doc = _Document(text, self.size, self.overlap)
+        items: list = []
+        doc.split(0, len(text), 0, items)
+        doc.glue(items)
+        return doc.pack()
+
+    def chunk(self, doc_id: str, text: str) -> list[Chunk]:
+        return chunk_document(doc_id, text, self.spans(text))

@@ -1,0 +1,120 @@
+"""The recursive chunker gives exactly the spans of its reference: demo corpus, SciFact, generated text.
+
+reference_recursive.py is the chunker as it was before it was made fast, kept verbatim: it lists
+every piece (paragraph, line, sentence, word) and packs them one at a time, which states the rule
+plainly. The chunker now finds piece boundaries only near each chunk's size limit; these tests hold it
+to the same (start, end, ordinal, text) for every document, size and overlap tried.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from reference_recursive import RecursiveChunker as Reference  # tests/chunking is on sys.path (no __init__)
+from test_recursive import random_document
+
+from assay.chunking.recursive import RecursiveChunker
+from assay.corpus import load_corpus
+from assay.formats.beir import read_corpus
+from assay.imports import _doc_text
+
+ROOT = Path(__file__).resolve().parents[2]
+SCIFACT = ROOT.parent / "shared" / "collections" / "scifact" / "corpus.jsonl"
+
+
+def spans(chunker, text):
+    return [(c.ordinal, c.start, c.end, c.text) for c in chunker.chunk("d", text)]
+
+
+def assert_same(text, size, overlap):
+    expected = spans(Reference(size, overlap), text)
+    assert spans(RecursiveChunker(size, overlap), text) == expected, (size, overlap, text[:200])
+    return expected
+
+
+def carry_limits(text, size):
+    """Overlaps and sizes at which one more piece is carried or packed: the trimmed length from each
+    piece's start (pieces as the reference glues them) to each later piece's end, and one either side."""
+    ref = Reference(size, 0)
+    whole = text.strip()
+    if not whole or len(whole) <= size:
+        return []
+    pieces = ref._glue_headings(text, ref._pieces(text, 0, len(text), 0))
+    out = set()
+    for i, (start, _) in enumerate(pieces):
+        for _, end in pieces[i:]:
+            n = len(text[start:end].strip())
+            if n > size + 1:
+                break
+            out.update((n - 1, n, n + 1))
+    return sorted(o for o in out if o >= 0)
+
+
+# -- generated text ---------------------------------------------------------------------------
+
+FRAGMENTS = [
+    "alpha", "beta", "gamma", "x", "Title", "Getting started", " ", "  ", "\t", " \t ", "\n", "\n\n", "\n \n",
+    "\n\t\n  ", " \n", "\r\n", "\r", ".", "!", "?", ". ", "! ", "? ", ".\n", "e.g.", "3.14", "...", ",", ":",
+    ")", "#", "# ", "## ", "=====", "-----", "~~~", "```", "....", "- ", "* ", "> ", "| a |", "1. ", "2) ",
+    "\xa0", "\u2003", "\u3000", "\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x85", "é", "日本語の文", "🙂",
+    "y" * 37, "z" * 130,
+]
+TEXT = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=4)), max_size=150).map("".join)
+
+
+@settings(max_examples=600, deadline=None, derandomize=True, database=None)
+@given(TEXT, st.integers(1, 120), st.data())
+@example("word " * 200, 20, None)  # words only
+@example("x" * 1000, 64, None)  # no separator at all
+@example(("x" * 300 + " ") * 4, 50, None)  # words longer than the size
+@example("A. " + " " * 500 + "B. " + "w " * 400, 40, None)  # a whitespace run longer than the search window
+@example("1.2.3.4.5.6.7.8.9.0." * 60 + " end. " + "tail " * 50, 30, None)  # marks not followed by spaces
+@example("# T\n\n" + "long line of words " * 40 + "\n===\n" + "more " * 30, 60, None)  # a line break inside
+def test_generated_text(text, size, data):
+    assert_same(text, size, 0)
+    overlaps = {size - 1}
+    if data is not None:
+        limits = carry_limits(text, size)
+        overlaps.add(data.draw(st.integers(0, size - 1)))
+        if limits:
+            overlaps.update(o for o in data.draw(st.lists(st.sampled_from(limits), max_size=3)) if o < size)
+            other = data.draw(st.sampled_from(limits))  # a size exactly at a piece's end
+            if other >= 1:
+                assert_same(text, other, data.draw(st.integers(0, other - 1)))
+    for overlap in sorted(overlaps):
+        assert_same(text, size, overlap)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_documents(seed):
+    """Headings of every kind (Markdown, rST over- and underlines, lone lines), messy and clean bodies."""
+    rng = random.Random(1000 + seed)
+    for _ in range(80):
+        text, _ = random_document(rng, messy=rng.random() < 0.5)
+        size = rng.randint(10, 300)
+        assert_same(text, size, 0)
+        limits = [o for o in carry_limits(text, size) if o < size]
+        for overlap in rng.sample(limits, min(3, len(limits))) + [rng.randint(0, size - 1)]:
+            assert_same(text, size, overlap)
+
+
+# -- real text --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size, overlap", [(30, 0), (30, 29), (100, 0), (100, 40), (200, 50), (400, 0),
+                                           (800, 0), (800, 200), (1600, 0)])
+def test_demo_corpus(size, overlap):
+    corpus = load_corpus(ROOT / "judgments" / "demo" / "corpus")
+    for doc in corpus.documents:
+        assert_same(doc.text, size, overlap)
+
+
+@pytest.mark.skipif(not SCIFACT.exists(), reason=f"SciFact is not at {SCIFACT} (the shared collections checked "
+                    "out next to the repository); the demo corpus and generated text still compare")
+@pytest.mark.parametrize("size, overlap", [(800, 0), (300, 100)])
+def test_scifact(size, overlap):
+    for doc in read_corpus(SCIFACT):
+        assert_same(_doc_text(doc.title, doc.text), size, overlap)
