@@ -7,7 +7,7 @@ rows), and, when ../shared/collections/scifact exists, an imported SciFact run c
 (`assay run --lake` reads no warehouse, so no @collection: `copy_run` writes the same layout).
 
 Never skipped: Spark must run here. It needs Java 17 (`java` on PATH or JAVA_HOME) and pyspark from
-requirements.lock; without them the engine raises ConfigError saying what to install, and the test fails.
+requirements-test.lock; without them the engine raises ConfigError saying what to install, and the test fails.
 """
 
 from pathlib import Path

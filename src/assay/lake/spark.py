@@ -40,7 +40,8 @@ DEFAULT_MASTER = "local[*]"
 MASTER_ENV = "ASSAY_SPARK_MASTER"
 JAVA_HINT = ("Apache Spark needs Java 17: install it (Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`; "
              "macOS: `brew install openjdk@17`) and put `java` on PATH or set JAVA_HOME")
-PYSPARK_HINT = "the spark engine needs pyspark: `pip install 'assay[spark]'` (pyspark 4.0 and py4j, as pinned in requirements.lock)"
+PYSPARK_HINT = ("the spark engine needs pyspark: `pip install 'assay[spark]'` (pyspark 4.0 and py4j, as pinned in "
+                "requirements-test.lock; `make install` installs them, `make demo` does not)")
 
 # DuckDB column types of the migrations' tables, as Spark SQL types. TIMESTAMP in DuckDB has no time zone.
 SPARK_TYPES = {
