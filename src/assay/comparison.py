@@ -77,37 +77,56 @@ def metric_kind(measure) -> str:
 def paired_tests(warehouse, a: dict, b: dict, measures, slices: bool, seed: int) -> list[dict]:
     """One row per (metric, level, slice): both values, delta, paired interval and paired test.
 
-    The p-values are not adjusted: the caller decides which tests form one family for Holm. The pairs are one
-    Ibis expression (assay.analytics.pairing: ``measure_values`` where stored, the measure SQL otherwise); the
-    interval and the test read them here, in question order.
+    The p-values are not adjusted: the caller decides which tests form one family for Holm. The pairs come from
+    ``measure_values`` where stored, the measure SQL otherwise: read with SQL on a DuckDB source
+    (assay.analytics.direct), as one Ibis expression on any other (assay.analytics.pairing); the intervals and
+    the tests read them here, in question order. A slice holding every question reuses the "all" row.
     """
-    from assay.analytics import opened
-    from assay.analytics.pairing import paired
-    from assay.metrics.significance import paired_test
+    from assay.analytics.direct import holds_duckdb, paired_values
+    from assay.metrics.significance import paired_tests_many
 
     question_measures = [m for m in measures if m.family.unit == "question"]  # citations and claims do not pair
-    fetched = []
-    if question_measures:
+    pairs: dict[tuple, list] = {}
+    if question_measures and holds_duckdb(warehouse):
+        pairs = paired_values(warehouse, a["run_id"], b["run_id"], question_measures, slices)
+    elif question_measures:
+        from assay.analytics import opened
+        from assay.analytics.pairing import paired
+
         with opened(warehouse) as (wh, con):
             fetched = con.to_pyarrow(paired(wh, con, a["run_id"], b["run_id"], question_measures, slices)).to_pylist()
-    pairs: dict[tuple, list] = {}
-    for p in fetched:
-        pairs.setdefault((p["measure"], p["level"], p["slice"]), []).append((p["unit"], p["a"], p["b"]))
-    rows = []
+        for p in fetched:
+            pairs.setdefault((p["measure"], p["level"], p["slice"]), []).append((p["unit"], p["a"], p["b"]))
+    groups = []  # (measure, level, slice, as "all", before, after): a slice holding every question reuses "all"
     for measure in question_measures:
         for level in measure.levels:
             names = sorted({s for (m, lvl, s) in pairs if m == measure.name and lvl == level},
                            key=lambda s: (s != "all", s))
+            every = None
             for name in names:
                 group = sorted(pairs[(measure.name, level, name)])
-                before = [va for _, va, _ in group]
-                after = [vb for _, _, vb in group]
-                low, high = paired_bootstrap_delta(before, after, seed=seed)
-                test = paired_test(before, after, metric_kind(measure), seed=seed, samples=SAMPLES)
-                rows.append({"metric": measure.name, "level": level, "slice": name, "n": len(group),
-                             "a": sum(before) / len(group), "b": sum(after) / len(group),
-                             "delta": (sum(after) - sum(before)) / len(group), "ci_low": low, "ci_high": high,
-                             "test": test["test"], "p_value": test["p_value"]})
+                units = [u for u, _, _ in group]
+                if name == "all":
+                    every = units
+                groups.append((measure, level, name, units == every and name != "all",
+                               [va for _, va, _ in group], [vb for _, _, vb in group]))
+    tested = [g for g in groups if not g[3]]
+    tests = iter(paired_tests_many([(g[4], g[5], metric_kind(g[0])) for g in tested], seed=seed, samples=SAMPLES))
+    rows, overall = [], {}
+    for measure, level, name, as_all, before, after in groups:
+        if as_all:
+            row = dict(overall[(measure.name, level)], slice=name)
+        else:
+            n = len(before)
+            low, high = paired_bootstrap_delta(before, after, seed=seed)
+            test = next(tests)
+            row = {"metric": measure.name, "level": level, "slice": name, "n": n,
+                   "a": sum(before) / n, "b": sum(after) / n,
+                   "delta": (sum(after) - sum(before)) / n, "ci_low": low, "ci_high": high,
+                   "test": test["test"], "p_value": test["p_value"]}
+        if name == "all":
+            overall[(measure.name, level)] = row
+        rows.append(row)
     return rows
 
 

@@ -40,19 +40,22 @@ def parse_drop(text: str) -> tuple[object, str, float]:
     return measure, level, float(m.group("drop"))
 
 
-def _means(warehouse, run_ids, measure, level) -> dict[str, float]:
-    """Each run's mean of ``measure`` at ``level`` (NaN for a run without values), from one Ibis expression."""
-    from assay.analytics import opened
-    from assay.analytics.history import series
+def _means(warehouse, run_ids, measure, level, pipeline=None) -> dict[str, float]:
+    """Each run's mean of ``measure`` at ``level`` (NaN for a run without values). ``pipeline``: the runs' own,
+    whose stored values a DuckDB source reads in one query (assay.analytics.direct)."""
+    from assay.analytics.direct import holds_duckdb, pipeline_values
 
-    with opened(warehouse) as (wh, con):
-        fetched = con.to_pyarrow(series(wh, con, run_ids, measure, level)).to_pylist()
-    by_run: dict[str, list] = {}
-    for v in fetched:
-        by_run.setdefault(v["run_id"], []).append((v["unit"], v["value"]))
+    if pipeline is not None and holds_duckdb(warehouse):
+        by_run = pipeline_values(warehouse, pipeline, measure, level, only=run_ids)[1]
+    else:
+        from assay.analytics import opened
+        from assay.analytics.history import series
+
+        with opened(warehouse) as (wh, con):
+            by_run = _values_by_run(con.to_pyarrow(series(wh, con, run_ids, measure, level)))
     means = {}
     for run_id in run_ids:
-        values = [v for _, v in sorted(by_run.get(run_id, []))]
+        values = by_run.get(run_id, [])
         means[run_id] = sum(values) / len(values) if values else float("nan")
     return means
 
@@ -73,7 +76,7 @@ def pick_baseline(warehouse, candidate: dict, how: str, guard) -> str:
     if not history:
         raise RunNotFound(f"no other comparable {candidate['pipeline']} run to use as the baseline")
     measure, level, _ = guard
-    means = _means(warehouse, history, measure, level)
+    means = _means(warehouse, history, measure, level, candidate["pipeline"])
     return max(history, key=lambda r: (means[r], r))
 
 
@@ -159,31 +162,50 @@ def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: st
 def _history_points(warehouse, pipeline: str, measure, level: str, slice_: str) -> list[dict]:
     """One point per run with values in the slice: the mean and interval of its per-question values.
 
-    The runs and the values in the slice are Ibis expressions (assay.analytics.history: ``measure_values`` where
-    stored, the measure SQL otherwise); the mean and the interval are computed here over the values in
-    question order, seeded with each run's seed, exactly as ``evaluate`` computes them for `assay report`."""
-    from assay.analytics import opened
-    from assay.analytics.history import ordered_runs, series
-    from assay.metrics.stats import interval
+    The runs and the values in the slice come from ``measure_values`` where stored, the measure SQL otherwise:
+    read with SQL on a DuckDB source (assay.analytics.direct), as Ibis expressions on any other
+    (assay.analytics.history). The mean and the interval are computed here over the values in question order,
+    seeded with each run's seed, exactly as ``evaluate`` computes them for `assay report`."""
+    from assay.analytics.direct import holds_duckdb, pipeline_values
+    from assay.metrics.stats import intervals
 
-    with opened(warehouse) as (wh, con):
-        rows = ordered_runs(con, pipeline)
-        if not rows:
-            raise RunNotFound(f"no runs of pipeline {pipeline!r} in {warehouse.path}")
-        expr = series(wh, con, [r["run_id"] for r in rows], measure, level, slice_)
-        by_run: dict[str, list] = {}
-        for v in (con.to_pyarrow(expr).to_pylist() if expr is not None else []):
-            by_run.setdefault(v["run_id"], []).append((v["unit"], v["value"]))
-    points = []
-    for r in rows:
-        vals = [v for _, v in sorted(by_run.get(r["run_id"], []))]
-        if not vals:
-            continue
-        low, high = interval(vals, measure.family.interval, seed=r["seed"])
-        points.append({"run_id": r["run_id"], "started_at": r["started_at"].isoformat(timespec="seconds"),
-                       "judgments_hash": r["judgments_hash"], "corpus_hash": r["corpus_hash"],
-                       "value": sum(vals) / len(vals), "n": len(vals), "ci_low": low, "ci_high": high})
-    return points
+    if holds_duckdb(warehouse):
+        rows, by_run = pipeline_values(warehouse, pipeline, measure, level, slice_)
+    else:
+        from assay.analytics import opened
+        from assay.analytics.history import ordered_runs, series
+
+        with opened(warehouse) as (wh, con):
+            rows = ordered_runs(con, pipeline)
+            expr = series(wh, con, [r["run_id"] for r in rows], measure, level, slice_) if rows else None
+            by_run = _values_by_run(con.to_pyarrow(expr)) if expr is not None else {}
+    if not rows:
+        raise RunNotFound(f"no runs of pipeline {pipeline!r} in {warehouse.path}")
+    rows = [r for r in rows if by_run.get(r["run_id"])]
+    values = [by_run[r["run_id"]] for r in rows]
+    bounds = intervals(values, measure.family.interval, [r["seed"] for r in rows])
+    return [{"run_id": r["run_id"], "started_at": r["started_at"].isoformat(timespec="seconds"),
+             "judgments_hash": r["judgments_hash"], "corpus_hash": r["corpus_hash"],
+             "value": sum(vals) / len(vals), "n": len(vals), "ci_low": low, "ci_high": high}
+            for r, vals, (low, high) in zip(rows, values, bounds)]
+
+
+def _values_by_run(table) -> dict[str, list[float]]:
+    """``{run_id: values}`` of a ``run_id, unit, value`` Arrow table, each run's values in unit order (UTF-8 bytes
+    sort as Python sorts strings)."""
+    import pyarrow.compute as pc
+
+    if table.num_rows == 0:
+        return {}
+    table = table.take(pc.sort_indices(table, [("run_id", "ascending"), ("unit", "ascending")]))
+    runs, values = table.column("run_id").to_pylist(), table.column("value").to_pylist()
+    by_run: dict[str, list[float]] = {}
+    start = 0
+    for end in range(1, len(runs) + 1):
+        if end == len(runs) or runs[end] != runs[start]:
+            by_run[runs[start]] = values[start:end]
+            start = end
+    return by_run
 
 
 def render_history(h: dict) -> str:

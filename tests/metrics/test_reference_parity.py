@@ -82,3 +82,23 @@ def test_many_randomization_tests_check_each_pair():
     with pytest.raises(ValueError, match="pair them question by question"):
         significance.fisher_randomization_many([([0.1, 0.2], [0.3, 0.4]), ([0.1], [0.2, 0.3])], seed=0)
     assert significance.fisher_randomization_many([], seed=0) == []
+
+
+def test_a_row_of_several_gets_the_figures_of_a_call_for_it_alone():
+    rng = np.random.default_rng(8)
+    rows = np.vstack([rng.random(300), rng.integers(0, 6, 300) / 5, np.full(300, 0.5), rng.random(300) ** 4])
+    low, high = stats._graded(rows, 21, 1000)
+    for row, lo, hi in zip(rows, low, high):
+        assert _same((lo, hi), reference.bootstrap_mean(row, 21, 1000))
+
+
+def test_intervals_are_each_samples_own():
+    cases = list(_cases(4, 40))
+    seeds = [(0, 5)[i % 2] for i in range(len(cases))]
+    got = stats.intervals([a for _, _, a, _ in cases], "bootstrap", seeds, 1000)
+    for (n, i, a, _), seed, pair in zip(cases, seeds, got):
+        assert _same(pair, reference.bootstrap_mean(a, seed, 1000)), (n, i)
+    binary = [[1.0, 0.0, 1.0], [0.0] * 7, [1.0]]
+    assert stats.intervals(binary, "wilson", [0, 0, 0]) == [stats.wilson(sum(v), len(v)) for v in binary]
+    with pytest.raises(ValueError, match="unknown interval kind"):
+        stats.intervals([[0.5]], "normal", [0])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assay.metrics.registry import DEFAULT_MEASURES, Measure
-from assay.metrics.stats import interval
+from assay.metrics.stats import intervals
 
 SLICE_FIELDS = ("category", "form", "hard_class")
 
@@ -67,10 +67,6 @@ def question_labels(warehouse, run_id: str) -> dict[str, dict]:
     return {qid: {"category": c, "form": f, "hard_class": h} for qid, c, f, h in cur.fetchall()}
 
 
-def _interval(measure: Measure, values: list[float], seed: int, samples: int) -> tuple[float, float]:
-    return interval(values, measure.family.interval, seed=seed, samples=samples)
-
-
 def stored_values(warehouse, run_id: str, stage: str = "final") -> dict[str, dict[tuple[str, str], float]]:
     """{measure name: {(unit, level): value}} as ``measure_values`` holds them for the run at ``stage``: what
     ``per_query`` gave when they were stored (the default measures are stored with every run), in one query."""
@@ -88,7 +84,7 @@ def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "fi
     again (a report reads one table instead of running each measure's SQL); the rest come from ``per_query``."""
     labels = question_labels(warehouse, run_id)
     stored = stored_values(warehouse, run_id, stage)
-    rows: list[MetricRow] = []
+    groups = []  # (measure, level, slice, values, index of the group it repeats or None)
     for measure in measures:
         values = stored.get(measure.name) or per_query(warehouse, run_id, measure, stage)
         for level in measure.levels:
@@ -97,10 +93,19 @@ def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "fi
             for field in SLICE_FIELDS:
                 for qid in sorted(by_query):
                     slices.setdefault(f"{field}={labels[qid.split('|')[0]][field]}", []).append(qid)
+            every = len(groups)
             for name in sorted(slices, key=lambda s: (s != "all", s)):
-                vals = [by_query[q] for q in slices[name]]
-                if not vals:
-                    continue
-                low, high = _interval(measure, vals, seed, samples)
-                rows.append(MetricRow(measure.name, level, name, sum(vals) / len(vals), len(vals), low, high))
+                if slices[name]:
+                    same = every if name != "all" and slices[name] == slices["all"] else None
+                    groups.append((measure, level, name, [by_query[q] for q in slices[name]], same))
+    # the intervals of one kind together: bootstraps of one size share their resampling weights (a slice
+    # holding every question repeats the "all" row instead)
+    bounds: dict[int, tuple] = {}
+    for kind in {g[0].family.interval for g in groups}:
+        todo = [i for i, g in enumerate(groups) if g[0].family.interval == kind and g[4] is None]
+        bounds.update(zip(todo, intervals([groups[i][3] for i in todo], kind, [seed] * len(todo), samples)))
+    rows: list[MetricRow] = []
+    for i, (measure, level, name, vals, same) in enumerate(groups):
+        low, high = bounds[i if same is None else same]
+        rows.append(MetricRow(measure.name, level, name, sum(vals) / len(vals), len(vals), low, high))
     return rows

@@ -127,7 +127,9 @@ def _sampled_counts(diffs, seed: int, samples: int) -> list[int]:
     remaining = samples
     while remaining:
         k = min(rows, remaining)
-        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(k, n), dtype=np.int8)
+        signs = rng.integers(0, 2, size=(k, n), dtype=np.int8).astype(float)
+        signs *= -2.0  # then + 1: the +-1.0 of 1.0 - 2.0 * draws, without two temporary arrays
+        signs += 1.0
         for j, (d, threshold) in enumerate(zip(diffs, thresholds)):
             counts[j] += int(np.count_nonzero(np.abs(signs @ d) / n >= threshold))
         remaining -= k
@@ -227,3 +229,24 @@ def paired_test(before, after, kind: str, seed: int, samples: int = 10000) -> di
     except KeyError:
         raise ValueError(f"unknown kind {kind!r}; choose one of: {', '.join(KINDS)}") from None
     return test(before, after, seed, samples)
+
+
+def paired_tests_many(items, seed: int, samples: int = 10000) -> list[dict]:
+    """``paired_test(before, after, kind, seed, samples)`` of each ``(before, after, kind)``, the same results;
+    the randomization tests run together (``fisher_randomization_many``)."""
+    items = list(items)
+    for _, _, kind in items:
+        if kind not in KINDS:
+            raise ValueError(f"unknown kind {kind!r}; choose one of: {', '.join(KINDS)}")
+    continuous = [i for i, (_, _, kind) in enumerate(items) if kind == "continuous"]
+    p_values = dict(zip(continuous, fisher_randomization_many([items[i][:2] for i in continuous], seed, samples)))
+    out = []
+    for i, (before, after, kind) in enumerate(items):
+        if kind == "binary":
+            out.append(_binary(before, after, seed, samples))
+        else:
+            exact = np.asarray(before).size <= EXACT_MAX_N
+            out.append({"test": "fisher-randomization", "p_value": p_values[i],
+                        "samples": "exact" if exact else samples})
+    return out
+

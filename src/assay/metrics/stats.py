@@ -112,6 +112,30 @@ def interval(values, kind: str, seed: int, samples: int = 1000) -> tuple[float, 
     raise ValueError(f"unknown interval kind {kind!r}: 'wilson' or 'bootstrap'")
 
 
+def intervals(samples_of_values, kind: str, seeds, samples: int = 1000) -> list[tuple[float, float]]:
+    """``interval(values, kind, seed, samples)`` for each ``values`` of ``samples_of_values`` and its seed in
+    ``seeds``, the same floats: the bootstraps of one seed and size share their resampling weights and run as
+    the rows of one computation (a history's runs, a report's measures and levels over one slice)."""
+    samples_of_values, seeds = list(samples_of_values), list(seeds)
+    if kind != "bootstrap":
+        return [interval(values, kind, seed, samples) for values, seed in zip(samples_of_values, seeds)]
+    import numpy as np
+
+    out: list = [None] * len(samples_of_values)
+    together: dict[tuple, list] = {}
+    for i, (values, seed) in enumerate(zip(samples_of_values, seeds)):
+        data = _unit_values(values)
+        if data.size == 1 or np.all(data == data[0]) or not isinstance(seed, (int, np.integer)):
+            out[i] = bootstrap_mean(data, seed=seed, samples=samples)
+        else:
+            together.setdefault((int(seed), data.size), []).append((i, data))
+    for (seed, _), group in together.items():
+        low, high = _graded(np.vstack([data for _, data in group]), seed, samples)
+        for (i, _), lo, hi in zip(group, low, high):
+            out[i] = (float(lo), float(hi))
+    return out
+
+
 def _unit_values(values):
     import numpy as np
 
@@ -126,7 +150,7 @@ def _unit_values(values):
 def _graded(data, rng, samples: int, alpha: float = ALPHA):
     """``bootstrap_mean`` for each row of ``data`` (rows: samples of n values), as (low, high) arrays.
 
-    All rows share one set of resampling indices, exactly as separate calls with the same seed would. ``rng``
+    All rows share one set of resampling indices, and each row's figures are those of a call for it alone. ``rng``
     is a numpy Generator, or an int seed: then the resampling weights come from ``resample_weights`` (drawn
     once per seed, n and samples, and kept), the very numbers a Generator seeded with it gives.
     """
@@ -151,9 +175,11 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
     else:
         counts = _weights(rng, n, samples)
     dev = data - mean[:, None]
-    boot_shift = dev @ counts  # resampled mean minus the sample's, centred to keep rounding small
+    # resampled mean minus the sample's, centred to keep rounding small; row by row, each row's product the one a
+    # call for that row alone makes (a product over several rows rounds differently)
+    boot_shift = _rows_times(dev, counts)
     boot_mean = mean[:, None] + boot_shift
-    boot_var = np.clip((dev * dev) @ counts - boot_shift**2, 0.0, None) * n / (n - 1)
+    boot_var = np.clip(_rows_times(dev * dev, counts) - boot_shift**2, 0.0, None) * n / (n - 1)
     # a matrix product rounds differently from a sum: equal means differ by ~1e-16, flat resamples get ~1e-17
     tied = np.abs(boot_shift) <= TOLERANCE
     ordered = np.sort(boot_mean, axis=1)
@@ -186,6 +212,15 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
     low = np.clip(np.minimum.reduce([bca_low, t_low, edge_low]), 0.0, mean)
     high = np.clip(np.maximum.reduce([bca_high, t_high, edge_high]), mean, 1.0)
     return np.where(flat, edge_low, low), np.where(flat, edge_high, high)
+
+
+def _rows_times(rows, matrix):
+    """``rows @ matrix``, one row at a time."""
+    import numpy as np
+
+    if len(rows) == 1:
+        return rows @ matrix
+    return np.concatenate([rows[i:i + 1] @ matrix for i in range(len(rows))])
 
 
 _KEPT_BYTES = 256 << 20

@@ -1,0 +1,94 @@
+"""A history's and a comparison's per-question values read with plain SQL on a DuckDB connection: the rows the
+Ibis expressions (``history.series``, ``pairing.paired``) give, without Ibis.
+
+A warehouse, or a lake read with DuckDB, holds a DuckDB connection (``con``); reading through it directly skips
+importing Ibis, which imports pandas and alone costs more CPU than comparing two 1,000-question runs. Any other
+source (a lake on Spark) goes through the Ibis expressions. tests/analytics checks that both give the same rows.
+
+``pipeline_values(warehouse, pipeline, measure, level, slice_)``: ``(runs, {run_id: values})``, the pipeline's
+complete runs (oldest first, as ``history.ordered_runs``) and each run's values in the slice, in unit order.
+``paired_values(warehouse, run_a, run_b, measures, slices)``: ``{(measure, level, slice): [(unit, a, b)]}`` in unit
+order, the pairs ``pairing.paired`` gives. Both read ``measure_values`` where a run holds the measure at the
+stage, and compute the rest with the measure SQL (``assay.metrics.compute.per_query``), as ``values.values``.
+"""
+
+from __future__ import annotations
+
+from assay.metrics.compute import SLICE_FIELDS, per_query, question_labels, stored_values
+
+STAGE = "final"
+
+
+def holds_duckdb(source) -> bool:
+    """Whether ``source`` reads through a DuckDB connection of its own (a warehouse, a DuckDB lake)."""
+    import duckdb
+
+    return isinstance(getattr(source, "con", None), duckdb.DuckDBPyConnection) and hasattr(source, "query")
+
+
+def pipeline_runs(warehouse, pipeline: str) -> list[dict]:
+    cols, rows = warehouse.query("analytics/pipeline_runs", pipeline=pipeline)
+    return sorted((dict(zip(cols, r)) for r in rows), key=lambda r: (r["started_at"], r["run_id"]))
+
+
+def pipeline_values(warehouse, pipeline: str, measure, level: str, slice_: str = "all", only=None):
+    """See the module docstring; ``{}`` of values for a slice that names no field. ``only``: these runs' values
+    alone (the others are neither read nor computed)."""
+    runs = pipeline_runs(warehouse, pipeline)
+    if only is not None:
+        only = set(only)
+        runs = [r for r in runs if r["run_id"] in only]
+    field, sep, label = slice_.partition("=")
+    if slice_ != "all" and (not sep or field not in SLICE_FIELDS):
+        return runs, {}
+    params = {"pipeline": pipeline, "measure": measure.name, "stage": STAGE, "level": level}
+    if slice_ == "all":
+        _, rows = warehouse.query("analytics/pipeline_values", **params)
+    else:
+        _, rows = warehouse.query("analytics/pipeline_slice_values", **params, field=field, label=label)
+    wanted = {r["run_id"] for r in runs}
+    by_run: dict[str, list] = {}
+    for run_id, unit, value in rows:
+        if run_id in wanted:
+            by_run.setdefault(run_id, []).append((unit, value))
+    _, stored = warehouse.query("analytics/stored_runs", pipeline=pipeline, measure=measure.name, stage=STAGE)
+    stored = {r for r, in stored}
+    for run in runs:
+        if run["run_id"] in stored:
+            continue
+        labels = question_labels(warehouse, run["run_id"]) if slice_ != "all" else None
+        by_run[run["run_id"]] = [
+            (unit, value) for (unit, lvl), value in per_query(warehouse, run["run_id"], measure, STAGE).items()
+            if lvl == level and (labels is None or _in_slice(labels.get(unit.split("|")[0]), field, label))]
+    return runs, {run_id: [v for _, v in sorted(pairs)] for run_id, pairs in by_run.items() if pairs}
+
+
+def _in_slice(labels: dict | None, field: str, label: str) -> bool:
+    """Whether a question with these labels (None: not among the run's questions) is in ``field=label``."""
+    if labels is None:
+        return False
+    return labels[field] in (None, "None") if label == "None" else labels[field] == label
+
+
+def paired_values(warehouse, run_a: str, run_b: str, measures, slices: bool) -> dict[tuple, list]:
+    """See the module docstring. Only question measures pair."""
+    measures = [m for m in measures if m.family.unit == "question"]
+    stored = {run: stored_values(warehouse, run, STAGE) for run in (run_a, run_b)}
+
+    def values(run: str, measure) -> dict:
+        return stored[run].get(measure.name) or per_query(warehouse, run, measure, STAGE)
+
+    labels = question_labels(warehouse, run_a) if slices else {}
+    pairs: dict[tuple, list] = {}
+    for measure in measures:
+        va, vb = values(run_a, measure), values(run_b, measure)
+        for (unit, level), a in sorted(va.items()):
+            if (unit, level) not in vb:
+                continue
+            item = (unit, a, vb[(unit, level)])
+            pairs.setdefault((measure.name, level, "all"), []).append(item)
+            if unit in labels:
+                for field in SLICE_FIELDS:
+                    name = f"{field}={'None' if labels[unit][field] is None else labels[unit][field]}"
+                    pairs.setdefault((measure.name, level, name), []).append(item)
+    return pairs
