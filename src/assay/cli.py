@@ -1568,7 +1568,11 @@ def _interrupted_outside_a_command(signum, frame):
 
 
 def main():
+    import os
     import signal
 
+    # numpy's BLAS threads wait on each other when the cores are busy: the small matrix products of intervals and
+    # paired tests took 20x longer with two threads on a loaded 2-core machine (set it to override)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     signal.signal(signal.SIGINT, _interrupted_outside_a_command)  # commands install their own (AssayGroup)
     cli(prog_name="assay")
