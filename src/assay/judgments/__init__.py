@@ -1,8 +1,20 @@
 """Golden sets: the judgments contract users write by hand, its parser, quote resolution and lints."""
 
 from assay.judgments.model import CATEGORIES, FORMS, UNANSWERABLE, GoldEntry, GoldSpan, Judgment, JudgmentSet
-from assay.judgments.parse import load_judgments, parse_judgments
-from assay.judgments.resolve import resolve_gold
+
+# the parser and the resolver (corpus reading, markup) load when first asked for: the CLI imports this package for
+# the model's names alone, on every command
+_LAZY = {"load_judgments": "assay.judgments.parse", "parse_judgments": "assay.judgments.parse",
+         "resolve_gold": "assay.judgments.resolve"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CATEGORIES", "FORMS", "UNANSWERABLE", "GoldEntry", "GoldSpan", "Judgment", "JudgmentSet",
