@@ -36,6 +36,7 @@ _SEPARATORS = (
     re.compile(r"(?<=[.!?])\s+"),  # sentences
     re.compile(r"\s+"),  # words
 )
+_ADORNMENT_CHARS = "=-~^\"'`#*+<>:_."
 _RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+<>:_.])\1{2,}$")
 _MD_HEADING = re.compile(r"^#{1,6}\s+\S")
 _CLOSING = tuple(".!?:;,)|]}>`")
@@ -74,6 +75,9 @@ def _is_heading_piece(text: str, start: int, end: int) -> bool:
     s, e = _trim(text, start, end)
     if e <= s:
         return False
+    first, last = text[s], text[e - 1]
+    if first != "#" and first != last and last in _CLOSING and (last not in _ADORNMENT_CHARS or text[e - 2] != last):
+        return False  # body text: ends like a sentence, and neither a Markdown heading nor an adornment
     before, after = s, e
     while before > 0 and text[before - 1] in " \t":
         before -= 1
@@ -249,35 +253,63 @@ def _word_cuts_around(text: str, a: int, b: int, x: int, window: int):
 class _Document:
     """One text being chunked: its glued piece boundaries, found lazily inside long parts."""
 
+    __slots__ = ("text", "size", "overlap", "window", "listed", "starts", "runs")
+
     def __init__(self, text: str, size: int, overlap: int):
-        self.text, self.size, self.overlap, self.n = text, size, overlap, len(text)
+        self.text, self.size, self.overlap = text, size, overlap
         self.window = max(4 * size, 256)
-        self.listed: dict[tuple[int, int, int], list[int]] = {}
+        self.listed: dict[tuple[int, int, int], list[int]] = {}  # a part's cuts, where searching gave up
         # glued pieces: [starts[i], starts[i + 1]); runs[i]: the long part inside piece i, if any
         self.starts: list[int] = []
         self.runs: dict[int, tuple[int, int, int, int]] = {}
 
     # -- splitting ---------------------------------------------------------------------------------
     def split(self, start: int, end: int, level: int, out: list) -> None:
-        """Pieces (start, end) in order; a long part without a line break inside as (start, end, level)."""
+        """Pieces (start, end) in order, and each long part without a line break inside as
+        (start, end, level), of [start, end): longer than the size, with a line break inside."""
         text, size = self.text, self.size
-        s, e = _trim(text, start, end)
-        if e - s <= size:
-            out.append((start, end))
-            return
-        if text.find("\n", s, e) < 0:
-            # paragraph and line separators could only cut blank pieces off its ends
-            out.append((start, end, max(level, 2)))
-            return
-        if level == len(_SEPARATORS):
-            out.extend((i, min(i + size, e)) for i in range(s, e, size))
-            return
-        cuts = [c for m in _SEPARATORS[level].finditer(text, start, end) if start < (c := m.end()) < end]
-        if not cuts:
-            self.split(start, end, level + 1, out)
-            return
+        while True:  # a level without a cut hands the same part to the next
+            if level == len(_SEPARATORS):
+                s, e = _trim(text, start, end)
+                out.extend((i, min(i + size, e)) for i in range(s, e, size))
+                return
+            cuts = [c for m in _SEPARATORS[level].finditer(text, start, end) if start < (c := m.end()) < end]
+            if cuts:
+                break
+            level += 1
+        level += 1
         for a, b in zip([start, *cuts], [*cuts, end]):
-            self.split(a, b, level + 1, out)
+            s = a if not text[a].isspace() else _text_from(text, a, b)
+            e = b if not text[b - 1].isspace() else _text_to(text, b, s)
+            if e - s <= size:
+                out.append((a, b))
+            elif text.find("\n", s, e) < 0:  # paragraph and line separators would only cut blanks off its ends
+                out.append((a, b, level if level > 2 else 2))
+            else:
+                self.split(a, b, level, out)
+
+    def paragraphs(self, s: int, e: int) -> list | None:
+        """What split gives for a text whose line breaks (inside its trimmed extent [s, e)) all belong to
+        paragraph breaks, found with str.find; None for any other text."""
+        text, size, separator = self.text, self.size, _SEPARATORS[0]
+        items: list = []
+        a = 0
+        i = text.find("\n", s, e)
+        while True:
+            if i < 0:
+                stop, b = e, len(text)
+            else:
+                m = separator.match(text, i)
+                if m is None:
+                    return None
+                stop, b = i, m.end()
+            ps = a if not text[a].isspace() else _text_from(text, a, stop)
+            pe = stop if not text[stop - 1].isspace() else _text_to(text, stop, ps)
+            items.append((a, b) if pe - ps <= size else (a, b, 2))
+            if i < 0:
+                return items
+            a = b
+            i = text.find("\n", a, e)
 
     def glue(self, items: list) -> None:
         """RecursiveChunker._glue_headings over pieces and long parts (whose pieces are never headings
@@ -287,7 +319,7 @@ class _Document:
         for item in items:
             a, b = item[0], item[1]
             if len(item) == 3:
-                runs[len(starts)] = (a, b, item[2], _text_from(text, a, b))
+                runs[len(starts)] = (a, b, item[2], a if not text[a].isspace() else _text_from(text, a, b))
             elif text[a:b].isspace():
                 if pending is None:
                     if starts:
@@ -329,7 +361,7 @@ class _Document:
     def _run_around(self, a: int, b: int, level: int, x: int) -> tuple[int, int]:
         """The piece boundaries of part [a, b) around x (a <= x < b): what splitting it at `level`
         and below would give, without listing the pieces."""
-        text, size = self.text, self.size
+        text, size, listed = self.text, self.size, self.listed
         while True:
             if level == len(_SEPARATORS):
                 s, e = _trim(text, a, b)
@@ -337,56 +369,100 @@ class _Document:
                 prev = s + min(k, (e - 1 - s) // size) * size
                 nxt = s + (k + 1) * size
                 return (prev if prev > s else a), (nxt if nxt < e else b)
-            prev, nxt = self._cuts_around(a, b, level, x)
+            found = None
+            if not listed or (a, b, level) not in listed:
+                search = _sentence_cuts_around if level == 2 else _word_cuts_around
+                found = search(text, a, b, x, self.window)
+            if found is None:
+                cuts = listed.get((a, b, level))
+                if cuts is None:
+                    cuts = [c for m in _SEPARATORS[level].finditer(text, a, b) if a < (c := m.end()) < b]
+                    listed[(a, b, level)] = cuts
+                i = bisect_right(cuts, x)
+                found = (cuts[i - 1] if i else a), (cuts[i] if i < len(cuts) else b)
+            prev, nxt = found
             if prev == a and nxt == b:  # no cut at this level: the next one splits the same part
                 level += 1
                 continue
-            s = _text_from(text, prev, nxt)
-            if _text_to(text, nxt, s) - s <= size:
-                return prev, nxt
-            a, b, level = prev, nxt, level + 1
-
-    def _cuts_around(self, a: int, b: int, level: int, x: int) -> tuple[int, int]:
-        key = (a, b, level)
-        cuts = self.listed.get(key)
-        if cuts is None:
-            search = _sentence_cuts_around if level == 2 else _word_cuts_around
-            found = search(self.text, a, b, x, self.window)
-            if found is not None:
+            if nxt - prev <= size:
                 return found
-            cuts = [c for m in _SEPARATORS[level].finditer(self.text, a, b) if a < (c := m.end()) < b]
-            self.listed[key] = cuts
-        i = bisect_right(cuts, x)
-        return (cuts[i - 1] if i else a), (cuts[i] if i < len(cuts) else b)
+            s = prev if not text[prev].isspace() else _text_from(text, prev, nxt)
+            if _text_to(text, nxt, s) - s <= size:
+                return found
+            a, b, level = prev, nxt, level + 1
 
     # -- packing -----------------------------------------------------------------------------------
     def pack(self) -> list[tuple[int, int]]:
         """RecursiveChunker's greedy packing, a chunk at a time: the pieces that fit end at or before
         the first text position past the size limit, and the carried ones begin at or after the
         position from which both overlap conditions hold."""
-        text, size, overlap, n = self.text, self.size, self.overlap, self.n
-        end = self.starts[-1]
-        cs = self.starts[0]
-        ce = self.around(cs)[1]
-        spans = []
+        text, size, overlap, starts, runs = self.text, self.size, self.overlap, self.starts, self.runs
+        n, end, first = len(text), starts[-1], starts[0]
+        sentences = None if overlap else _sentence_chunk(size)
+        cs = first
+        ce = self.around(cs)[1] if 0 in runs else starts[1]
+        spans: list[tuple[int, int]] = []
+        # A chunk ended by `sentences` is right if the sentence after it fits in a chunk (no word of it
+        # is a piece): the next such step shows that, a chunk reaching past its part too; else it is redone.
+        unchecked = None
         while ce < end:
-            limit = _text_from(text, _text_from(text, cs, n) + size, n)
+            t0 = cs if not text[cs].isspace() else _text_from(text, cs, n)
+            limit = t0 + size
             if limit >= end:
                 break
+            if text[limit].isspace():
+                limit = _text_from(text, limit, n)
+                if limit >= end:
+                    break
+            run = runs.get(bisect_right(starts, limit) - 1)
+            if sentences is not None and run is not None and run[2] == 2 and run[3] < limit < run[1]:
+                m = sentences.match(text, t0, run[1]) if not self.listed else None
+                if m is not None:
+                    stop = m.end()
+                    cut = stop + 1 if not text[stop + 1].isspace() else _text_from(text, stop + 1, n)
+                    if cut > run[3] and cut >= ce:
+                        unchecked = (len(spans), cs, ce)
+                        spans.append((t0, stop))
+                        cs = ce = cut
+                        continue
+                if unchecked is not None:  # the sentence after the last chunk does not fit: redo that chunk
+                    del spans[unchecked[0]:]
+                    _, cs, ce = unchecked
+                    sentences = unchecked = None
+                    continue
+            unchecked = None
+            if ce == cs:
+                ce = self.around(cs)[1]
+                if ce >= end:
+                    break
             prev, nxt = self.around(limit)
             if prev >= ce:
                 ce = prev
             else:
                 nxt = self.around(ce)[1]
-            spans.append(_trim(text, cs, ce))
-            carry_from = ce
+            s = cs if not text[cs].isspace() else _text_from(text, cs, ce)
+            spans.append((s, ce if not text[ce - 1].isspace() else _text_to(text, ce, s)))
             if overlap:
                 y = max(_text_to(text, _text_to(text, ce) - overlap), _text_to(text, _text_to(text, nxt) - size))
-                carry_from = self.around(y - 1)[1] if y > self.starts[0] else self.starts[0]
-            cs = carry_from if carry_from < ce else ce
+                carry_from = self.around(y - 1)[1] if y > first else first
+                cs = carry_from if carry_from < ce else ce
+            else:
+                cs = ce
             ce = nxt
         spans.append(_trim(text, cs, end))
         return [s for s in spans if s[1] > s[0]]
+
+
+_SENTENCE_CHUNKS: dict[int, re.Pattern] = {}
+
+
+def _sentence_chunk(size: int) -> re.Pattern:
+    """From a chunk's first character, the longest stretch of at most ``size`` characters that ends a
+    sentence (. ! or ? followed by whitespace and more text): a whole chunk in one search."""
+    pattern = _SENTENCE_CHUNKS.get(size)
+    if pattern is None:
+        pattern = _SENTENCE_CHUNKS[size] = re.compile(r"(?s:.){0,%d}[.!?](?=\s+\S)" % (size - 1))
+    return pattern
 
 
 class RecursiveChunker(SizedChunker):
@@ -394,14 +470,18 @@ class RecursiveChunker(SizedChunker):
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """The chunks' [start, end) offsets."""
-        whole = _trim(text, 0, len(text))
-        if whole[1] <= whole[0]:
+        n = len(text)
+        s = 0 if n and not text[0].isspace() else _text_from(text, 0, n)
+        if s == n:
             return []
-        if whole[1] - whole[0] <= self.size:
-            return [whole]
+        e = n if not text[-1].isspace() else _text_to(text, n, s)
+        if e - s <= self.size:
+            return [(s, e)]
         doc = _Document(text, self.size, self.overlap)
-        items: list = []
-        doc.split(0, len(text), 0, items)
+        items = doc.paragraphs(s, e)
+        if items is None:
+            items = []
+            doc.split(0, n, 0, items)
         doc.glue(items)
         return doc.pack()
 
