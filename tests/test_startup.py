@@ -1,0 +1,82 @@
+"""What each command imports: run in a fresh interpreter as `assay ...`, the modules loaded by its end are read
+back. pandas (0.4 s) is loaded by no command that does not use it, nor pyarrow by one that writes no Arrow; a
+report loads neither scipy.stats nor Ibis nor altair; `assay --help` loads no numpy and no DuckDB. Speed itself
+is measured by bench/bench_cli.py, not here."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import DEMO
+
+# `python -c` this, then the command's arguments: the command runs as `assay` does, and at exit (SystemExit
+# included) the names of the loaded modules are written to $ASSAY_MODULES_OUT
+RUN_AND_LIST = ("import atexit, os, runpy, sys\n"
+                "atexit.register(lambda: open(os.environ['ASSAY_MODULES_OUT'], 'w').write('\\n'.join(sys.modules)))\n"
+                "sys.argv = ['assay'] + sys.argv[1:]\n"
+                "runpy.run_module('assay', run_name='__main__', alter_sys=True)\n")
+
+
+def loaded(tmp_path, *args, ok=(0,)) -> set[str]:
+    out = tmp_path / "modules.txt"
+    done = subprocess.run([sys.executable, "-c", RUN_AND_LIST, *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, "ASSAY_MODULES_OUT": str(out)}, cwd=tmp_path)
+    assert done.returncode in ok, done.stderr
+    return set(out.read_text().split())
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    """The demo's warehouse, made by `assay demo`, which must load no pandas either."""
+    tmp = tmp_path_factory.mktemp("startup")
+    path = tmp / "w.duckdb"
+    modules = loaded(tmp, "demo", "--warehouse", path)
+    assert "pandas" not in modules and "pyarrow" not in modules
+    return path
+
+
+def test_help_loads_neither_numpy_nor_duckdb(tmp_path):
+    modules = loaded(tmp_path, "--help")
+    assert not {"numpy", "duckdb", "pandas", "pyarrow", "rich", "tantivy"} & modules
+    assert not {"numpy", "pandas", "pyarrow"} & loaded(tmp_path, "measures")
+
+
+COMMANDS = {
+    "report": ["report", "latest"],
+    "report json": ["report", "latest", "--format", "json"],
+    "report csv": ["report", "latest", "--format", "csv"],
+    "report markdown": ["report", "latest", "--format", "markdown"],
+    "runs": ["runs"],
+    "show": ["show", "latest"],
+    "show question": ["show", "latest", "adv-advisory-affected-versions"],
+    "gate": ["gate", "latest", "--rule", "Success@3:doc>=0.5"],
+    "sql": ["sql", "SELECT COUNT(*) FROM runs"],
+    "export csv": ["export", "latest", "--format", "csv", "--out", "exported"],
+}
+WRITING = {
+    "run": ["run", "--corpus", DEMO / "corpus", "--judgments", DEMO / "judgments.jsonl"],
+    "ingest": ["ingest", DEMO / "corpus"],
+    "rescore": ["rescore", "latest", "--judgments", DEMO / "judgments.jsonl"],
+}
+
+
+@pytest.mark.parametrize("name", list(COMMANDS) + list(WRITING))
+def test_a_command_loads_no_pandas(tmp_path, warehouse, name):
+    args = COMMANDS.get(name) or WRITING[name]
+    modules = loaded(tmp_path, *args, "--warehouse", warehouse, ok=(0, 6))
+    assert "pandas" not in modules
+    assert "pyarrow" not in modules  # nothing here reads or writes Arrow
+    if name.startswith("report"):
+        assert not {"scipy.stats", "scipy.special", "ibis", "altair", "tantivy", "fastembed"} & modules
+
+
+def test_parquet_export_loads_pyarrow_but_no_pandas(tmp_path, warehouse):
+    modules = loaded(tmp_path, "export", "latest", "--out", "exported", "--warehouse", warehouse)
+    assert "pyarrow.parquet" in modules and "pandas" not in modules
+
+
+def test_the_html_report_loads_altair_and_no_pandas(tmp_path, warehouse):
+    modules = loaded(tmp_path, "report", "latest", "--format", "html", "--output", "r.html", "--warehouse", warehouse)
+    assert "altair" in modules and "pandas" not in modules
