@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from assay.errors import ConfigError, JudgmentsError
+from assay.errors import ConfigError, JudgmentsError, WarehouseError
 from assay.runner import RunOptions, execute_run, run
 from assay.warehouse import Warehouse
 
@@ -72,11 +72,11 @@ def test_broken_quote_fails_before_indexing_and_records_nothing(tmp_path, mini_c
 
 def test_a_failure_while_writing_leaves_nothing(warehouse, mini_corpus, mini_judgments):
     record = execute_run(mini_corpus, mini_judgments, RunOptions(chunk_size=120))
-    record.hits.append(record.hits[0])  # a duplicate primary key: the insert of hits fails last
-    with pytest.raises(Exception, match="(?i)constraint|duplicate"):
+    record.hits.append(record.hits[0])  # a rank twice in one list: refused after the run's other rows are in
+    with pytest.raises(WarehouseError, match="duplicate hit at rank 1 of stage bm25"):
         warehouse.write_run(record)
-    for table in ("runs", "corpora", "documents", "chunk_sets", "chunks", "judgment_sets", "queries",
-                  "gold_spans", "run_queries", "hits"):
+    for table in ("runs", "corpora", "documents", "chunk_sets", "chunks", "chunk_keys", "judgment_sets", "queries",
+                  "gold_spans", "run_queries", "hits", "hit_lists", "hit_rows"):
         assert count(warehouse, table) == 0, table
 
 
@@ -85,7 +85,7 @@ def test_an_interrupt_while_writing_leaves_nothing(warehouse, mini_corpus, mini_
     real_insert = Warehouse._insert
 
     def interrupted(self, table, columns, rows):
-        if table == "hits":
+        if table == "hit_lists":  # the hits' last insert: their rows are in, their lists not yet
             raise KeyboardInterrupt
         return real_insert(self, table, columns, rows)
 

@@ -8,15 +8,16 @@
 --   ideal DCG of every gold unit
 --
 -- nDCG@k: sum of gain / log2(rank + 1) over the top k, divided by the same sum for the
--- ideal ranking of the gold units (linear gains, as trec_eval's ndcg_cut).
+-- ideal ranking of the gold units (linear gains, as trec_eval's ndcg_cut). Sums run in rank order, so a
+-- value never depends on the order rows reach them (the last bit of a float sum does).
 WITH dcg AS (
-    SELECT j.query_id, j.level, SUM(j.gain / (LN(j.rank + 1) / LN(2))) AS dcg
+    SELECT j.query_id, j.level, SUM(j.gain / (LN(j.rank + 1) / LN(2)) ORDER BY j.rank) AS dcg
     FROM judged_ranking j
     WHERE j.run_id = $run_id AND j.stage = $stage AND j.rank <= $k AND j.gain > 0
     GROUP BY j.query_id, j.level
 ),
 idcg AS (
-    SELECT i.query_id, i.level, SUM(i.gain / (LN(i.ideal_rank + 1) / LN(2))) AS idcg
+    SELECT i.query_id, i.level, SUM(i.gain / (LN(i.ideal_rank + 1) / LN(2)) ORDER BY i.ideal_rank) AS idcg
     FROM ideal_gains i
     WHERE i.run_id = $run_id AND i.ideal_rank <= $k
     GROUP BY i.query_id, i.level

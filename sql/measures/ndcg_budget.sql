@@ -3,12 +3,12 @@
 -- credit rule); over the ideal DCG of every gold unit, so a budget too small to hold them cannot reach 1.
 -- @include measures/span_context
 , dcg AS (
-    SELECT query_id, SUM(gain / (LN(first_rank + 1) / LN(2))) AS dcg
+    SELECT query_id, SUM(gain / (LN(first_rank + 1) / LN(2)) ORDER BY first_rank) AS dcg
     FROM (SELECT query_id, first_rank, MAX(grade) AS gain FROM first_hits GROUP BY query_id, first_rank) credits
     GROUP BY query_id
 ),
 idcg AS (
-    SELECT i.query_id, SUM(i.gain / (LN(i.ideal_rank + 1) / LN(2))) AS idcg
+    SELECT i.query_id, SUM(i.gain / (LN(i.ideal_rank + 1) / LN(2)) ORDER BY i.ideal_rank) AS idcg
     FROM ideal_gains i
     WHERE i.run_id = $run_id AND i.level = 'chunk'
     GROUP BY i.query_id

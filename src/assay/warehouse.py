@@ -405,6 +405,9 @@ class Warehouse:
             "chunks", ["chunk_set", "chunk_id", "doc_id", "ordinal", "start_char", "end_char", "text", "text_sha256"],
             [(chunk_set, c.chunk_id, c.doc_id, c.ordinal, c.start, c.end, c.text, sha256_text(c.text)) for c in chunks],
         )
+        from assay.hit_store import write_chunk_keys
+
+        write_chunk_keys(self, chunk_set, chunks)
 
     def write_judgments(self, judgments, corpus_hash: str, gold) -> None:
         h = judgments.sha256
@@ -431,9 +434,11 @@ class Warehouse:
             )
 
     # what a derived run (a rescore, a revalidation) copies from its source, per table
-    DERIVED = {"run_queries": "query_id, latency_ms, n_results", "hits": "query_id, stage, rank, chunk_id, doc_id, score",
+    DERIVED = {"run_queries": "query_id, latency_ms, n_results", "hits": "query_id, stage, list_key, through_rank",
                "stage_latency": "query_id, stage, latency_ms", "run_stages": "stage, position",
                "answer_raw": "query_id, attempt, mode, raw", "answer_context": "query_id, position, chunk_id"}
+    # hits are copied as list rows that read the source's stored rows (assay.hit_store): nothing else is repeated
+    STORED_AS = {"hits": "hit_lists"}
 
     def derive_run(self, source: str, kind: str, config: dict, judgments_hash: str | None = None,
                    tables=tuple(DERIVED), keep: list[str] | None = None) -> str:
@@ -461,10 +466,10 @@ class Warehouse:
             self.con.register("_assay_keep", as_table({"query_id": keep}))
         try:
             for table in tables:
-                cols = self.DERIVED[table]
+                cols, stored = self.DERIVED[table], self.STORED_AS.get(table, table)
                 only = (" AND query_id IN (SELECT query_id FROM _assay_keep)"
                         if keep is not None and cols.startswith("query_id") else "")
-                self.con.execute(f"INSERT INTO {table} (run_id, {cols}) SELECT ?, {cols} FROM {table} "
+                self.con.execute(f"INSERT INTO {stored} (run_id, {cols}) SELECT ?, {cols} FROM {stored} "
                                  f"WHERE run_id = ?{only}", [run_id, source])
         finally:
             if keep is not None:
@@ -504,8 +509,9 @@ class Warehouse:
         )
         self._insert("run_queries", ["run_id", "query_id", "latency_ms", "n_results"],
                      [(record.run_id, *row) for row in record.query_rows])
-        self._insert("hits", ["run_id", "query_id", "stage", "rank", "chunk_id", "doc_id", "score"],
-                     [(record.run_id, *row) for row in record.hits])
+        from assay.hit_store import write_hits
+
+        write_hits(self, record.run_id, record.chunk_set, record.hits, record.stages)
         self._insert("run_stages", ["run_id", "stage", "position"],
                      [(record.run_id, stage, i) for i, stage in enumerate(record.stages, 1)])
         self._insert("stage_latency", ["run_id", "query_id", "stage", "latency_ms"],

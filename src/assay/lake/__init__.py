@@ -8,7 +8,8 @@ one file per warehouse table that has rows for the run, self-contained: the run'
 (`runs`, `run_queries`, `hits`, `run_stages`, `stage_latency`, `measure_values`, the answer
 tables) and the shared rows it needs, filtered to it (its corpus and documents, its chunk set and
 chunks, its judgments, queries and gold, its tokenizer and tokens). Column names and types are the
-warehouse's, and each file keeps its `run_id` column (shared tables get the run's id added), so a
+warehouse's (`hits` has the columns of the warehouse's `hits` view: a lake keeps each hit whole, not the
+warehouse's compact hit tables), and each file keeps its `run_id` column (shared tables get the run's id added), so a
 reader that ignores Hive partitioning still has it. Shared rows repeat across partitions; readers
 take them once (see ``SHARED_KEYS``).
 

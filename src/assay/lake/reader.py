@@ -3,7 +3,8 @@
 The migrations are applied to an empty in-memory database first, so every table exists with the
 warehouse's columns and types and every view of the migrations is there. Then each table that has
 partitions is dropped and replaced by a view of the same name over its files (DuckDB binds views by
-name when they are queried, so the migrations' views read the lake). A run's own tables are read as
+name when they are queried, so the migrations' views read the lake). `hits`, a view over the compact hit
+tables in a warehouse (assay.hit_store), is stored whole in a lake and replaced the same way. A run's own tables are read as
 they are; shared tables keep one row per key. The lake is read as of the open: the runs are those
 whose ``runs`` partition existed then, and every table reads only those runs' partitions.
 """
@@ -72,6 +73,8 @@ def open_duckdb_lake(path: Path, **settings) -> DuckDBLake:
                     f"ORDER BY {', '.join(keys)}, run_id")
         else:
             view = f"SELECT {select} FROM {source}"
-        con.execute(f"DROP TABLE {table}")
+        kind = con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = ? "
+                           "AND table_schema = 'main'", [table]).fetchall()[0][0]
+        con.execute(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} {table}")  # `hits` is a view in a warehouse
         con.execute(f"CREATE VIEW {table} AS {view}")
     return DuckDBLake(path, con, run_ids)

@@ -9,7 +9,8 @@ once, when the lake is opened, and cached (Spark's memory-and-disk cache) until 
 joins them (``cache_shared=False``: deduplicated again by every query instead). Then every view of the migrations is created, in order.
 
 SQL is written for DuckDB (the warehouse) and translated once per text with sqlglot
-(``read="duckdb", write="spark"``) plus one step of our own: decimal literals (``1.0``) become DOUBLE.
+(``read="duckdb", write="spark"``) plus two steps of our own: a sum's ORDER BY is dropped (Spark has
+none), and decimal literals (``1.0``) become DOUBLE.
 DuckDB divides a DECIMAL in DOUBLE, Spark in DECIMAL with a scale capped at a few digits, so
 ``COUNT(*) * 1.0 / $k`` would lose precision on Spark; as doubles both engines compute the same value.
 Parameters stay parameters: ``$name`` becomes a Spark named marker ``:name`` and ``?`` a positional one,
@@ -127,8 +128,11 @@ def spark_session(spark_master: str | None = None, **conf):
 
 @lru_cache(maxsize=None)
 def warehouse_tables() -> dict[str, tuple[tuple[str, str], ...]]:
-    """{table: ((column, spark type), ...)} for every table the migrations create, columns in order."""
+    """{table: ((column, spark type), ...)} for every table the migrations create, columns in order, and every
+    lake table that is a view in a warehouse (``hits``: a lake stores its rows whole)."""
     import duckdb
+
+    from assay.lake import LAKE_TABLES
 
     con = duckdb.connect()
     try:
@@ -137,7 +141,8 @@ def warehouse_tables() -> dict[str, tuple[tuple[str, str], ...]]:
         rows = con.execute(
             "SELECT c.table_name, c.column_name, c.data_type FROM information_schema.columns c "
             "JOIN information_schema.tables t ON t.table_name = c.table_name AND t.table_schema = c.table_schema "
-            "WHERE t.table_type = 'BASE TABLE' ORDER BY c.table_name, c.ordinal_position").fetchall()
+            "WHERE t.table_type = 'BASE TABLE' OR list_contains(?, t.table_name) "
+            "ORDER BY c.table_name, c.ordinal_position", [list(LAKE_TABLES)]).fetchall()
     finally:
         con.close()
     tables: dict[str, list] = {}
@@ -177,8 +182,19 @@ def _double_literals(node):
     return node
 
 
+def _unordered_sums(node):
+    """``SUM(x ORDER BY rank)`` as ``SUM(x)``: Spark has no ordered sums. The measure SQL orders its float
+    sums so DuckDB gives a value bit for bit whatever order rows arrive in; Spark sums in its own order, and
+    parity with DuckDB holds to rounding (tests/lake/test_spark_parity.py)."""
+    from sqlglot import exp
+
+    if isinstance(node, exp.Order) and isinstance(node.parent, exp.Sum) and node.this is not None:
+        return node.this.copy()
+    return node
+
+
 def _spark_sql(tree) -> str:
-    return tree.transform(_double_literals).sql(dialect="spark")
+    return tree.transform(_double_literals).transform(_unordered_sums).sql(dialect="spark")
 
 
 @lru_cache(maxsize=512)
@@ -298,7 +314,8 @@ class SparkLake:
             df.createOrReplaceTempView(table)
             self.tables.append(table)
         for name, select in migration_views():
-            self.session.sql(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {select}")
+            if name not in self.tables:  # `hits`: the lake's files, not the warehouse's view of its hit tables
+                self.session.sql(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {select}")
 
     def query(self, name: str, **params):
         """Run the named file of ``sql/`` with bound parameters; returns (column names, rows)."""

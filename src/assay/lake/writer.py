@@ -34,8 +34,8 @@ def memory_warehouse():
 
 
 def tables_of(con) -> list[str]:
-    present = {r[0] for r in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'").fetchall()}
+    # `hits` is a view over the warehouse's compact hit tables (assay.hit_store); the lake keeps its rows whole
+    present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     return [t for t in LAKE_TABLES if t in present]
 
 
