@@ -2,6 +2,6 @@
 -- answers, one without any relevant document included (it scores 0); with $complete (trec_eval -c)
 -- every query of the qrels, those the run lacks scoring 0.
 CREATE TABLE trec_queries AS
-SELECT DISTINCT query_id
-FROM trec_qrels
-WHERE $complete OR query_id IN (SELECT query_id FROM trec_run_queries)
+SELECT qcode
+FROM trec_query_codes
+WHERE $complete OR qcode IN (SELECT qcode FROM trec_run_queries)

@@ -40,14 +40,20 @@ import csv
 import io
 import json
 import os
+import weakref
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
+import pyarrow.compute as pc
+
+from assay import trec_ranking
 from assay.errors import AssayError, ConfigError, FormatError
 from assay.formats import numbered_lines
 from assay.formats.trec import QRELS_COLUMNS, RUN_COLUMNS
 from assay.metrics.registry import FAMILIES, Measure, parse_measure
 from assay.sqlfiles import load_sql
+from assay.trec_ranking import Run
 
 # The pseudo-run of sql/trec/measure_views.sql.
 RUN_ID, STAGE, LEVEL = "trec", "final", "doc"
@@ -56,9 +62,11 @@ ROW_FIELDS = ("metric", "query_id", "value", "n")
 ALL = "all"
 # Malformed lines fetched from SQL; the first of them in the file is the one reported.
 _PROBLEM_LINES = 1000
-# Hashes of possibly duplicated pairs checked on the strings; true duplicates are found among the
-# first of them unless this many different pairs collide on 64 bits.
+# Hashes of possibly duplicated qrels pairs checked on the strings; true duplicates are found among
+# the first of them unless this many different pairs collide on 64 bits.
 _DUPLICATE_CANDIDATES = 1000
+# The query id of each query code, per connection (sql/trec/query_codes.sql).
+_QUERY_IDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # Bytes read at a time when searching a file for a separator (small enough to stay in the CPU cache).
 _SCAN_BLOCK = 1 << 20
 
@@ -84,27 +92,31 @@ def parse_trec_measures(names: list[str]) -> list[Measure]:
 
 def open_trec(qrels_path, run_path, *, complete: bool = False):
     """An in-memory DuckDB connection holding both files and the tables the measure SQL reads."""
-    return _open(lambda con: (_load_qrels(con, Path(qrels_path)), _load_run(con, Path(run_path))), complete)
+
+    def load(con) -> Run:
+        _load_qrels(con, Path(qrels_path))
+        return _load_run(con, Path(run_path))
+
+    return _open(load, complete)
 
 
 def open_trec_tables(qrels, run, *, complete: bool = False):
     """Like ``open_trec``, from Arrow tables already in memory: ``qrels`` (query_id, docno, grade) and
     ``run`` (query_id, docno, score), all strings but grade (integer) and score (double)."""
 
-    def load(con):
+    def load(con) -> Run:
         con.register("_assay_qrels", qrels)
         con.register("_assay_run", run)
         con.execute("CREATE TABLE trec_qrels AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
                     "CAST(docno AS VARCHAR) AS docno, CAST(grade AS INTEGER) AS grade FROM _assay_qrels")
-        con.execute("CREATE TABLE trec_run AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
-                    "CAST(docno AS VARCHAR) AS docno, CAST(score AS DOUBLE) AS score FROM _assay_run")
-        for table, what in (("trec_qrels", "qrels"), ("trec_run", "run")):
-            duplicate = con.execute(f"SELECT query_id, docno FROM {table} GROUP BY query_id, docno "
-                                    "HAVING COUNT(*) > 1 ORDER BY query_id, docno LIMIT 1").fetchone()
-            if duplicate:
-                raise FormatError(what, None, f"document {duplicate[1]!r} is listed twice for query "
-                                              f"{duplicate[0]!r}; each (query, document) pair may appear once")
-        con.execute(load_sql("trec/run_queries"))
+        duplicate = _qrels_duplicate(con)
+        if duplicate:
+            _raise_listed_twice("qrels", *duplicate)
+        rows = Run.from_arrow(con.sql(load_sql("trec/run_tables")).to_arrow_table())
+        duplicate = trec_ranking.duplicate(rows)
+        if duplicate:
+            _raise_listed_twice("run", *duplicate)
+        return rows
 
     return _open(load, complete)
 
@@ -115,14 +127,38 @@ def _open(load, complete: bool):
     con = duckdb.connect(":memory:", config={"preserve_insertion_order": False})
     try:
         con.execute(load_sql("trec/macros"))
-        load(con)
+        with trec_ranking.small_pages():
+            run = load(con)
+            _rank(con, run)
+        del run
         con.execute(load_sql("trec/queries"), {"complete": complete})
-        con.execute(load_sql("trec/relevant_ranks"))
         con.execute(load_sql("trec/measure_views"))
     except BaseException:
         con.close()
         raise
     return con
+
+
+def _rank(con, run: Run) -> None:
+    """The ranks of the relevant documents the run retrieves (assay.trec_ranking), stored in
+    trec_relevant_ranks, and the judged queries it answers, in trec_run_queries."""
+    con.execute(load_sql("trec/query_codes"))
+    names = con.sql("SELECT query_id FROM trec_query_codes ORDER BY qcode").to_arrow_table().column(0)
+    _QUERY_IDS[con] = names.to_pylist()
+    relevant = con.sql("SELECT h, qcode, query_id, docno FROM trec_relevant ORDER BY rel_id").to_arrow_table()
+    relevant = trec_ranking.Relevant(trec_ranking.numeric(relevant.column("h"), "uint64"),
+                                     trec_ranking.numeric(relevant.column("qcode"), "int32"),
+                                     relevant.column("query_id"), relevant.column("docno"))
+    query = trec_ranking.codes(pc.index_in(run.query_id, value_set=names.combine_chunks()))
+    rows, judgments = trec_ranking.retrieved_relevant(run, query, relevant)
+    ranks = trec_ranking.ranks(query, run.score, run.docno, rows, len(names))
+    con.register("_assay_ranks", {"rel_id": judgments, "rank": ranks})
+    con.register("_assay_answered", {"qcode": trec_ranking.queries_answered(query, len(names))})
+    try:
+        con.execute(load_sql("trec/relevant_ranks"))
+    finally:
+        con.unregister("_assay_ranks")
+        con.unregister("_assay_answered")
 
 
 def scored_queries(con) -> list[tuple[str, int]]:
@@ -133,7 +169,8 @@ def scored_queries(con) -> list[tuple[str, int]]:
 def measure_values(con, measure: Measure, queries: list[tuple[str, int]] | None = None) -> dict[str, float]:
     """{query_id: value} of one measure for every query scored (``queries``: scored_queries(con))."""
     rows = con.execute(load_sql(measure.sql), measure.params(RUN_ID, STAGE)).fetchall()
-    found = {qid: float(value) for qid, level, value in rows if level == LEVEL}
+    names = _query_ids(con)
+    found = {names[code]: float(value) for code, level, value in rows if level == LEVEL}
     values = {}
     for qid, n_relevant in scored_queries(con) if queries is None else queries:
         if qid in found:
@@ -146,6 +183,13 @@ def measure_values(con, measure: Measure, queries: list[tuple[str, int]] | None 
             raise AssayError(f"measure {measure.name} gave no value for query {qid!r}, which has "
                              f"{n_relevant} relevant document(s); this is a bug in {measure.family.sql}.sql")
     return values
+
+
+def _query_ids(con) -> list[str]:
+    """The query id of each code (sql/trec/query_codes.sql), read once per connection."""
+    if con not in _QUERY_IDS:
+        _QUERY_IDS[con] = [q for (q,) in con.execute("SELECT query_id FROM trec_query_codes ORDER BY qcode").fetchall()]
+    return _QUERY_IDS[con]
 
 
 def evaluate_trec(qrels_path, run_path, measures: list[str], per_query: bool = True,
@@ -199,14 +243,6 @@ _KINDS = {"run": (6, RUN_COLUMNS), "qrels": (4, QRELS_COLUMNS)}
 
 
 def _load_qrels(con, path: Path) -> None:
-    with _reading(con, path):
-        _load_lines(con, path, "qrels")
-    duplicate = con.execute(load_sql("trec/qrels_duplicate")).fetchone()
-    if duplicate:
-        _raise_duplicate(path, "qrels", *duplicate)
-
-
-def _load_run(con, path: Path) -> None:
     import duckdb
 
     with _reading(con, path):
@@ -214,19 +250,49 @@ def _load_run(con, path: Path) -> None:
         loaded = False
         if separator is not None:
             try:
-                con.execute(load_sql("trec/run_fast"), {"path": str(path), "delim": separator})
+                con.execute(load_sql("trec/qrels_fast"), {"path": str(path), "delim": separator})
                 loaded = True
             except (duckdb.InvalidInputException, duckdb.ConversionException):
-                pass  # a line the fast path cannot take exactly: the reference reading decides, and names it
+                con.execute("DROP TABLE IF EXISTS trec_qrels")  # the reference reading decides, and names the line
         if not loaded:
+            _load_lines(con, path, "qrels")
+    duplicate = _qrels_duplicate(con)
+    if duplicate:
+        _raise_duplicate(path, "qrels", *duplicate)
+
+
+def _qrels_duplicate(con) -> tuple[str, str] | None:
+    """The first (query, document) pair judged twice, if any: equal hashes found by sorting, then
+    checked on the strings."""
+    h = con.execute(load_sql("trec/qrels_hashes")).fetchnumpy()["h"]
+    h.sort()
+    twice = np.unique(h[1:][h[1:] == h[:-1]])
+    if not twice.size:
+        return None
+    return con.execute(load_sql("trec/qrels_duplicate"), {"hashes": [int(x) for x in twice[:_DUPLICATE_CANDIDATES]]}
+                       ).fetchone()
+
+
+def _load_run(con, path: Path) -> Run:
+    import duckdb
+
+    with _reading(con, path):
+        separator = _single_separator(path)
+        table = None
+        if separator is not None:
+            try:
+                table = con.sql(load_sql("trec/run_fast"), params={"path": str(path), "delim": separator}
+                                ).to_arrow_table()
+            except (duckdb.InvalidInputException, duckdb.ConversionException):
+                pass  # a line the fast path cannot take exactly: the reference reading decides, and names it
+        if table is None:
             _load_lines(con, path, "run")
-    candidates = [h for (h,) in con.execute(load_sql("trec/run_duplicate_candidates"),
-                                            {"limit": _DUPLICATE_CANDIDATES}).fetchall()]
-    if candidates:
-        duplicate = con.execute(load_sql("trec/run_duplicate"), {"hashes": candidates}).fetchone()
-        if duplicate:
-            _raise_duplicate(path, "run", *duplicate)
-    con.execute(load_sql("trec/run_queries"))
+            table = con.sql(load_sql("trec/run_rows")).to_arrow_table()
+    run = Run.from_arrow(table)
+    duplicate = trec_ranking.duplicate(run)
+    if duplicate:
+        _raise_duplicate(path, "run", *duplicate)
+    return run
 
 
 @contextmanager
@@ -331,6 +397,11 @@ def _raise_duplicate(path: Path, kind: str, query_id: str, docno: str) -> None:
                                    + (f" (first on line {first})" if first else "")
                                    + f"; trec_eval refuses a {kind} file with duplicates: keep one line per "
                                    "query and document")
+
+
+def _raise_listed_twice(what: str, query_id: str, docno: str) -> None:
+    raise FormatError(what, None, f"document {docno!r} is listed twice for query {query_id!r}; each (query, "
+                                  "document) pair may appear once")
 
 
 def _raise_unreadable(path: Path, exc: Exception) -> None:

@@ -1,0 +1,14 @@
+-- The fast path for a qrels file whose columns are separated by exactly one space (or exactly one
+-- tab, $delim) and that holds no other blank: DuckDB's CSV reader parses it in parallel. As with
+-- run_fast.sql, an empty column, a relevance that is not a whole number (qrels_lines.sql's own
+-- test) or a line of another width fails the statement, and the caller falls back to the
+-- reference reading (qrels_lines.sql), which names the line.
+CREATE TABLE trec_qrels AS
+SELECT qid AS query_id, docno,
+       CASE WHEN qid IS NULL OR iteration IS NULL OR docno IS NULL OR rel IS NULL
+                 OR NOT regexp_full_match(rel, '[+-]?[0-9]+') OR TRY_CAST(rel AS INTEGER) IS NULL
+            THEN error('not the fast path: an empty column or a relevance that is not a whole number')
+            ELSE CAST(rel AS INTEGER) END AS grade
+FROM read_csv($path, delim = $delim, header = false, auto_detect = false, quote = '', escape = '',
+              strict_mode = true,
+              columns = {'qid': 'VARCHAR', 'iteration': 'VARCHAR', 'docno': 'VARCHAR', 'rel': 'VARCHAR'})

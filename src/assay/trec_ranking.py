@@ -1,0 +1,275 @@
+"""trec_eval's ranking of a run held in arrays: duplicates, the relevant documents it retrieves, their ranks.
+
+A run of ten million lines is read by DuckDB into Arrow columns (``h``, the 64-bit hash of
+(query, document), ``score``, ``query_id``, ``docno``); what trec_eval needs from it is computed
+here with sorts of 64-bit keys (numpy sorts those with SIMD instructions, ~0.1 s for ten million)
+and binary searches with sorted needles, instead of sorting and joining strings:
+
+- Duplicates: the keys ``(h >> b) << b | row`` sorted; equal neighbours in their high bits are the
+  only possible duplicates, checked on ``h`` and then on the strings.
+- Relevant documents retrieved: each relevant judgment's ``h`` looked up in the same sorted keys,
+  then checked on ``h`` and on the strings.
+- Ranks: trec_eval ranks by score descending, ties by document id descending (byte order). Each
+  row of a judged query gets the key ``query << (64 - B) | u >> B``, ``u`` the score's bits mapped
+  to an unsigned integer of the same order (``-0.0`` read as ``0.0``), ``B`` the bits of the
+  number of queries. With the keys sorted, a relevant row's rank is 1 + the rows of its query with
+  a greater key; rows with the same key (a tie, or scores equal in their high bits) are ordered
+  exactly, by score and then document id, among themselves.
+
+Nothing here imports pandas: Arrow columns become numpy arrays through their buffers (pyarrow's
+own ``to_numpy`` imports pandas, 0.4 s).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_U64 = np.uint64
+_SIGN = _U64(1 << 63)
+
+
+@dataclass
+class Run:
+    """A run's rows as columns: ``h`` (uint64), ``score`` (float64) and Arrow strings ``query_id``, ``docno``."""
+
+    h: np.ndarray
+    score: np.ndarray
+    query_id: pa.ChunkedArray
+    docno: pa.ChunkedArray
+    _sorted: "SortedHashes | None" = None
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table) -> "Run":
+        return cls(numeric(table.column("h"), np.uint64), numeric(table.column("score"), np.float64),
+                   table.column("query_id"), table.column("docno"))
+
+    def sorted_hashes(self) -> "SortedHashes":
+        """The hashes sorted (once: the duplicate check and the search for relevant documents share them)."""
+        if self._sorted is None:
+            self._sorted = SortedHashes.of(self.h)
+        return self._sorted
+
+
+@dataclass
+class Relevant:
+    """The relevant judgments (relevance >= 1), ordered by ``h``; ``query`` is the query's code."""
+
+    h: np.ndarray
+    query: np.ndarray
+    query_id: pa.ChunkedArray
+    docno: pa.ChunkedArray
+
+
+# -- Arrow <-> numpy without pandas --------------------------------------------------------------
+def numeric(column: pa.ChunkedArray | pa.Array, dtype) -> np.ndarray:
+    """A numeric Arrow column without nulls as one numpy array (a copy)."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    dtype = np.dtype(dtype)
+    parts = []
+    for chunk in chunks:
+        if chunk.null_count:
+            raise ValueError("a numeric column holds nulls")
+        parts.append(np.frombuffer(chunk.buffers()[1], dtype=dtype, count=len(chunk),
+                                   offset=chunk.offset * dtype.itemsize))
+    return np.concatenate(parts) if parts else np.empty(0, dtype)
+
+
+def codes(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """An Int32 Arrow column (pc.index_in's answer) as int32, -1 where null."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    parts = []
+    for chunk in chunks:
+        values = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=len(chunk),
+                               offset=chunk.offset * 4).copy()
+        if chunk.null_count:
+            bits = np.unpackbits(np.frombuffer(chunk.buffers()[0], dtype=np.uint8), bitorder="little",
+                                 count=chunk.offset + len(chunk))[chunk.offset:]
+            values[bits == 0] = -1
+        parts.append(values)
+    return np.concatenate(parts) if parts else np.empty(0, np.int32)
+
+
+def arrow(values: np.ndarray) -> pa.Array:
+    """A numpy array as an Arrow array, sharing its memory."""
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+
+
+@contextmanager
+def small_pages():
+    """numpy asks the kernel for transparent huge pages for large arrays; where the kernel then
+    compacts memory to find them (``defrag`` ``madvise``, a common default), a fresh 80 MB array
+    costs several times what zeroing it does. Off while ranking, restored after."""
+    switch = getattr(getattr(getattr(np, "_core", None), "multiarray", None), "_set_madvise_hugepage", None)
+    if switch is None:
+        yield
+        return
+    before = switch(False)
+    try:
+        yield
+    finally:
+        switch(before)
+
+
+def _all_true(mask: pa.ChunkedArray | pa.Array) -> np.ndarray | None:
+    """None when every value is true, else the mask as a numpy bool array."""
+    if pc.all(mask).as_py() and not mask.null_count:
+        return None
+    return np.array([bool(x) for x in mask.to_pylist()], dtype=bool)
+
+
+# -- sorted hashes ---------------------------------------------------------------------------------
+@dataclass
+class SortedHashes:
+    """The run's hashes sorted on their high bits, with the row each came from."""
+
+    top: np.ndarray  # h >> bits, sorted
+    rows: np.ndarray  # the row of each (uint64)
+    bits: int
+
+    @classmethod
+    def of(cls, h: np.ndarray) -> "SortedHashes":
+        bits = max(1, int(h.size).bit_length())
+        key = h >> _U64(bits)
+        key <<= _U64(bits)
+        key |= np.arange(h.size, dtype=np.uint64)
+        key.sort()
+        rows = key & _U64((1 << bits) - 1)
+        key >>= _U64(bits)
+        return cls(key, rows, bits)
+
+    def find(self, needles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(index into needles, row) of every row whose hash's high bits equal a needle's. The needles
+        come sorted: a search then starts where the last one ended, in memory still cached (random
+        needles into 80 MB miss the cache at every step)."""
+        top = self.top
+        if not top.size or not needles.size:
+            return np.empty(0, np.int64), np.empty(0, np.uint64)
+        lo = np.searchsorted(top, needles, "left")
+        at = np.minimum(lo, top.size - 1)
+        counts = (top[at] == needles).astype(np.int64)
+        more = np.flatnonzero(counts.astype(bool) & (lo + 1 < top.size))
+        more = more[top[lo[more] + 1] == needles[more]]
+        if more.size:  # several rows share the high bits (a duplicate, or about 1 pair in 10^12)
+            counts[more] = np.searchsorted(top, needles[more], "right") - lo[more]
+        which = np.repeat(np.arange(needles.size), counts)
+        offsets = np.arange(which.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        return which, self.rows[np.repeat(lo, counts) + offsets]
+
+
+def duplicate(run: Run) -> tuple[str, str] | None:
+    """The first (query_id, docno) pair listed twice, in string order; None when there is none."""
+    hashes = run.sorted_hashes()
+    top = hashes.top
+    if top.size < 2:
+        return None
+    same = np.flatnonzero(top[1:] == top[:-1])
+    if not same.size:
+        return None
+    candidates = np.unique(np.concatenate([hashes.rows[same], hashes.rows[same + 1]]))
+    h = run.h[candidates]
+    values, counts = np.unique(h, return_counts=True)
+    candidates = candidates[np.isin(h, values[counts > 1])]
+    if not candidates.size:
+        return None
+    index = arrow(candidates.astype(np.int64))
+    pairs = zip(run.query_id.take(index).to_pylist(), run.docno.take(index).to_pylist())
+    seen, twice = set(), []
+    for pair in pairs:
+        if pair in seen:
+            twice.append(pair)
+        seen.add(pair)
+    if not twice:
+        return None
+    return min(twice, key=lambda pair: (pair[0].encode(), pair[1].encode()))
+
+
+def retrieved_relevant(run: Run, query: np.ndarray, relevant: Relevant) -> tuple[np.ndarray, np.ndarray]:
+    """(run rows, relevant judgments) of every relevant document the run retrieves, in row order.
+    ``query``: each row's query code (as ``relevant.query``)."""
+    hashes = run.sorted_hashes()
+    judgment, rows = hashes.find(relevant.h >> _U64(hashes.bits))  # relevant.h is sorted
+    keep = (run.h[rows] == relevant.h[judgment]) & (query[rows] == relevant.query[judgment])
+    rows, judgment = rows[keep].astype(np.int64), judgment[keep]
+    order = np.argsort(rows)  # Arrow takes from a chunked column faster in order
+    rows, judgment = rows[order], judgment[order]
+    same = _all_true(pc.equal(run.docno.take(arrow(rows)), relevant.docno.take(arrow(judgment))))
+    if same is not None:  # a 64-bit collision of two different pairs
+        rows, judgment = rows[same], judgment[same]
+    return rows, judgment
+
+
+# -- ranks -----------------------------------------------------------------------------------------
+def order_keys(query: np.ndarray, score: np.ndarray, shift: int) -> np.ndarray:
+    """``query << (64 - shift) | u >> shift``, ``u`` unsigned integers in the order of the scores
+    (-0.0 as 0.0)."""
+    bits = (score + 0.0).view(np.uint64)  # -0.0 + 0.0 is 0.0
+    flip = bits >> _U64(63)
+    flip *= _U64((1 << 63) - 1)
+    flip |= _SIGN
+    bits ^= flip  # negative: every bit flipped; positive: the sign bit set
+    bits >>= _U64(shift)
+    np.copyto(flip, query, casting="unsafe")
+    flip <<= _U64(64 - shift)
+    bits |= flip
+    return bits
+
+
+def ranks(query: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray, rows: np.ndarray,
+          n_queries: int) -> np.ndarray:
+    """The rank of each of ``rows`` in its query's ranking, as trec_eval ranks: score descending, ties by
+    docno descending (byte order). ``query``: each run row's query code, 0 .. n_queries - 1, or -1
+    for a query outside the qrels (never ranked)."""
+    if not rows.size:
+        return np.empty(0, np.int64)
+    shift = max(1, int(n_queries).bit_length())
+
+    def keys(which) -> np.ndarray:
+        return order_keys(query[which], score[which], shift)
+
+    ordered = keys(np.flatnonzero(query >= 0)) if (query < 0).any() else order_keys(query, score, shift)
+    ordered.sort()
+    mine = keys(rows)
+    bounds = np.searchsorted(ordered, np.arange(n_queries + 1, dtype=np.uint64) << _U64(64 - shift))
+    order = np.argsort(mine)  # sorted needles, as in SortedHashes.find
+    right = np.empty_like(order)
+    right[order] = np.searchsorted(ordered, mine[order], "right")
+    rank = bounds[query[rows] + 1] - right + 1
+    # right - 1 is the last row with the same key; before it, another one?
+    tied = np.flatnonzero((right >= 2) & (ordered[np.maximum(right - 2, 0)] == mine))
+    if tied.size:
+        rank[tied] += _ahead_among_equal_keys(query, score, docno, rows[tied], mine[tied], keys, n_queries)
+    return rank
+
+
+def _ahead_among_equal_keys(query, score, docno, rows, mine, keys, n_queries) -> np.ndarray:
+    """For rows whose key other rows share, how many of those rank ahead of each (score, then docno)."""
+    asked = np.zeros(n_queries + 1, dtype=bool)  # the last entry stays False: query -1 lands there
+    asked[query[rows]] = True
+    candidates = np.flatnonzero(asked[query])
+    wanted = np.unique(mine)
+    candidate_keys = keys(candidates)
+    at = np.minimum(np.searchsorted(wanted, candidate_keys), wanted.size - 1)
+    members = candidates[wanted[at] == candidate_keys]  # ascending rows; holds every one of `rows`
+    member_keys = keys(members)
+    table = pa.Table.from_arrays([arrow(member_keys), arrow(score[members] + 0.0), docno.take(arrow(members))],
+                                 names=["key", "score", "docno"])
+    order = numeric(pc.sort_indices(table, sort_keys=[("key", "ascending"), ("score", "descending"),
+                                                      ("docno", "descending")]), np.uint64).astype(np.int64)
+    sorted_keys = member_keys[order]
+    starts = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]
+    group_start = np.maximum.accumulate(np.where(starts, np.arange(order.size), 0))
+    ahead = np.empty(order.size, dtype=np.int64)
+    ahead[order] = np.arange(order.size) - group_start
+    return ahead[np.searchsorted(members, rows)]
+
+
+def queries_answered(query: np.ndarray, n_queries: int) -> np.ndarray:
+    """The codes of the judged queries the run holds a line for."""
+    judged = query[query >= 0]
+    return np.flatnonzero(np.bincount(judged, minlength=n_queries) > 0)
