@@ -4,7 +4,10 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import reference_tables
 from assay.tables import render
 
 LONG = [["bm25", "0.554", 56], ["dense-top3", "0.607", 5], ["hybrid-rerank-with-a-very-long-name", "-", 1234]]
@@ -104,12 +107,22 @@ CASES = [
 
 
 @pytest.mark.parametrize("headers, rows", CASES)
-def test_long_tables_are_laid_out_as_the_rich_table_lays_them_out(monkeypatch, headers, rows):
-    import assay.tables
+def test_the_layout_is_rich_tables(headers, rows):
+    for body in (rows, rows * 50, []):
+        for align in (None, ["left"] * len(headers), ["right"] * len(headers)):
+            assert render(headers, body, align=align) == reference_tables.render(headers, body, align=align)
 
-    many = rows * 50  # also past the row count where rows are aligned one by one
-    as_table = [render(headers, r) for r in (rows, many)]
-    monkeypatch.setattr(assay.tables, "TABLE_ROWS", 0)
-    assert [render(headers, r) for r in (rows, many)] == as_table
-    monkeypatch.setattr(assay.tables, "TABLE_ROWS", 10 ** 9)
-    assert render(headers, many) == as_table[1]
+
+cells = st.one_of(st.none(), st.integers(-10**6, 10**6), st.floats(allow_nan=False, width=32),
+                  st.text(st.characters(codec="utf-8"), max_size=12),
+                  st.sampled_from(["0.554", "+0.012", "[0.416, 0.684]", "-", "", "日本語", "e\u0301", "a  ", " b"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda n: st.tuples(
+    st.lists(st.text(max_size=8), min_size=n, max_size=n),
+    st.lists(st.lists(cells, min_size=n, max_size=n), max_size=6),
+    st.lists(st.sampled_from(["left", "right", None]), min_size=n, max_size=n))))
+def test_any_table_is_laid_out_as_rich_lays_it_out(table):
+    headers, rows, align = table
+    assert render(headers, rows, align=align) == reference_tables.render(headers, rows, align=align)

@@ -1,4 +1,4 @@
-"""Every plain-text table assay prints, from one renderer on rich.
+"""Every plain-text table assay prints, from one renderer.
 
 ``render(headers, rows)`` lays out raw cell values: a column is as wide as its widest cell, so long
 pipeline names or query ids never push a row out of line. The layout is fixed text, never fitted to
@@ -6,14 +6,16 @@ a terminal: no wrapping, no truncation, no colour, the same bytes under a termin
 so golden files and transcripts stay stable.
 
 Cells come from user files (pipeline names, query ids, hard classes), so each one is passed through
-``escape.terminal`` and handed to rich as a ``Text``, never as a markup string: ``[bold]x`` shows as
-typed and a terminal escape shows as ``\\x1b``. ``markdown=True`` writes a GitHub table instead, each
-cell escaped by ``escape.markdown_cell``.
+``escape.terminal``: ``[bold]x`` shows as typed and a terminal escape shows as ``\\x1b``.
+``markdown=True`` writes a GitHub table instead, each cell escaped by ``escape.markdown_cell``.
+
+The layout is rich's Table with a rule under the header (tests/reference_tables.py keeps that renderer, and
+tests/test_tables.py checks the two give the same text), done here with rich's cell widths alone: building
+the Table and its Console took a tenth of `assay report`'s start-up.
 """
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Sequence
 from numbers import Number
@@ -26,10 +28,6 @@ ALIGNS = ("left", "right")
 # unless the caller says otherwise.
 _FIGURE = re.compile(r"[<>=≈]?[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?[▲▼]?")
 _PLACEHOLDERS = frozenset({"", "-", "n/a", "NULL"})
-# Above this many rows the rows are aligned cell by cell (``_row``) under the header rich lays out:
-# the same text, where a rich Table takes about a millisecond a row (20 s for a 20,000-row
-# `eval-trec --per-query`).
-TABLE_ROWS = 300
 
 
 def _text(value) -> str:
@@ -80,65 +78,33 @@ def render(headers: Sequence, rows: Sequence[Sequence], *, align: Sequence[str |
     if len(align) != len(headers) or any(a not in (*ALIGNS, None) for a in align):
         raise ValueError(f"align needs one of {ALIGNS} or None per column, got {list(align)!r}")
 
-    # rich only here: `assay --help` and every JSON or CSV output never import it
+    # rich only here, for the width of a cell in a terminal: `assay --help` and JSON or CSV never import it
     from rich.cells import cell_len
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
     head_cells = [_text(h) for h in headers]
     body = [[_text(c) for c in r] for r in rows]
     widths = [max([cell_len(h)] + [cell_len(r[i]) for r in body]) for i, h in enumerate(head_cells)]
     justify = [align[i] or _auto_align([r[i] for r in rows]) for i in range(len(headers))]
-    table = Table(box=_rule_under_header(), show_edge=False, pad_edge=False, padding=(0, 1, 0, 0),
-                  show_header=True, highlight=False)
-    for head, width, just in zip(head_cells, widths, justify):
-        # a fixed width: rich measures nothing, and no column is ever shrunk to fit a terminal
-        table.add_column(Text(head), justify=just, no_wrap=True, width=width)
-    laid_out = len(body) <= TABLE_ROWS
-    for r in body if laid_out else ():
-        table.add_row(*(Text(c) for c in r))
-    out = io.StringIO()
-    # every setting pinned, nothing read from the environment (COLUMNS, TERM, NO_COLOR, FORCE_COLOR,
-    # Jupyter): the text is the same wherever it is printed, and wide enough for every cell
-    console = Console(file=out, width=sum(widths) + 2 * len(widths) + 1, color_system=None, force_terminal=False,
-                      force_jupyter=False, force_interactive=False, legacy_windows=False, no_color=True,
-                      markup=False, emoji=False, highlight=False, soft_wrap=False, _environ={})
-    console.print(table)
-    lines = out.getvalue().splitlines()
-    if not laid_out:
-        lines += [_row(r, widths, justify) for r in body]
+    # the rule spans the columns and the two spaces between them; rich draws a last column of no width as one
+    rule = "-" * (sum(widths[:-1]) + 2 * (len(widths) - 1) + max(widths[-1], 1))
+    lines = [_row(head_cells, widths, justify, cell_len), rule] + [_row(r, widths, justify, cell_len) for r in body]
     return "\n".join(line.rstrip() for line in lines)
 
 
-def _row(cells: list[str], widths: list[int], justify: list[str]) -> str:
-    """One body row as the table lays it out (tests/test_tables.py checks they agree): each cell
-    aligned by rich's ``Text.align`` in its column's width (a right-aligned cell loses its trailing
-    spaces first, as rich's right justification does), two spaces apart."""
-    from rich.text import Text
-
-    cells_out = []
+def _row(cells: list[str], widths: list[int], justify: list[str], cell_len) -> str:
+    """One row: each cell padded with spaces to its column's width in terminal cells, on the right or (a
+    right-aligned cell, its trailing spaces dropped first, as rich's right justification does) on the
+    left; columns two spaces apart. A column of no width shows nothing (rich crops a zero-width mark there)."""
+    out = []
     for cell, width, just in zip(cells, widths, justify):
-        text = Text(cell.rstrip() if just == "right" else cell)
-        text.align(just, width)
-        cells_out.append(text.plain)
-    return "  ".join(cells_out)
-
-
-def _rule_under_header():
-    """rich's SIMPLE_HEAD box with an ASCII rule: nothing but a line of dashes under the header, the
-    same bytes whatever the output encoding. Each column is one space of padding plus the box's
-    blank divider from the next: two spaces apart."""
-    from rich.box import Box
-
-    return Box("    \n"
-               "    \n"
-               " -- \n"
-               "    \n"
-               "    \n"
-               "    \n"
-               "    \n"
-               "    \n", ascii=True)
+        if width == 0:
+            out.append("")
+        elif just == "right":
+            cell = cell.rstrip()
+            out.append(" " * (width - cell_len(cell)) + cell)
+        else:
+            out.append(cell + " " * (width - cell_len(cell)))
+    return "  ".join(out)
 
 
 __all__ = ["render", "ALIGNS"]
