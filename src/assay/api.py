@@ -56,11 +56,14 @@ def evaluate(retriever, judgments, corpus, warehouse=None, *, name: str = DEFAUL
     ``Evaluation``: the dict {"run_id", "report"}, convertible with ``to_pandas()`` / ``to_arrow()``.
 
     ``name`` (default "python") is how `assay runs`, `assay history`, gate and regress know this
-    retriever: give each retriever its own so their histories stay apart. ``warehouse`` is a path
-    (default: $ASSAY_WAREHOUSE, else warehouse/assay.duckdb) or an open ``assay.warehouse.Warehouse``.
-    Further keyword settings are those of ``RunOptions`` (e.g. ``chunker="document"``, ``final_k=10``,
-    ``calibration=...``).
+    retriever: give each retriever its own so their histories stay apart. ``warehouse`` is a path or an
+    open ``assay.warehouse.Warehouse``; by default the project's, found as the CLI finds it
+    (assay.project: $ASSAY_WAREHOUSE, else that of the nearest assay.toml, here or above, else
+    warehouse/assay.duckdb). Further keyword settings are those of ``RunOptions`` (e.g.
+    ``chunker="document"``, ``final_k=10``, ``calibration=...``, ``config_path=...``). The config and
+    warehouse used are logged (logger ``assay.project``, INFO) and returned as ``.config`` and ``.warehouse``.
     """
+    from assay import project
     from assay.report import build_report
     from assay.warehouse import Warehouse
 
@@ -68,13 +71,16 @@ def evaluate(retriever, judgments, corpus, warehouse=None, *, name: str = DEFAUL
         raise TypeError("retriever must be a callable taking (question, limit)")
     options = RunOptions(DEFAULT_NAME, depth=depth, seed=seed, python_retriever=retriever, name=check_name(name),
                          **settings)
+    config = project.tell_config(options.config_path)
     if isinstance(warehouse, Warehouse):
         record = execute_run(corpus, judgments, options, progress, warehouse=warehouse)
         warehouse.write_run(record)
-        return Evaluation(run_id=record.run_id, report=build_report(warehouse, record.run_id))
+        return Evaluation(run_id=record.run_id, report=build_report(warehouse, record.run_id),
+                          warehouse=warehouse.path, config=config)
     # a path: the run computes without holding the warehouse, then writes in one short transaction
-    brief = Warehouse.brief(warehouse)
+    brief = Warehouse.brief(project.tell_warehouse(warehouse, options.config_path))
     record = execute_run(corpus, judgments, options, progress, warehouse=brief)
     brief.write_run(record)
     with Warehouse.open(brief.path, read_only=True) as wh:
-        return Evaluation(run_id=record.run_id, report=build_report(wh, record.run_id))
+        return Evaluation(run_id=record.run_id, report=build_report(wh, record.run_id), warehouse=brief.path,
+                          config=config)

@@ -60,17 +60,63 @@ class _SigintLatch:
             signal.signal(signal.SIGINT, self.previous)
 
 
+class AssayCommand(click.Command):
+    """A command that, once its options are parsed, makes its --config the project's for this invocation
+    (its warehouse follows that file) and, under `assay --verbose`, says which assay.toml and warehouse it
+    uses."""
+
+    def invoke(self, ctx):
+        _announce(ctx)
+        return super().invoke(ctx)
+
+
+def _announce(ctx) -> None:
+    from assay import project
+
+    if ctx.params.get("config_path") is not None:
+        project.COMMAND.config = Path(ctx.params["config_path"])
+    project.tell_config()
+    if "warehouse_path" in ctx.params and ctx.params.get("lake_dir") is None:  # every command opening one has it
+        project.tell_warehouse(ctx.params["warehouse_path"])
+
+
+class _SubGroup(click.Group):
+    """`assay judgments`, `assay import`, ...: their commands are AssayCommands, and a group that runs alone
+    (`assay measures`) announces its project as they do."""
+
+    command_class = AssayCommand
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        run = self.callback
+        if run is not None and self.invoke_without_command:
+            import functools
+
+            @functools.wraps(run)
+            def callback(*a, **k):
+                ctx = click.get_current_context()
+                if ctx.invoked_subcommand is None:
+                    _announce(ctx)
+                return run(*a, **k)
+
+            self.callback = callback
+
+
 class AssayGroup(click.Group):
     """Every way a command ends badly becomes one line on stderr and a documented exit code: an AssayError its
     own code; a damaged warehouse 1; an interrupt (Ctrl-C, SIGINT) 130, saying what was kept. --debug shows the
     traceback instead."""
 
+    command_class = AssayCommand
+    group_class = _SubGroup
+
     def invoke(self, ctx):
         from assay.warehouse import JOURNAL
 
-        from assay import progress
+        from assay import progress, project
 
         JOURNAL.reset()
+        project.COMMAND.reset(cli=True)
         with _SigintLatch() as latch:
             try:
                 result = super().invoke(ctx)
@@ -80,6 +126,7 @@ class AssayGroup(click.Group):
                 raise
             finally:
                 progress.reset()  # the library default again (in-process callers, tests)
+                project.COMMAND.reset()
             if latch.fired:  # the command finished although interrupted: say what it kept
                 self._fail(ctx, KeyboardInterrupt(), True)
             return result
@@ -108,7 +155,8 @@ class AssayGroup(click.Group):
 
 warehouse_option = click.option(
     "--warehouse", "warehouse_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-    help="Warehouse file. Default: $ASSAY_WAREHOUSE, else warehouse/assay.duckdb.",
+    help="Warehouse file. Default: $ASSAY_WAREHOUSE, else the project's ([warehouse] path of its assay.toml, "
+         "else warehouse/assay.duckdb beside it), else warehouse/assay.duckdb.",
 )
 
 
@@ -139,7 +187,7 @@ def _emit(text: str, output) -> None:
 
 
 def _project(config_path):
-    """The assay.toml a command was given, with its own [measures] dir registered (./assay.toml's measures
+    """The assay.toml a command was given, with its own [measures] dir registered (the discovered one's
     are registered for every command by the group callback)."""
     from assay.metrics.registry import load_user_measures
     from assay.pipelines import load_config
@@ -148,6 +196,14 @@ def _project(config_path):
     if config_path is not None:
         load_user_measures(config)
     return config
+
+
+def _progress_always(msg: str) -> None:
+    """A line on stderr even under --quiet, drawn above any progress bar."""
+    from assay import progress
+    from assay.escape import terminal_lines
+
+    progress.say(terminal_lines(msg), warning=True)
 
 
 def _progress(msg: str) -> None:
@@ -164,8 +220,11 @@ def _progress(msg: str) -> None:
 @click.option("--quiet", is_flag=True, envvar="ASSAY_QUIET",
               help="No progress bars and no informational lines on stderr; errors and warnings (lines starting "
                    "note: or warning:) still print. Also $ASSAY_QUIET=1.")
+@click.option("--verbose", is_flag=True,
+              help="Say on stderr which assay.toml (config: PATH) and which warehouse (warehouse: PATH) the "
+                   "command uses, and why. Before the command's name: `assay --verbose run ...`.")
 @click.version_option(package_name="assay")
-def cli(debug, quiet):
+def cli(debug, quiet, verbose):
     """assay: evaluate RAG retrieval against quote-anchored golden sets.
 
     Every run is stored in a DuckDB warehouse; metrics are SQL over that history.
@@ -176,12 +235,14 @@ def cli(debug, quiet):
     moved, edited or gone),
     130 interrupted (one line says whether anything was stored).
     """
-    from assay import progress
+    from assay import progress, project
     from assay.metrics.registry import load_user_measures
     from assay.pipelines import load_config
 
     progress.configure(quiet=quiet)  # bars on stderr only when it is a terminal; AssayGroup.invoke resets
-    load_user_measures(load_config(None))  # ./assay.toml's [measures] dir, for every command naming measures
+    if verbose:  # said even under --quiet: asked for by name
+        project.COMMAND.say = _progress_always
+    load_user_measures(load_config(None))  # the project's [measures] dir, for every command naming measures
 
 
 class Number(click.ParamType):
@@ -254,7 +315,7 @@ def corpus_options(f=None, *, own_verbose: bool = False):
     """The options of every command that reads a corpus directory (--include, --exclude, --encoding,
     --extensionless, and --verbose to list every file not read, unless the command has its own): the
     command runs inside ``assay.corpus.reading``, so each corpus it loads is read with them (and with
-    [corpus] of its --config or ./assay.toml, and --max-file-mb) and says how it read it, once."""
+    [corpus] of its --config or the project's assay.toml, and --max-file-mb) and says how it read it, once."""
     import functools
 
     def decorate(f):
@@ -314,7 +375,7 @@ def run_options(f):
         click.option("--judgments", "judgments_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
                      help="Judgments JSONL file, or @NAME of an imported judgment set."),
         click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                     help="Project configuration (default: ./assay.toml when present)."),
+                     help="Project configuration (default: the nearest assay.toml, here or above)."),
         click.option("--chunker", type=click.Choice(["recursive", "fixed", "document"]), default=None,
                      help="Chunker (default recursive)."),
         click.option("--chunk-size", type=setting("chunk_size"), default=None, help="Chunk size in characters (default 800)."),
@@ -598,7 +659,7 @@ def compare_cmd(run_a, run_b, flip_metric, flip_level, fmt, warehouse_path):
 @click.option("--rule", "rules", multiple=True,
               help="A rule such as 'Success@3:doc>=0.75' (repeatable; added to [gate] rules in assay.toml).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Project configuration (default: ./assay.toml when present).")
+              help="Project configuration (default: the nearest assay.toml, here or above).")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the rules as JUnit XML test cases to this file.")
 @click.option("--preset", default=None, help="A named set of rules: rag (retrieval and answers) or retrieval.")
@@ -769,7 +830,8 @@ def export_cmd(run_refs, fmt, out_dir, measures, warehouse_path):
 @click.option("--judgments", "judgments_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Judgments JSONL file, or @NAME of an imported judgment set.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Project configuration: its [sweep] table gives the grid (default: ./assay.toml when present).")
+              help="Project configuration: its [sweep] table gives the grid (default: the nearest assay.toml, here "
+                   "or above).")
 @click.option("--chunker", "chunkers", multiple=True, help="Chunkers to try (repeatable; default recursive).")
 @click.option("--size", "sizes", multiple=True, type=setting("chunk_size"),
               help="Chunk sizes in characters (repeatable; default 200, 400, 800, 1600).")
@@ -900,7 +962,8 @@ def measures(ctx):
               default="final", show_default=True,
               help="The ranking to score (question and answer measures only at final).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="assay.toml whose [measures] dir holds measure files (default: ./assay.toml when present).")
+              help="assay.toml whose [measures] dir holds measure files (default: the nearest assay.toml, here or "
+                   "above).")
 @warehouse_option
 def measures_compute(names, run_refs, all_runs, stage, config_path, warehouse_path):
     """Store per-question values of measures (default: the standard set) for stored runs in the table
@@ -1078,11 +1141,11 @@ def judgments():
               help="The pipeline the set will evaluate: with a BM25 stage, every no_answer question that shares "
                    "a content word with the corpus is a lint.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Project configuration (default: ./assay.toml when present).")
+              help="Project configuration (default: the nearest assay.toml, here or above).")
 @max_file_option
 @click.option("--warehouse", "warehouse_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Warehouse whose runs say which corpus the file last ran against, for the note on a changed "
-                   "corpus (default: $ASSAY_WAREHOUSE, else warehouse/assay.duckdb; only read).")
+                   "corpus (default: the project's, as --warehouse elsewhere; only read).")
 @corpus_options(own_verbose=True)
 def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, config_path, max_file_mb, warehouse_path):
     """Validate a judgments file against a corpus and report the lints that keep it honest."""
@@ -1445,7 +1508,7 @@ def lake_options(f):
                      help="Spark master for --engine spark, e.g. spark://host:7077 (default: [lake] spark_master "
                           "in assay.toml, else local[*])."),
         click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                     help="Project configuration (default: ./assay.toml when present)."),
+                     help="Project configuration (default: the nearest assay.toml, here or above)."),
     ]
     for option in reversed(options):
         f = option(f)

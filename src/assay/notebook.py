@@ -37,7 +37,12 @@ def _html_table(headers: list[str], rows: list[list], right: set[int]) -> str:
 
 class Evaluation(dict):
     """A stored run and its report: ``{"run_id": str, "report": dict}`` (``assay report --format json``'s
-    object), with ``run_id`` and ``report`` as attributes too."""
+    object), with ``run_id`` and ``report`` as attributes too, and where it went: ``warehouse``, the file
+    the run was written to, and ``config``, the assay.toml its settings came from (None: none)."""
+
+    def __init__(self, *args, warehouse=None, config=None, **kw):
+        super().__init__(*args, **kw)
+        self.warehouse, self.config = warehouse, config
 
     @property
     def run_id(self) -> str:

@@ -23,6 +23,12 @@ assay.toml (all tables optional):
     exclude = ["*.bak.md"]     # never files matching one of these
     encoding = "cp1252"        # for files that are not UTF-8 (default: detected)
     extensionless = true       # read files without an extension as plain text
+
+    [warehouse]
+    path = "runs/assay.duckdb" # relative to assay.toml (default warehouse/assay.duckdb beside it; assay.project)
+
+The file is found walking up from the current directory (assay.project); [gate], [ablate], [sweep] and
+[lake] are read by the commands that use them. `assay init` writes every table, commented.
 """
 
 from __future__ import annotations
@@ -68,7 +74,8 @@ EXTERNAL = ("command", "http", "plugin", "trec-run", "python")
 SETTINGS = tuple(RUN_DEFAULTS) + tuple(PIPELINE_DEFAULTS)
 # [run] keys that say how to read the inputs, not how to retrieve: they never enter a run's settings or hash.
 RUN_READING = {"max_file_mb": 50.0}
-CONFIG_FILE = "assay.toml"
+# The tables an assay.toml may hold; `assay init` writes each (tests/test_scaffold.py keeps them in step).
+TABLES = ("run", "pipelines", "gate", "ablate", "sweep", "lake", "measures", "corpus", "warehouse")
 
 
 @dataclass(frozen=True)
@@ -96,12 +103,15 @@ class Pipeline:
 
 
 def load_config(path: Path | None) -> dict:
-    """The parsed assay.toml: the given path, else ./assay.toml when present, else nothing."""
+    """The parsed assay.toml: the given path, else the one in effect (assay.project.config_path: the
+    running command's --config, else the first found walking up from the current directory), else {}."""
     if path is None:
-        path = Path(CONFIG_FILE)
-        if not path.is_file():
+        from assay.project import config_path
+
+        path = config_path()
+        if path is None:
             return {}
-    elif not path.is_file():
+    if not path.is_file():
         raise ConfigError(f"{path}: configuration file not found")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -109,10 +119,9 @@ def load_config(path: Path | None) -> dict:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); assay.toml must be UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    unknown = set(data) - {"run", "pipelines", "gate", "ablate", "sweep", "lake", "measures", "corpus"}
+    unknown = set(data) - set(TABLES)
     if unknown:
-        raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; "
-                          "allowed: run, pipelines, gate, ablate, sweep, lake, measures, corpus")
+        raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; allowed: {', '.join(TABLES)}")
     for key, value in data.items():
         if not isinstance(value, dict):
             raise ConfigError(f"{path}: {key} must be a table ([{key}]), not {type(value).__name__}")
@@ -125,6 +134,11 @@ def load_config(path: Path | None) -> dict:
             raise ConfigError(f"{path}: [measures] has unknown setting {key!r}; allowed: dir")
         if not isinstance(value, str) or not value:
             raise ConfigError(f"{path}: [measures] dir must be a directory path (a string), not {value!r}")
+    for key, value in data.get("warehouse", {}).items():
+        if key != "path":
+            raise ConfigError(f"{path}: [warehouse] has unknown setting {key!r}; allowed: path")
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{path}: [warehouse] path must be a file path (a string), not {value!r}")
     if "corpus" in data:
         from assay.corpus.options import check_config
 

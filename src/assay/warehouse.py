@@ -22,20 +22,16 @@ from pathlib import Path
 
 from assay.errors import ConfigError, RunNotFound, WarehouseError
 from assay.hashing import canonical_json
+from assay.project import warehouse_path
 from assay.sqlfiles import load_sql, migrations
 
-DEFAULT_WAREHOUSE = Path("warehouse") / "assay.duckdb"
-ENV_VAR = "ASSAY_WAREHOUSE"
 BUDGET_MIGRATION = 10  # the migration that added token tables; older runs are tokenized when it applies
 
 
 def resolve_path(path: str | os.PathLike | None) -> Path:
-    """--warehouse PATH, else $ASSAY_WAREHOUSE, else warehouse/assay.duckdb."""
-    if path:
-        return Path(path)
-    if os.environ.get(ENV_VAR):
-        return Path(os.environ[ENV_VAR])
-    return DEFAULT_WAREHOUSE
+    """--warehouse PATH, else $ASSAY_WAREHOUSE, else the project's warehouse (assay.project: [warehouse] path
+    of the assay.toml in effect, else warehouse/assay.duckdb beside it, else in the current directory)."""
+    return warehouse_path(path)
 
 
 def _now() -> datetime:

@@ -1,0 +1,116 @@
+"""Where a project is: the assay.toml a command reads and the warehouse it writes, found as git finds its
+repository.
+
+Configuration: ``--config FILE`` (``config_path=`` in Python) when given; else the first ``assay.toml``
+in the current directory or any directory above it, up to the filesystem root. A ``.git`` directory does
+not stop the walk: a project may live in a subfolder of a repository, or hold several repositories. The
+directory of that file is the project's root.
+
+Warehouse: ``--warehouse PATH`` (``warehouse=``), else ``$ASSAY_WAREHOUSE``, else ``[warehouse] path`` of
+the project's assay.toml (relative to that file), else ``warehouse/assay.duckdb`` in the project's root;
+with no assay.toml at all, ``warehouse/assay.duckdb`` in the current directory.
+
+What was used is said as ``config: ...`` and ``warehouse: ...`` lines: logged (logger ``assay.project``,
+level INFO) and, under ``assay --verbose``, printed on stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+CONFIG_FILE = "assay.toml"
+DEFAULT_WAREHOUSE = Path("warehouse") / "assay.duckdb"
+ENV_VAR = "ASSAY_WAREHOUSE"
+LOG = logging.getLogger("assay.project")
+
+
+class Command:
+    """The running CLI command's part in discovery: the ``--config`` it was given (its warehouse follows that
+    file) and where its ``config:`` / ``warehouse:`` lines go. Reset by every invocation; outside the CLI
+    (the Python API) nothing is given and the lines are only logged."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self, config=None, say=None, cli: bool = False) -> None:
+        self.config = Path(config) if config is not None else None
+        self.say, self.cli = say, cli
+
+    def tell(self, line: str) -> None:
+        LOG.info(line)
+        if self.say is not None:
+            self.say(line)
+
+
+COMMAND = Command()
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The first assay.toml in ``start`` (default: the current directory) or a directory above it, or None.
+    One in the current directory is returned as the relative path ``assay.toml``, as it always was."""
+    here = Path.cwd() if start is None else Path(start).absolute()
+    for directory in (here, *here.parents):
+        candidate = directory / CONFIG_FILE
+        if candidate.is_file():
+            return Path(CONFIG_FILE) if start is None and directory == here else candidate
+    return None
+
+
+def config_path(given=None) -> Path | None:
+    """The assay.toml in effect: ``given``, else the running command's --config, else the one found."""
+    if given is not None:
+        return Path(given)
+    if COMMAND.config is not None:
+        return COMMAND.config
+    return find_config()
+
+
+def describe_config(given=None) -> str:
+    """The ``config:`` line for the assay.toml in effect."""
+    if given is not None or COMMAND.config is not None:
+        path = Path(given if given is not None else COMMAND.config)
+        return f"config: {path.absolute()} ({'--config' if COMMAND.cli else 'config_path='})"
+    found = find_config()
+    cwd = Path.cwd()
+    if found is None:
+        return f"config: none (no {CONFIG_FILE} in {cwd} or any directory above it)"
+    where = "the current directory" if not found.is_absolute() else f"found walking up from {cwd}"
+    return f"config: {found.absolute()} ({where})"
+
+
+def tell_config(given=None) -> Path | None:
+    """Say which assay.toml is in effect (see ``Command.tell``); return it."""
+    COMMAND.tell(describe_config(given))
+    return config_path(given)
+
+
+def warehouse_path(given=None, config=None) -> Path:
+    """The warehouse file: ``given``, else $ASSAY_WAREHOUSE, else the project's (``config``: its
+    assay.toml, default the one in effect), else warehouse/assay.duckdb."""
+    return _warehouse(given, config)[0]
+
+
+def tell_warehouse(given=None, config=None) -> Path:
+    """Say which warehouse ``warehouse_path`` gives, and why (see ``Command.tell``); return it."""
+    path, source = _warehouse(given, config)
+    COMMAND.tell(f"warehouse: {path.absolute()} ({source})")
+    return path
+
+
+def _warehouse(given, config) -> tuple[Path, str]:
+    if given:
+        return Path(given), "--warehouse" if COMMAND.cli else "warehouse="
+    if os.environ.get(ENV_VAR):
+        return Path(os.environ[ENV_VAR]), f"${ENV_VAR}"
+    toml = config_path(config)
+    if toml is None:
+        return DEFAULT_WAREHOUSE, f"the default: no {CONFIG_FILE} found"
+    from assay.pipelines import load_config
+
+    root = toml.parent
+    configured = load_config(toml).get("warehouse", {}).get("path")
+    if configured:
+        return root / Path(configured).expanduser(), f"[warehouse] path in {toml.absolute()}"
+    return root / DEFAULT_WAREHOUSE, f"the default beside {toml.absolute()}"
