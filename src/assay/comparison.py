@@ -13,7 +13,7 @@ import json
 
 from assay.errors import AssayError
 from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
-from assay.metrics.stats import paired_bootstrap_delta
+from assay.metrics.stats import paired_bootstrap_deltas
 
 SAMPLES = 10000
 
@@ -112,13 +112,14 @@ def paired_tests(warehouse, a: dict, b: dict, measures, slices: bool, seed: int)
                                [va for _, va, _ in group], [vb for _, _, vb in group]))
     tested = [g for g in groups if not g[3]]
     tests = iter(paired_tests_many([(g[4], g[5], metric_kind(g[0])) for g in tested], seed=seed, samples=SAMPLES))
+    deltas = iter(paired_bootstrap_deltas([(g[4], g[5]) for g in tested], seed=seed))
     rows, overall = [], {}
     for measure, level, name, as_all, before, after in groups:
         if as_all:
             row = dict(overall[(measure.name, level)], slice=name)
         else:
             n = len(before)
-            low, high = paired_bootstrap_delta(before, after, seed=seed)
+            low, high = next(deltas)
             test = next(tests)
             row = {"metric": measure.name, "level": level, "slice": name, "n": n,
                    "a": sum(before) / n, "b": sum(after) / n,

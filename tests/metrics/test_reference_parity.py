@@ -121,3 +121,11 @@ def test_batched_counts_are_the_reference_whatever_the_margin(monkeypatch, margi
         pairs.append((a, b))
     got = significance.fisher_randomization_many(pairs, seed=3, samples=3000)
     assert got == [reference.fisher_randomization(a, b, 3, 3000) for a, b in pairs]
+
+
+def test_paired_deltas_together_are_each_pairs_own():
+    pairs = [(a, b) for _, _, a, b in _cases(6, 30)]
+    got = stats.paired_bootstrap_deltas(pairs, seed=4)
+    assert all(_same(g, reference.paired_bootstrap_delta(a, b, 4)) for g, (a, b) in zip(got, pairs))
+    with pytest.raises(ValueError, match="differ in length"):
+        stats.paired_bootstrap_deltas([([0.1, 0.2], [0.3])], seed=0)

@@ -103,6 +103,20 @@ def paired_bootstrap_delta(before, after, seed: int, samples: int = 1000) -> tup
     return 2 * low - 1, 2 * high - 1
 
 
+def paired_bootstrap_deltas(pairs, seed: int, samples: int = 1000) -> list[tuple[float, float]]:
+    """``paired_bootstrap_delta(before, after, seed, samples)`` of each ``(before, after)``, the same floats,
+    computed together (``intervals``)."""
+    import numpy as np
+
+    mapped = []
+    for before, after in pairs:
+        before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+        if before.shape != after.shape:
+            raise ValueError(f"paired values differ in length: {before.size} before, {after.size} after")
+        mapped.append((after - before + 1) / 2)
+    return [(2 * low - 1, 2 * high - 1) for low, high in intervals(mapped, "bootstrap", [seed] * len(mapped), samples)]
+
+
 def interval(values, kind: str, seed: int, samples: int = 1000) -> tuple[float, float]:
     """The interval of a measure's per-question values: kind is 'wilson' (0/1) or 'bootstrap'."""
     if kind == "wilson":
