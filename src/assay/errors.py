@@ -135,3 +135,7 @@ class ModelEndpointError(AssayError):
 
 class RunBlocked(ModelEndpointError):
     """The endpoint is rate-limiting every request: the run must stop, and is marked blocked."""
+
+
+class ProjectExists(AssayError):
+    """`assay init` would overwrite files of a project (the message names each); nothing was written."""
