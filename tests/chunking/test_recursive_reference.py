@@ -2,8 +2,9 @@
 
 reference_recursive.py is the chunker as it was before it was made fast, kept verbatim: it lists
 every piece (paragraph, line, sentence, word) and packs them one at a time, which states the rule
-plainly. The chunker now finds piece boundaries only near each chunk's size limit; these tests hold it
-to the same (start, end, ordinal, text) for every document, size and overlap tried.
+plainly. The chunker computes its spans in C (_recursive.c, the same steps) when that is built, else in
+Python, finding piece boundaries only near each chunk's size limit; these tests hold both to the same
+(start, end, ordinal, text) for every document, size and overlap tried.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from hypothesis import strategies as st
 from reference_recursive import RecursiveChunker as Reference  # tests/chunking is on sys.path (no __init__)
 from test_recursive import random_document
 
-from assay.chunking.recursive import RecursiveChunker
+from assay.chunking import chunk_document
+from assay.chunking.recursive import compiled_spans, python_spans
 from assay.corpus import load_corpus
 from assay.formats.beir import read_corpus
 from assay.imports import _doc_text
@@ -26,14 +28,30 @@ ROOT = Path(__file__).resolve().parents[2]
 SCIFACT = ROOT.parent / "shared" / "collections" / "scifact" / "corpus.jsonl"
 
 
-def spans(chunker, text):
-    return [(c.ordinal, c.start, c.end, c.text) for c in chunker.chunk("d", text)]
+COMPILED = compiled_spans()
+SO = sorted(Path(python_spans.__code__.co_filename).parent.glob("_recursive.*.so"))
+IMPLEMENTATIONS = [
+    pytest.param(python_spans, id="python"),
+    pytest.param(COMPILED, id="c", marks=pytest.mark.skipif(
+        COMPILED is None, reason="the C code is not built (hatch_build.py: no C compiler or no Python headers "
+        "when installing); the Python path is what runs")),
+]
 
 
-def assert_same(text, size, overlap):
-    expected = spans(Reference(size, overlap), text)
-    assert spans(RecursiveChunker(size, overlap), text) == expected, (size, overlap, text[:200])
+def rows(chunks):
+    return [(c.ordinal, c.start, c.end, c.text) for c in chunks]
+
+
+def assert_same(spans, text, size, overlap):
+    expected = rows(Reference(size, overlap).chunk("d", text))
+    assert rows(chunk_document("d", text, spans(text, size, overlap))) == expected, (size, overlap, text[:200])
     return expected
+
+
+def test_a_built_c_module_is_current():
+    if SO and COMPILED is None:
+        pytest.fail(f"{SO[0].name} was built from another version of _recursive.c, so it is not used: "
+                    "install again (make install, or pip install --no-deps -e .)")
 
 
 def carry_limits(text, size):
@@ -66,6 +84,7 @@ FRAGMENTS = [
 TEXT = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=4)), max_size=150).map("".join)
 
 
+@pytest.mark.parametrize("spans", IMPLEMENTATIONS)
 @settings(max_examples=600, deadline=None, derandomize=True, database=None)
 @given(TEXT, st.integers(1, 120), st.data())
 @example("word " * 200, 20, None)  # words only
@@ -74,8 +93,10 @@ TEXT = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=4)), max_
 @example("A. " + " " * 500 + "B. " + "w " * 400, 40, None)  # a whitespace run longer than the search window
 @example("1.2.3.4.5.6.7.8.9.0." * 60 + " end. " + "tail " * 50, 30, None)  # marks not followed by spaces
 @example("# T\n\n" + "long line of words " * 40 + "\n===\n" + "more " * 30, 60, None)  # a line break inside
-def test_generated_text(text, size, data):
-    assert_same(text, size, 0)
+@example("# One\n## Two\n\nBody sentence one is here. Body sentence two.\n\nTail paragraph.", 30, None)
+@example("Intro.\n\n" + "T" * 85 + "\x85=====\n\nBody text that follows it. " * 3, 100, None)  # lines split by NEL
+def test_generated_text(spans, text, size, data):
+    assert_same(spans, text, size, 0)
     overlaps = {size - 1}
     if data is not None:
         limits = carry_limits(text, size)
@@ -84,37 +105,40 @@ def test_generated_text(text, size, data):
             overlaps.update(o for o in data.draw(st.lists(st.sampled_from(limits), max_size=3)) if o < size)
             other = data.draw(st.sampled_from(limits))  # a size exactly at a piece's end
             if other >= 1:
-                assert_same(text, other, data.draw(st.integers(0, other - 1)))
+                assert_same(spans, text, other, data.draw(st.integers(0, other - 1)))
     for overlap in sorted(overlaps):
-        assert_same(text, size, overlap)
+        assert_same(spans, text, size, overlap)
 
 
+@pytest.mark.parametrize("spans", IMPLEMENTATIONS)
 @pytest.mark.parametrize("seed", range(3))
-def test_random_documents(seed):
+def test_random_documents(spans, seed):
     """Headings of every kind (Markdown, rST over- and underlines, lone lines), messy and clean bodies."""
     rng = random.Random(1000 + seed)
     for _ in range(80):
         text, _ = random_document(rng, messy=rng.random() < 0.5)
         size = rng.randint(10, 300)
-        assert_same(text, size, 0)
+        assert_same(spans, text, size, 0)
         limits = [o for o in carry_limits(text, size) if o < size]
         for overlap in rng.sample(limits, min(3, len(limits))) + [rng.randint(0, size - 1)]:
-            assert_same(text, size, overlap)
+            assert_same(spans, text, size, overlap)
 
 
 # -- real text --------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("spans", IMPLEMENTATIONS)
 @pytest.mark.parametrize("size, overlap", [(30, 0), (30, 29), (100, 0), (100, 40), (200, 50), (400, 0),
                                            (800, 0), (800, 200), (1600, 0)])
-def test_demo_corpus(size, overlap):
+def test_demo_corpus(spans, size, overlap):
     corpus = load_corpus(ROOT / "judgments" / "demo" / "corpus")
     for doc in corpus.documents:
-        assert_same(doc.text, size, overlap)
+        assert_same(spans, doc.text, size, overlap)
 
 
 @pytest.mark.skipif(not SCIFACT.exists(), reason=f"SciFact is not at {SCIFACT} (the shared collections checked "
                     "out next to the repository); the demo corpus and generated text still compare")
+@pytest.mark.parametrize("spans", IMPLEMENTATIONS)
 @pytest.mark.parametrize("size, overlap", [(800, 0), (300, 100)])
-def test_scifact(size, overlap):
+def test_scifact(spans, size, overlap):
     for doc in read_corpus(SCIFACT):
-        assert_same(_doc_text(doc.title, doc.text), size, overlap)
+        assert_same(spans, _doc_text(doc.title, doc.text), size, overlap)

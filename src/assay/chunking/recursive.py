@@ -404,7 +404,7 @@ class _Document:
         spans: list[tuple[int, int]] = []
         # A chunk ended by `sentences` is right if the sentence after it fits in a chunk (no word of it
         # is a piece): the next such step shows that, a chunk reaching past its part too; else it is redone.
-        unchecked = None
+        unchecked = tried = None  # tried: a run where `sentences` found no chunk (not tried there again)
         while ce < end:
             t0 = cs if not text[cs].isspace() else _text_from(text, cs, n)
             limit = t0 + size
@@ -415,9 +415,13 @@ class _Document:
                 if limit >= end:
                     break
             run = runs.get(bisect_right(starts, limit) - 1)
-            if sentences is not None and run is not None and run[2] == 2 and run[3] < limit < run[1]:
-                m = sentences.match(text, t0, run[1]) if not self.listed else None
-                if m is not None:
+            if sentences is not None and run is not None and run is not tried and run[2] == 2 and run[3] < limit < run[1]:
+                m = None
+                if not self.listed and _punct_after(text, t0, limit) >= 0:
+                    m = sentences.match(text, t0, run[1])
+                if m is None:
+                    tried = run
+                else:
                     stop = m.end()
                     cut = stop + 1 if not text[stop + 1].isspace() else _text_from(text, stop + 1, n)
                     if cut > run[3] and cut >= ce:
@@ -465,25 +469,54 @@ def _sentence_chunk(size: int) -> re.Pattern:
     return pattern
 
 
+def python_spans(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
+    """The chunks' [start, end) offsets, computed in Python (what _recursive.c computes in C)."""
+    n = len(text)
+    s = 0 if n and not text[0].isspace() else _text_from(text, 0, n)
+    if s == n:
+        return []
+    e = n if not text[-1].isspace() else _text_to(text, n, s)
+    if e - s <= size:
+        return [(s, e)]
+    doc = _Document(text, size, overlap)
+    items = doc.paragraphs(s, e)
+    if items is None:
+        items = []
+        doc.split(0, n, 0, items)
+    doc.glue(items)
+    return doc.pack()
+
+
+_COMPILED: list = []
+
+
+def compiled_spans():
+    """_recursive.c's spans(text, size, overlap), or None when it is not built, or was built from another
+    version of its source (hatch_build.py builds it; `make install` again after editing it)."""
+    if not _COMPILED:
+        import hashlib
+        from pathlib import Path
+
+        try:
+            from assay.chunking import _recursive
+        except ImportError:
+            _COMPILED.append(None)
+        else:
+            source = Path(__file__).with_name("_recursive.c")
+            current = not source.exists() or hashlib.sha256(source.read_bytes()).hexdigest() == _recursive.SOURCE_SHA256
+            _COMPILED.append(_recursive.spans if current else None)
+    return _COMPILED[0]
+
+
 class RecursiveChunker(SizedChunker):
     name = "recursive"
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        """The chunks' [start, end) offsets."""
-        n = len(text)
-        s = 0 if n and not text[0].isspace() else _text_from(text, 0, n)
-        if s == n:
-            return []
-        e = n if not text[-1].isspace() else _text_to(text, n, s)
-        if e - s <= self.size:
-            return [(s, e)]
-        doc = _Document(text, self.size, self.overlap)
-        items = doc.paragraphs(s, e)
-        if items is None:
-            items = []
-            doc.split(0, n, 0, items)
-        doc.glue(items)
-        return doc.pack()
+        """The chunks' [start, end) offsets: in C when that is built, else in Python; the same either way."""
+        compiled = compiled_spans()
+        if compiled is not None:
+            return compiled(text, self.size, self.overlap)
+        return python_spans(text, self.size, self.overlap)
 
     def chunk(self, doc_id: str, text: str) -> list[Chunk]:
         return chunk_document(doc_id, text, self.spans(text))
