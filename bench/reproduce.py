@@ -1,22 +1,37 @@
-"""Published baselines reproduced: `python bench/reproduce.py scifact|vaswani [--dense]`.
+"""Published baselines reproduced: `python bench/reproduce.py scifact|vaswani [--data DIR] [--dense]`.
 
-Imports the collection from ../shared/collections into a temporary warehouse
+Imports the collection from DIR/scifact or DIR/vaswani into a temporary warehouse
 (`assay import beir|trec`), runs assay's BM25 at whole-document granularity, and
 prints one JSON object: each metric's value, the published figure it is compared
-with, the difference, and the settings used. Document-level metrics; the
-published figures are those listed in ../shared/collections/README.md.
+with, the difference, and the settings used. Document-level metrics.
+
+DIR is --data, else ../shared/collections beside this checkout when it exists (the
+project's machines), else ~/data. A collection that is not there is one line on
+stderr saying which file is missing and the command that downloads it (README:
+"Getting the collections"), and exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COLLECTIONS = ROOT.parent / "shared" / "collections"
+SHARED = ROOT.parent / "shared" / "collections"
+# the files each collection is read from, and the command that downloads them into DIR
+FILES = {"scifact": ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"),
+         "vaswani": ("doc-text.trec", "query-text.trec", "qrels")}
+BEIR_ZIP = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/scifact.zip"
+VASWANI_FILES = "https://raw.githubusercontent.com/terrier-org/pyterrier/master/tests/fixtures/vaswani_npl"
+DOWNLOAD = {
+    "scifact": f"curl -LO {BEIR_ZIP} && unzip scifact.zip -d {{data}}",
+    "vaswani": (f"mkdir -p {{data}}/vaswani && cd {{data}}/vaswani && for f in corpus/doc-text.trec query-text.trec "
+                f"qrels; do curl -LO {VASWANI_FILES}/$f; done"),
+}
 BM25_SETTINGS = ("tantivy BM25 k1=1.2 b=0.75 over title + blank line + text as one field; simple tokenizer, "
                  "lowercase, Lucene's 33 English stop words, Snowball English stemmer; document chunker")
 PUBLISHED = {
@@ -51,20 +66,36 @@ def _compare(figures: dict, published: dict) -> dict:
             for k, v in figures.items() if k in published}
 
 
-def reproduce(name: str, dense: bool = False) -> dict:
+def default_data() -> Path:
+    return SHARED if SHARED.is_dir() else Path.home() / "data"
+
+
+def missing(name: str, data: Path) -> str | None:
+    """None when ``data`` holds the collection, else the one line that says what is missing and how to get it."""
+    where = data / name
+    lacking = [f for f in FILES[name] if not (where / f).is_file()]
+    if not lacking:
+        return None
+    what = f"{where} does not exist" if not where.is_dir() else f"{where} has no {', '.join(lacking)}"
+    return (f"reproduce.py: {name} not found: {what}; download it with `{DOWNLOAD[name].format(data=data)}` "
+            f"(README.md, \"Getting the collections\") or give --data DIR")
+
+
+def reproduce(name: str, dense: bool = False, data: Path | None = None) -> dict:
     from assay.imports import import_beir, import_trec
     from assay.runner import RunOptions, execute_run
     from assay.warehouse import Warehouse
 
+    data = default_data() if data is None else data
     out = {"collection": name, "level": "doc"}
     with tempfile.TemporaryDirectory() as tmp, Warehouse.open(Path(tmp) / "w.duckdb") as wh:
         t0 = time.perf_counter()
         if name == "scifact":
-            summary = import_beir(wh, COLLECTIONS / "scifact", "test", "scifact")
+            summary = import_beir(wh, data / "scifact", "test", "scifact")
             corpus, judgments, depth = "@scifact", "@scifact/test", 1000
             names = ("nDCG@10", "R@10", "R@100", "R@1000", "RR@10", "AP@10")
         else:
-            v = COLLECTIONS / "vaswani"
+            v = data / "vaswani"
             summary = import_trec(wh, v / "doc-text.trec", v / "query-text.trec", v / "qrels", "vaswani")
             corpus, judgments, depth = "@vaswani", "@vaswani", 1000
             names = ("AP", "nDCG", "nDCG@10", "P@10", "R@1000")
@@ -90,9 +121,17 @@ def reproduce(name: str, dense: bool = False) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("collection", choices=sorted(PUBLISHED))
+    parser.add_argument("--data", type=Path, default=None,
+                        help="directory holding scifact/ and vaswani/ (default: ../shared/collections when it exists, "
+                             "else ~/data)")
     parser.add_argument("--dense", action="store_true", help="also the offline MiniLM (SciFact; 5-20 minutes)")
     args = parser.parse_args()
-    print(json.dumps(reproduce(args.collection, args.dense), indent=2))
+    data = (args.data or default_data()).expanduser()
+    problem = missing(args.collection, data)
+    if problem:
+        print(problem, file=sys.stderr)
+        sys.exit(2)
+    print(json.dumps(reproduce(args.collection, args.dense, data), indent=2))
 
 
 if __name__ == "__main__":
