@@ -1,6 +1,7 @@
-"""Hits stored compactly (assay.hit_store, migration 013): every stage's list reads back exactly, scores bit for
-bit; a list equal to the first rows of its input, or to its source run's, is stored once; any other list is
-stored; an old warehouse (schema 012, written by the code before) migrates with every hit kept."""
+"""Hits stored compactly (assay.hit_store, migration 013) and the run tables without indexes (014): every stage's
+list reads back exactly, scores bit for bit; a list equal to the first rows of its input, or to its source run's,
+is stored once; any other list is stored; what no index checks any more is refused when a run is written; an old
+warehouse (schema 012, written by the code before) migrates with every hit and every other row kept."""
 
 import gzip
 import shutil
@@ -15,6 +16,7 @@ from assay.metrics.compute import per_query
 from assay.metrics.registry import parse_measure
 from assay.rescore import rescore
 from assay.runner import RunOptions, execute_run, run
+from assay.sqlfiles import migrations
 from assay.warehouse import Warehouse
 from conftest import FIXTURES, MINI
 
@@ -123,6 +125,19 @@ def test_a_rank_twice_in_a_list_is_refused_and_nothing_is_written(warehouse, min
         assert warehouse.con.execute(f"SELECT COUNT(*) FROM {table}").fetchall() == [(0,)], table
 
 
+@pytest.mark.parametrize("table, repeat, message", [
+    ("query_rows", lambda r: r.query_rows + r.query_rows[:1], "question {q} given twice"),
+    ("stage_latency", lambda r: r.stage_latency + r.stage_latency[:1], "stage latency of question and stage {q} / bm25 "
+                                                                        "given twice"),
+])
+def test_a_question_or_its_stage_latency_twice_is_refused(warehouse, mini_corpus, mini_judgments, table, repeat,
+                                                          message):
+    record = execute_run(mini_corpus, mini_judgments, RunOptions(chunk_size=120))
+    with pytest.raises(WarehouseError, match=message.format(q=record.query_rows[0][0])):
+        warehouse.write_run(replace(record, **{table: repeat(record)}))
+    assert warehouse.con.execute("SELECT COUNT(*) FROM runs").fetchall() == [(0,)]
+
+
 def test_a_rescore_reads_its_source_lists(tmp_path, warehouse, mini_corpus, mini_judgments):
     source = run(warehouse, mini_corpus, mini_judgments, RunOptions(chunk_size=120))
     four = tmp_path / "four.jsonl"
@@ -158,7 +173,7 @@ def test_an_old_warehouse_migrates_with_every_hit_exactly(old_warehouse):
     con.close()
     hand = "20260101T000000-0000ff"
     with Warehouse.open(old_warehouse, read_only=True) as wh:  # reading upgrades it
-        assert wh.schema_version() == 13
+        assert wh.schema_version() == migrations()[-1][0]
         assert stored(wh.con) == before
         after = tables(wh.con)
         assert {n: after[n] for n in others} == others  # every other table as it was

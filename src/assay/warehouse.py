@@ -503,6 +503,9 @@ class Warehouse:
               record.config["tie_break"], canonical_json(record.stats), record.gate_eligible, tokenizer_id,
               record.sweep_id)],
         )
+        # no index keeps these unique (migration 014): a run gives each question, and each stage of it, once
+        _refuse_repeats(record.run_id, record.query_rows, 1, "question")
+        _refuse_repeats(record.run_id, record.stage_latency, 2, "stage latency of question and stage")
         self._insert("run_queries", ["run_id", "query_id", "latency_ms", "n_results"],
                      [(record.run_id, *row) for row in record.query_rows])
         from assay.hit_store import write_hits
@@ -531,6 +534,17 @@ class Warehouse:
         from assay.metrics.values import store_values
 
         store_values(self, record.run_id)
+
+
+def _refuse_repeats(run_id: str, rows, width: int, what: str) -> None:
+    """A WarehouseError when two of ``rows`` share their first ``width`` values."""
+    seen = set()
+    for row in rows:
+        key = tuple(row[:width])
+        if key in seen:
+            raise WarehouseError(f"run {run_id}: {what} {' / '.join(map(str, key))} given twice; a run records "
+                                 "each once")
+        seen.add(key)
 
 
 class _Fetched:

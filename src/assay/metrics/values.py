@@ -64,6 +64,7 @@ def store_values(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str =
         written[measure.name] = len(new)
         kept += sum(level in measure.levels for _, level in values) - len(new)
         catalog[measure.name] = _catalog_row(measure)
+    # one row per (run, stage, level, measure, unit): no index checks it since migration 014, the filter above does
     warehouse._insert("measure_values", COLUMNS, rows)
     _write_catalog(warehouse, list(catalog.values()))
     return Stored(run_id, written, skipped, kept)
