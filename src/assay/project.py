@@ -10,26 +10,26 @@ Warehouse: ``--warehouse PATH`` (``warehouse=``), else ``$ASSAY_WAREHOUSE``, els
 the project's assay.toml (relative to that file), else ``warehouse/assay.duckdb`` in the project's root;
 with no assay.toml at all, ``warehouse/assay.duckdb`` in the current directory.
 
-What was used is said as ``config: ...`` and ``warehouse: ...`` lines: logged (logger ``assay.project``,
-level INFO) and, under ``assay --verbose``, printed on stderr.
+What was used is said as ``config: ...`` and ``warehouse: ...`` lines: on stderr under ``assay --verbose``;
+from the Python API, logged (logger ``assay.project``, level INFO).
 """
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 
 CONFIG_FILE = "assay.toml"
 DEFAULT_WAREHOUSE = Path("warehouse") / "assay.duckdb"
 ENV_VAR = "ASSAY_WAREHOUSE"
-LOG = logging.getLogger("assay.project")
+LOGGER = "assay.project"
 
 
 class Command:
     """The running CLI command's part in discovery: the ``--config`` it was given (its warehouse follows that
-    file) and where its ``config:`` / ``warehouse:`` lines go. Reset by every invocation; outside the CLI
-    (the Python API) nothing is given and the lines are only logged."""
+    file) and where its ``config:`` / ``warehouse:`` lines go: to ``say`` under --verbose, else nowhere (the
+    CLI never imports logging for them). Reset by every invocation; outside the CLI (the Python API)
+    nothing is given and the lines are logged."""
 
     def __init__(self):
         self.reset()
@@ -38,10 +38,18 @@ class Command:
         self.config = Path(config) if config is not None else None
         self.say, self.cli = say, cli
 
+    @property
+    def listening(self) -> bool:
+        return not self.cli or self.say is not None
+
     def tell(self, line: str) -> None:
-        LOG.info(line)
-        if self.say is not None:
-            self.say(line)
+        if self.cli:
+            if self.say is not None:
+                self.say(line)
+            return
+        import logging
+
+        logging.getLogger(LOGGER).info(line)
 
 
 COMMAND = Command()
@@ -82,7 +90,8 @@ def describe_config(given=None) -> str:
 
 def tell_config(given=None) -> Path | None:
     """Say which assay.toml is in effect (see ``Command.tell``); return it."""
-    COMMAND.tell(describe_config(given))
+    if COMMAND.listening:
+        COMMAND.tell(describe_config(given))
     return config_path(given)
 
 
@@ -94,6 +103,8 @@ def warehouse_path(given=None, config=None) -> Path:
 
 def tell_warehouse(given=None, config=None) -> Path:
     """Say which warehouse ``warehouse_path`` gives, and why (see ``Command.tell``); return it."""
+    if not COMMAND.listening:
+        return warehouse_path(given, config)
     path, source = _warehouse(given, config)
     COMMAND.tell(f"warehouse: {path.absolute()} ({source})")
     return path
