@@ -60,4 +60,4 @@ bench: install
 	$(BIN)/python bench/bench_metrics.py
 
 clean:
-	rm -rf $(VENV) build/uv warehouse/*.duckdb warehouse/*.wal
+	rm -rf $(VENV) warehouse/*.duckdb warehouse/*.wal

@@ -8,8 +8,8 @@
 uv installs the same pinned versions as pip from the same places: the package indexes, find-links directories,
 constraints and certificates this machine's pip is configured with (`pip config list`, which includes the PIP_*
 variables) are handed to uv, and each package is taken from whichever index has the best match, as pip does.
-A pip setting uv cannot be told about, no uv (not on PATH and not installable with pip), or a uv that fails
-makes the install fall back to pip. Set ASSAY_INSTALLER=pip to use pip regardless.
+A pip setting uv cannot be told about, no uv (not on PATH, not in the cache and not installable with pip), or
+a uv that fails makes the install fall back to pip. Set ASSAY_INSTALLER=pip to use pip regardless.
 
 Packages are byte-compiled on install, as pip does: a command's start-up then never compiles a dependency.
 """
@@ -20,11 +20,12 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-UV = "uv==0.13.9"  # fetched with pip into build/uv when no uv is on PATH
-ROOT = Path(__file__).resolve().parents[1]
-TOOLS = ROOT / "build" / "uv"
+UV = "uv==0.13.9"  # fetched with pip, once per machine, when no uv is on PATH
+# beside pip's and uv's own caches, so a fresh clone finds it: $XDG_CACHE_HOME/assay/uv-0.13.9/bin/uv
+TOOLS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "assay" / UV.replace("==", "-")
 
 # pip settings that change nothing uv installs: printing, pip's own checks, pip's cache
 HARMLESS = {"disable-pip-version-check", "no-color", "progress-bar", "quiet", "verbose", "root-user-action",
@@ -87,13 +88,22 @@ def uv_arguments(settings: dict[str, str]) -> tuple[list[str], list[str], dict[s
 
 
 def find_uv(python: str) -> str | None:
-    """uv on PATH, else the pinned uv installed with pip into build/uv (once), else None."""
-    found = shutil.which("uv") or (str(TOOLS / "bin" / "uv") if (TOOLS / "bin" / "uv").is_file() else None)
-    if found:
-        return found
-    done = subprocess.run([python, "-m", "pip", "install", "--quiet", "--target", str(TOOLS), UV],
+    """uv on PATH, else the pinned uv in the cache (installed there with pip the first time), else None."""
+    uv = TOOLS / "bin" / "uv"
+    if shutil.which("uv") or uv.is_file():
+        return shutil.which("uv") or str(uv)
+    # into a fresh directory, then renamed: two installs at once leave one whole copy
+    TOOLS.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=TOOLS.name + ".", dir=TOOLS.parent))
+    done = subprocess.run([python, "-m", "pip", "install", "--quiet", "--target", str(staging), UV],
                           stdout=subprocess.DEVNULL)
-    return str(TOOLS / "bin" / "uv") if done.returncode == 0 and (TOOLS / "bin" / "uv").is_file() else None
+    if done.returncode == 0 and (staging / "bin" / "uv").is_file():
+        try:
+            staging.rename(TOOLS)
+        except OSError:  # another install put it there first
+            pass
+    shutil.rmtree(staging, ignore_errors=True)
+    return str(uv) if uv.is_file() else None
 
 
 def main(argv: list[str]) -> int:
