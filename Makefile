@@ -14,8 +14,9 @@ MODEL  := models/all-MiniLM-L6-v2-int8/model.onnx
 # Everything: the runtime, the test and Spark extras, the offline model.
 install: $(RUNTIME) $(TESTING) $(MODEL)
 
-# What every command runs on (requirements.lock), and the project itself. A changed lock installs again.
-$(RUNTIME): pyproject.toml requirements.lock tools/install.py
+# What every command runs on (requirements.lock), and the project itself. A changed lock installs again, and
+# so does changed C code (hatch_build.py compiles the recursive chunker's at install).
+$(RUNTIME): pyproject.toml requirements.lock tools/install.py $(wildcard hatch_build.py src/assay/chunking/_recursive.c)
 	test -x $(BIN)/python || $(INSTALL) --create
 	$(INSTALL) -r requirements.lock
 	$(INSTALL) --editable .
