@@ -54,10 +54,12 @@ def attribution(warehouse, run_id: str) -> dict:
     out = {"funnel": {lost_at: n for lost_at, n in funnel}}
     if fusion:
         out["fusion"] = {"rescued": fusion[0][0], "lost": fusion[0][1]}
-    _, answer_funnel = warehouse.query("reports/answer_funnel", run_id=run_id)
+    # a run without answers has no answer funnel: skip its query, whose run filter does not reach the hits
+    # tables through the answer_attribution view (it reads every run's hit lists)
+    _, reasons = warehouse.query("reports/answer_reasons", run_id=run_id)
+    _, answer_funnel = warehouse.query("reports/answer_funnel", run_id=run_id) if reasons else (None, [])
     if answer_funnel:
         out["answer_funnel"] = {lost_at: n for lost_at, n in answer_funnel}
-        _, reasons = warehouse.query("reports/answer_reasons", run_id=run_id)
         out["answers"] = [{"status": st, "refusal": rf or None, "n": n} for st, rf, n in reasons]
         _, verdicts = warehouse.query("reports/judge_verdicts", run_id=run_id)
         if verdicts:
