@@ -361,8 +361,9 @@ def test_measures_only_of_the_document_level(tmp_path):
     for name in ("Abstain", "FalseAbstain", "answer_rate"):
         with pytest.raises(ConfigError, match=f"{name} does not apply to a TREC run"):
             parse_trec_measures([name])
-    with pytest.raises(ConfigError, match="unknown measure"):
-        parse_trec_measures(["MAP"])
+    with pytest.raises(ConfigError, match="unknown measure 'bpref' \\(trec_eval, ranx\\)"):
+        parse_trec_measures(["bpref"])
+    assert [m.name for m in parse_trec_measures(["MAP", "ndcg_cut_10", "P_5"])] == ["AP", "nDCG@10", "P@5"]
     with pytest.raises(ConfigError, match="no measure given"):
         parse_trec_measures([])
     assert [m.name for m in parse_trec_measures(["AP", "nDCG@10", "AP"])] == ["AP", "nDCG@10"]

@@ -508,6 +508,21 @@ def _measure_families() -> str:
     return ", ".join(f.name + cut[f.cutoff] for f in FAMILIES.values())
 
 
+def _trec_standard() -> tuple[str, ...]:
+    from assay.metrics.registry import TREC_STANDARD
+
+    return TREC_STANDARD
+
+
+def _compact(names) -> str:
+    """Measure names with their cutoffs gathered: 'AP, P@5/10/20, nDCG, nDCG@10'."""
+    by_family: dict[str, list[str]] = {}
+    for name in names:
+        family, at, cut = name.partition("@")
+        by_family.setdefault(family + at, []).append(cut)
+    return ", ".join(key + "/".join(cuts) for key, cuts in by_family.items())
+
+
 def _parse_measures(texts: tuple[str, ...]):
     """The measures named (each once, in order), or the defaults when none is."""
     from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
@@ -926,30 +941,41 @@ def sql(query, fmt, timeout_s, warehouse_path):
 @cli.command("eval-trec")
 @click.argument("qrels_path", metavar="QRELS", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.argument("run_path", metavar="RUN", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option("-m", "--measure", "measures", multiple=True, required=True,
-              help="A measure, e.g. nDCG@10, AP, RR@10, R@100, P@10, Success@3 (repeatable).")
-@click.option("--per-query", is_flag=True, help="Also a row per query (trec_eval -q).")
-@click.option("--complete", is_flag=True, help="Score qrels queries missing from the run as 0 (trec_eval -c).")
+@click.option("-m", "--measure", "measures", multiple=True,
+              help="A measure, e.g. nDCG@10, AP, RR@10, R@100, or as trec_eval writes it (ndcg_cut_10, map, P_10; "
+                   "`assay measures --aliases`), repeatable. Default: the standard set, "
+                   f"{_compact(_trec_standard())}.")
+@click.option("-q", "--per-query", is_flag=True, help="Also a row per query (trec_eval -q).")
+@click.option("-c", "--complete", is_flag=True, help="Score qrels queries missing from the run as 0 (trec_eval -c).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 def eval_trec_cmd(qrels_path, run_path, measures, per_query, complete, fmt):
     """Evaluate a TREC run file against TREC qrels with assay's metric SQL (agrees with trec_eval)."""
     from assay.trec_eval import evaluate_trec, render
 
-    rows = evaluate_trec(qrels_path, run_path, list(measures), per_query=per_query, complete=complete)
+    rows = evaluate_trec(qrels_path, run_path, list(measures) or None, per_query=per_query, complete=complete)
     click.echo(render(rows, fmt), nl=False)
 
 
 @cli.group(invoke_without_command=True)
+@click.option("--aliases", "aliases", is_flag=True,
+              help="List the other spellings of the measures (trec_eval's, ranx's, ...) and the names refused "
+                   "because they mean something else.")
 @click.pass_context
-def measures(ctx):
-    """List every measure assay computes, with its definition."""
+def measures(ctx, aliases):
+    """List every measure assay computes, with its definition (--aliases: the other names they go by)."""
     if ctx.invoked_subcommand is not None:
         return
-    from assay.metrics.registry import FAMILIES
+    from assay.metrics.registry import FAMILIES, names, syntax
     from assay.tables import render
 
-    rows = [[fam.name + {"required": "@k", "optional": "[@k]", "none": ""}[fam.cutoff]
-             + ("|@Ntok" if fam.budget_sql else ""), fam.interval, fam.definition] for fam in FAMILIES.values()]
+    if aliases:
+        table = names()
+        click.echo(render(["alias", "measure", "used by", "the same because"],
+                          [[a.spelling, a.measure, a.used_by, a.note] for a in table.aliases]))
+        click.echo("\nrefused: they name measures that differ from assay's")
+        click.echo(render(["name", "used by", "why"], [[", ".join(r.spellings), r.used_by, r.why] for r in table.refused]))
+        return
+    rows = [[syntax(fam), fam.interval, fam.definition] for fam in FAMILIES.values()]
     click.echo(render(["measure", "interval", "definition"], rows))
 
 

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 
 from assay.errors import ConfigError, UsageError
 from assay.metrics.compute import SLICE_FIELDS, evaluate, question_labels
-from assay.metrics.registry import parse_measure
+from assay.metrics.registry import MEASURE_TEXT, parse_measure
 
 GATE_FAILED = 6
 OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
-_RULE = re.compile(r"^\s*(?P<metric>[A-Za-z_]+(?:@\d+(?:tok)?)?)(?::(?P<level>chunk|doc|query|answer))?"
+_RULE = re.compile(rf"^\s*(?P<metric>{MEASURE_TEXT})(?::(?P<level>chunk|doc|query|answer))?"
                    r"(?:\[(?P<slice>[^\]]+)\])?\s*(?P<op>>=|<=|>|<)\s*(?P<value>-?\d+(?:\.\d+)?)\s*$")
 
 
@@ -66,7 +66,8 @@ def parse_rule(text: str, source: str = "--rule") -> Rule:
     if not 0.0 <= bar <= 1.0:
         raise UsageError(f"{where}: the bar {bar:g} is outside [0, 1], where every measure lies, so the rule "
                          "could never fail or never pass")
-    return Rule(text.strip(), measure, level, (m.group("slice") or "all").strip(), m.group("op"), bar, source)
+    shown = text[:m.start("metric")] + measure.name + text[m.end("metric"):]  # the canonical name, whatever was typed
+    return Rule(shown.strip(), measure, level, (m.group("slice") or "all").strip(), m.group("op"), bar, source)
 
 
 PRESETS = {

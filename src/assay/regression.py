@@ -22,10 +22,10 @@ import re
 
 from assay.comparison import check_comparable, paired_rows, run_identity
 from assay.errors import ConfigError, RunNotFound
-from assay.metrics.registry import parse_measure
+from assay.metrics.registry import MEASURE_TEXT, parse_measure
 
 REGRESSED = 7
-_DROP = re.compile(r"^\s*(?P<metric>[A-Za-z_]+(?:@\d+(?:tok)?)?)(?::(?P<level>chunk|doc|query|answer))?\s*=\s*(?P<drop>\d+(?:\.\d+)?)\s*$")
+_DROP = re.compile(rf"^\s*(?P<metric>{MEASURE_TEXT})(?::(?P<level>chunk|doc|query|answer))?\s*=\s*(?P<drop>\d+(?:\.\d+)?)\s*$")
 
 
 def parse_drop(text: str) -> tuple[object, str, float]:

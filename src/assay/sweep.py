@@ -80,8 +80,10 @@ def spec_from(config: dict, cli: dict) -> dict:
     spec["select"] = spec["select"] or f"SpanRecall@{spec['budget']}tok"
     from assay.metrics.registry import parse_measure
 
-    if "chunk" not in parse_measure(spec["select"]).levels:
-        raise ConfigError(f"sweep: --select {spec['select']} has no chunk level; choose a chunk-level measure")
+    select = parse_measure(spec["select"])
+    if "chunk" not in select.levels:
+        raise ConfigError(f"sweep: --select {select.name} has no chunk level; choose a chunk-level measure")
+    spec["select"] = select.name  # stored and shown by its canonical name, however it was typed
     grid(spec)  # refuse a grid that cannot run before anything opens the warehouse
     return spec
 

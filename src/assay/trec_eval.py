@@ -51,12 +51,13 @@ from assay import trec_ranking
 from assay.errors import AssayError, ConfigError, FormatError
 from assay.formats import numbered_lines
 from assay.formats.trec import QRELS_COLUMNS, RUN_COLUMNS
-from assay.metrics.registry import FAMILIES, Measure, parse_measure
+from assay.metrics.registry import FAMILIES, TREC_STANDARD, Measure, Scope, parse_measure
 from assay.sqlfiles import load_sql
 from assay.trec_ranking import Run
 
 # The pseudo-run of sql/trec/measure_views.sql.
 RUN_ID, STAGE, LEVEL = "trec", "final", "doc"
+SCOPE = Scope("a TREC run", (LEVEL,), "it needs what only an assay run stores")
 FORMATS = ("table", "json", "csv")
 ROW_FIELDS = ("metric", "query_id", "value", "n")
 ALL = "all"
@@ -76,14 +77,12 @@ def trec_families() -> list[str]:
     return [name for name, family in FAMILIES.items() if LEVEL in family.levels]
 
 
-def parse_trec_measures(names: list[str]) -> list[Measure]:
-    """Measures by name (``nDCG@10``, ``AP``), each once, in the order given."""
+def parse_trec_measures(names: list[str] | None = None) -> list[Measure]:
+    """Measures by name (``nDCG@10``, ``AP``, or an alias: ``ndcg_cut_10``, ``map``), each once, in the order
+    given; None: the standard set (``TREC_STANDARD``)."""
     measures: dict[str, Measure] = {}
-    for text in names:
-        measure = parse_measure(text)
-        if LEVEL not in measure.levels:
-            raise ConfigError(f"measure {measure.name} does not apply to a TREC run (it needs what only an assay "
-                              f"run stores); choose from {', '.join(trec_families())}")
+    for text in TREC_STANDARD if names is None else names:
+        measure = parse_measure(text, SCOPE)
         measures.setdefault(measure.name, measure)
     if not measures:
         raise ConfigError(f"no measure given; choose from {', '.join(trec_families())} (e.g. -m nDCG@10 -m AP)")
@@ -192,9 +191,10 @@ def _query_ids(con) -> list[str]:
     return _QUERY_IDS[con]
 
 
-def evaluate_trec(qrels_path, run_path, measures: list[str], per_query: bool = True,
+def evaluate_trec(qrels_path, run_path, measures: list[str] | None = None, per_query: bool = True,
                   complete: bool = False) -> list[dict]:
-    """Score a TREC run against TREC qrels, as trec_eval does (see the module docstring).
+    """Score a TREC run against TREC qrels, as trec_eval does (see the module docstring); ``measures`` None:
+    the standard set (``TREC_STANDARD``: trec_eval's defaults that assay computes, nDCG@10, Success@k).
 
     Returns rows ``{"metric", "query_id", "value", "n"}``: for each measure in the order given,
     one row per query scored (sorted by query id, ``n`` 1) when ``per_query``, then the

@@ -2,7 +2,8 @@
 
 A measure is a file: ``sql/measures/*.sql`` (and a user's measure directory, ``[measures] dir`` in
 assay.toml) hold the SQL, and each file that defines measures starts with a header this module reads.
-No measure name is typed in Python except the standard set (``DEFAULT_MEASURES``).
+No measure name is typed in Python except the standard sets (``STANDARD``, ``TREC_STANDARD``);
+other spellings of the names (trec_eval's, ranx's) are data too, in ``aliases.toml``.
 
 Chunk level: a retrieved chunk is relevant when its span overlaps a gold span;
 each gold entry (unit) is credited once, at the first rank that overlaps it, and
@@ -62,6 +63,12 @@ STANDARD = ("Success@1", "Success@3", "Success@10", "R@10", "P@5", "RR@10", "nDC
             "SpanRecall@1000tok", "SpanPrecision@1000tok", "Success@1000tok", "nDCG@1000tok",
             "Abstain", "FalseAbstain",
             "answer_rate", "refusal_rate", "citation_precision", "faithfulness", "judged_faithfulness")
+# `assay eval-trec`'s set when no measure is named: trec_eval's default measures that assay computes (map,
+# recip_rank, P at trec_eval's cutoffs), recall at the same cutoffs (trec_eval -m recall), ndcg (-m ndcg), and
+# the figures BEIR and RAG reports lead with: nDCG@10 and Success@1/5/10 (-m success).
+TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+TREC_STANDARD = ("AP", "RR", *(f"P@{k}" for k in TREC_CUTOFFS), *(f"R@{k}" for k in TREC_CUTOFFS), "nDCG", "nDCG@10",
+                 "Success@1", "Success@5", "Success@10")
 
 
 @dataclass(frozen=True)
@@ -234,6 +241,7 @@ def load_user_measures(config: dict) -> tuple[MeasureFamily, ...]:
     try:
         sqlfiles.set_extra_files({USER_PREFIX + path.stem: path for path in sorted(root.glob("*.sql"))})
         user = [fam for name in sqlfiles.sql_names(USER_PREFIX) for fam in read_families(name)]
+        check_names(user)
         _install(_unique(list(builtin_families()) + user))
     except BaseException:
         sqlfiles.set_extra_files({})
@@ -319,26 +327,211 @@ class Measure:
         return self.name
 
 
-def parse_measure(text: str) -> Measure:
-    m = re.fullmatch(r"\s*([A-Za-z_]+)(?:@(\d+)(tok)?)?\s*", text)
-    family = FAMILIES.get(m.group(1)) if m else None
+# --- where measures are named, and the names they go by ------------------------------------------------------
+
+@dataclass(frozen=True)
+class Scope:
+    """Where measures are named: the levels a measure needs one of to apply there, and how messages call it."""
+    name: str  # 'a TREC run'
+    levels: tuple[str, ...]
+    why: str = ""  # why the others do not apply, said after the measure's name
+
+    def admits(self, measure: "Measure") -> bool:
+        return bool(set(measure.levels) & set(self.levels))
+
+    def families(self) -> list[MeasureFamily]:
+        return [fam for fam in FAMILIES.values() if set(fam.levels) & set(self.levels)]
+
+
+ANYWHERE = Scope("a run", LEVELS)
+
+
+def syntax(fam: MeasureFamily, scope: Scope = ANYWHERE) -> str:
+    """How a family is written: 'Success@k', 'RR[@k]', 'Abstain'; '|@Ntok' where budgets apply in ``scope``."""
+    cut = {"required": "@k", "optional": "[@k]", "none": ""}[fam.cutoff]
+    return fam.name + cut + ("|@Ntok" if fam.budget_sql and "chunk" in scope.levels else "")
+
+
+ALIASES_FILE = Path(__file__).with_name("aliases.toml")
+
+
+@dataclass(frozen=True)
+class Alias:
+    spelling: str  # as the tools write it: 'ndcg_cut_k' (the cutoff goes where k is) or 'mrr' (a family)
+    measure: str  # the canonical name: 'nDCG@k' or 'RR'
+    used_by: str
+    note: str
+
+    @property
+    def family(self) -> str:
+        return self.measure.removesuffix("@k")
+
+    @property
+    def takes_cutoff(self) -> bool:
+        """A trec_eval-style name with its cutoff after '_' (P_10); else a family's other name (mrr@10)."""
+        return self.spelling.endswith("_k")
+
+    @property
+    def base(self) -> str:
+        return self.spelling.removesuffix("_k").lower()
+
+
+@dataclass(frozen=True)
+class Refused:
+    spellings: tuple[str, ...]  # names of measures that differ from every assay measure ('hits', 'bpref')
+    used_by: str
+    why: str
+
+
+@dataclass(frozen=True)
+class NameTable:
+    aliases: tuple[Alias, ...]
+    refused: tuple[Refused, ...]
+    families: dict[str, Alias]  # lower-case spelling -> the family it names
+    cutoffs: dict[str, Alias]  # lower-case base of a '_k' spelling -> the family it names at that cutoff
+    differs: dict[str, Refused]  # lower-case spelling -> why it is no assay measure
+
+
+@lru_cache(maxsize=1)
+def names() -> NameTable:
+    """The alias table (metrics/aliases.toml), checked: every alias names a built-in family, no spelling is
+    given twice or is a family's own name, and a '_k' spelling names a measure at k."""
+    import tomllib
+
+    where = str(ALIASES_FILE)
+    data = tomllib.loads(ALIASES_FILE.read_text(encoding="utf-8"))
+    builtin = {fam.name.lower(): fam for fam in builtin_families()}
+    aliases, refused, families, cutoffs, differs = [], [], {}, {}, {}
+    for entry in data.get("alias", []):
+        for spelling in entry["spellings"]:
+            alias = Alias(spelling, entry["measure"], entry["used_by"], entry["note"])
+            target = builtin.get(alias.family.lower())
+            if target is None or target.name != alias.family:
+                raise ConfigError(f"{where}: alias {spelling!r} names {alias.measure!r}, which is no measure")
+            if alias.takes_cutoff != alias.measure.endswith("@k") or (alias.takes_cutoff and target.cutoff == "none"):
+                raise ConfigError(f"{where}: alias {spelling!r}: a spelling ending in _k names a measure at @k, "
+                                  "any other a measure family")
+            table = cutoffs if alias.takes_cutoff else families
+            key = alias.base if alias.takes_cutoff else spelling.lower()
+            if key in table or (not alias.takes_cutoff and key in builtin):
+                raise ConfigError(f"{where}: spelling {spelling!r} is given twice or is a measure's own name")
+            table[key] = alias
+            aliases.append(alias)
+    for entry in data.get("differs", []):
+        refused.append(Refused(tuple(entry["spellings"]), entry["used_by"], entry["why"]))
+        for spelling in entry["spellings"]:
+            key = spelling.lower()
+            if key in families or key in builtin or key in differs:
+                raise ConfigError(f"{where}: spelling {spelling!r} is both refused and a measure's name")
+            differs[key] = refused[-1]
+    return NameTable(tuple(aliases), tuple(refused), families, cutoffs, differs)
+
+
+def check_names(families) -> None:
+    """A measure of one's own may not take a spelling the alias table gives another measure."""
+    table = names()
+    for fam in families:
+        alias = table.families.get(fam.name.lower())
+        if alias is not None:
+            raise ConfigError(f"{fam.source}: measure {fam.name} would shadow {alias.spelling!r}, the "
+                              f"{alias.used_by} name of {alias.measure} ({ALIASES_FILE}); name it differently")
+
+
+# 'nDCG@10', 'AP', 'hit_rate@5', 'SpanRecall@1000tok', and trec_eval's 'ndcg_cut_10', 'P_5'.
+_MEASURE = re.compile(r"(?P<name>[A-Za-z_][A-Za-z_-]*?)(?:_(?P<under>\d+)|@(?P<at>\d+)(?P<tok>tok)?)?")
+MEASURE_TEXT = r"[A-Za-z_][A-Za-z_-]*(?:_\d+|@\d+(?:tok)?)?"  # a measure's name inside a longer text (a gate rule)
+_SUFFIX = re.compile(r"(?:[_@][\d.]*(?:tok)?)$")
+
+
+def _family_named(name: str, under: bool) -> MeasureFamily | None:
+    """The family a name means: its own name (any case), or an alias's."""
+    if under:
+        alias = names().cutoffs.get(name.lower())
+        return FAMILIES.get(alias.family) if alias else None
+    family = FAMILIES.get(name)
+    if family is not None:
+        return family
+    lower = {n.lower(): fam for n, fam in FAMILIES.items()}
+    if name.lower() in lower:
+        return lower[name.lower()]
+    alias = names().families.get(name.lower())
+    return FAMILIES.get(alias.family) if alias else None
+
+
+def suggestions(text: str, scope: Scope = ANYWHERE, n: int = 3) -> list[str]:
+    """The canonical names closest to ``text`` (difflib's ratio over the families' names and every alias: at
+    least 0.6 and within 0.1 of the best), at the cutoff ``text`` gives, among the measures that apply in ``scope``."""
+    import difflib
+
+    m = re.fullmatch(r"\s*(?P<name>.*?)(?:_(?P<under>\d+)|@(?P<at>\d+)(?P<tok>tok)?)?\s*", text)
+    name, number = m.group("name").lower(), m.group("under") or m.group("at")
+    budget = m.group("tok") is not None
+    allowed = {fam.name: fam for fam in scope.families() if not budget or (fam.budget_sql and "chunk" in scope.levels)}
+    spelled = {fam.name.lower(): fam.name for fam in allowed.values()}
+    for alias in names().aliases:
+        if alias.family in allowed:
+            spelled.setdefault(alias.base if alias.takes_cutoff else alias.spelling.lower(), alias.family)
+    ratio = {key: difflib.SequenceMatcher(None, name, key).ratio() for key in spelled}
+    best = max(ratio.values(), default=0.0)
+    found = []
+    for key in sorted((k for k, r in ratio.items() if r >= max(0.6, best - 0.1)), key=lambda k: (-ratio[k], k)):
+        fam = allowed[spelled[key]]
+        if fam.cutoff == "none" or (number is None and fam.cutoff == "optional"):
+            shown = fam.name
+        elif budget:
+            shown = f"{fam.name}@{number}tok"
+        else:
+            shown = f"{fam.name}@{number or 10}"
+        if shown not in found:
+            found.append(shown)
+    return found[:n]
+
+
+def _unknown(text: str, scope: Scope, why: str = "") -> ConfigError:
+    close = suggestions(text, scope)
+    listed = ", ".join(syntax(fam, scope) for fam in scope.families())
+    where = "Measures" if scope is ANYWHERE else f"Measures for {scope.name}"
+    guess = f"; did you mean {' or '.join(close)}?" if close else "."
+    return ConfigError(f"unknown measure {text.strip()!r}{why}{guess} {where}: {listed} "
+                       "(other spellings: `assay measures --aliases`)")
+
+
+def parse_measure(text: str, scope: Scope = ANYWHERE) -> Measure:
+    """The measure a name means: its ir_measures name in any case (nDCG@10, ndcg@10), or an alias from
+    aliases.toml (ndcg_cut_10, mrr@10, hit_rate@5), with a cutoff (@k, or _k for trec_eval's names) or a
+    token budget (@Ntok). Errors suggest the closest names and list only the measures that apply in ``scope``."""
+    m = _MEASURE.fullmatch(text.strip())
+    family = _family_named(m.group("name"), m.group("under") is not None) if m else None
     if family is None:
-        raise ConfigError(f"unknown measure {text!r}; known: {', '.join(FAMILIES)} "
-                          "(e.g. nDCG@10, Success@3, AP, SpanRecall@1000tok)")
-    number = int(m.group(2)) if m.group(2) else None
+        base = _SUFFIX.sub("", text.strip()).lower()
+        if base in names().differs:
+            refused = names().differs[base]
+            raise _unknown(text, scope, f" ({refused.used_by}): {refused.why}")
+        if m is None and _family_named(re.split(r"[@_]", text.strip())[0], False):
+            raise _unknown(text, scope, ": a cutoff is a whole number after @ (nDCG@10), or a token budget "
+                                        "(nDCG@1000tok)")
+        raise _unknown(text, scope)
+    number = m.group("under") or m.group("at")
+    number = int(number) if number else None
     if number is not None and number < 1:
         raise ConfigError(f"measure {text!r}: the cutoff must be at least 1")
-    if m.group(3):
+    if m.group("tok"):
         if family.budget_sql is None:
             budgeted = ", ".join(f.name for f in FAMILIES.values() if f.budget_sql)
             raise ConfigError(f"measure {family.name} takes no context budget; budgets (@Ntok) apply to {budgeted}")
-        return Measure(family, None, number)
-    if family.cutoff == "required" and number is None:
+        measure = Measure(family, None, number)
+    elif family.cutoff == "required" and number is None:
         example = f"{family.name}@10" + (f" or {family.name}@1000tok" if family.budget_sql else "")
         raise ConfigError(f"measure {text!r} needs a cutoff, e.g. {example}")
-    if family.cutoff == "none" and number is not None:
+    elif family.cutoff == "none" and number is not None:
         raise ConfigError(f"measure {family.name} takes no cutoff")
-    return Measure(family, number)
+    else:
+        measure = Measure(family, number)
+    if not scope.admits(measure):
+        listed = ", ".join(syntax(fam, scope) for fam in scope.families())
+        raise ConfigError(f"measure {measure.name} does not apply to {scope.name}"
+                          + (f" ({scope.why})" if scope.why else "") + f"; choose from {listed}")
+    return measure
 
 
 DEFAULT_MEASURES = tuple(parse_measure(name) for name in STANDARD)
