@@ -13,12 +13,16 @@ follows it, so no chunk is a bare heading; that piece may exceed ``size`` by the
 heading's length. A document no longer than ``size`` stays one chunk.
 
 How it is computed (the rule above is the contract; tests/chunking/reference_recursive.py states it
-piece by piece): paragraphs and lines are listed, but a part too long for one chunk whose text has no
-line break inside is not cut into its sentences and words one by one. No piece inside such a part can
-be a heading or blank, so what packing needs from it is only where its pieces begin and end near each
-chunk's size limit: those few boundaries are found by searching around the limit (``str.rfind``,
-``str.rsplit``, a short regex search), and a part whose boundaries lie far apart has them listed once.
-Packing jumps from limit to limit instead of adding piece after piece.
+piece by piece, and tests/chunking/test_recursive_reference.py holds both paths below to it):
+
+- in C, _recursive.c, when it was built at install (hatch_build.py, given a C compiler): the
+  reference's steps, with line breaks and sentence marks found by CPython's own fast search;
+- else in Python (``python_spans``): paragraphs and lines are listed, but a part too long for one
+  chunk whose text has no line break inside is not cut into its sentences and words one by one. No
+  piece inside such a part can be a heading or blank, so packing needs only where its pieces begin
+  and end near each chunk's size limit: those few boundaries are searched for around the limit
+  (``str.rfind``, ``str.rsplit``, a short regex search), and a part whose boundaries lie far apart
+  has them listed once. Packing jumps from limit to limit instead of adding piece after piece.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from assay.chunking import Chunk, SizedChunker, chunk_document, trim
+from assay.chunking import Chunk, SizedChunker, chunk_document
 
 _SEPARATORS = (
     re.compile(r"\n[ \t]*\n\s*"),  # paragraphs
