@@ -75,6 +75,21 @@ class RunNotFound(WarehouseError):
     """No completed run has the given id."""
 
 
+class AmbiguousRunId(RunNotFound):
+    """A prefix of an id that names several runs (or sweeps). ``prefix`` is what was given, ``matches`` the
+    runs it matches, each described in a few words (``20261130T101500-ab12cd (bm25)``)."""
+
+    SHOWN = 10
+
+    def __init__(self, prefix: str, matches: list[str], what: str = "run", note: str = ""):
+        self.prefix, self.matches = prefix, list(matches)
+        shown = ", ".join(self.matches[:self.SHOWN])
+        if len(self.matches) > self.SHOWN:
+            shown += f" and {len(self.matches) - self.SHOWN} more"
+        super().__init__(f"{what} prefix {prefix!r} matches {len(self.matches)} {what}s{note}: {shown}; give more "
+                         f"of the id")
+
+
 class QueryNotFound(WarehouseError):
     """A run has no question with the given id; the message names the run and the nearest ids it has."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from assay.errors import RunFailed, RunNotFound
+from assay.errors import AmbiguousRunId, RunFailed, RunNotFound
 
 _WHY = {"blocked": "the model endpoint rate-limited every request",
         "failed": "its answer stage could not run"}
@@ -43,8 +43,11 @@ def resolve_any(warehouse, run_ref: str | None) -> dict:
     exact = [r for r in runs if r["run_id"] == run_ref]
     if exact or len(runs) == 1:
         return (exact or runs)[0]
-    hint = "; it matches several runs, give more of it" if runs else "; `assay runs` lists them"
-    raise RunNotFound(f"no run {run_ref!r} in {warehouse.path}{hint}")
+    if runs:
+        raise AmbiguousRunId(run_ref, [f"{r['run_id']} ({r['pipeline']}" + ("" if r["status"] == "complete" else
+                                                                           f", {r['status']}") + ")"
+                                       for r in sorted(runs, key=lambda r: r["run_id"])])
+    raise RunNotFound(f"no run {run_ref!r} in {warehouse.path}; `assay runs` lists them")
 
 
 def resolve_checked(warehouse, run_ref: str | None, doing: str = "gating it") -> str:

@@ -155,7 +155,7 @@ def run_sweep(warehouse, corpus_dir, judgments_path, spec: dict, options, progre
 
 
 def resolve_sweep_id(warehouse, ref: str | None) -> str:
-    from assay.errors import RunNotFound
+    from assay.errors import AmbiguousRunId, RunNotFound
 
     if ref in (None, "", "latest"):
         rows = warehouse.con.execute("SELECT sweep_id FROM sweeps ORDER BY created_at DESC, sweep_id DESC "
@@ -163,13 +163,14 @@ def resolve_sweep_id(warehouse, ref: str | None) -> str:
         if not rows:
             raise RunNotFound(f"warehouse {warehouse.path} has no sweeps yet; start one with `assay sweep`")
         return rows[0][0]
-    rows = warehouse.con.execute("SELECT sweep_id FROM sweeps WHERE sweep_id = ? OR sweep_id LIKE ? "
-                                 "ORDER BY sweep_id", [ref, ref + "%"]).fetchall()
+    rows = warehouse.con.execute("SELECT sweep_id FROM sweeps WHERE substr(sweep_id, 1, length(?)) = ? "
+                                 "ORDER BY sweep_id", [ref, ref]).fetchall()
     exact = [r for r in rows if r[0] == ref]
     if exact or len(rows) == 1:
         return (exact or rows)[0][0]
-    hint = "; it matches several sweeps, give more of it" if rows else "; `assay sql \"SELECT * FROM sweeps\"` lists them"
-    raise RunNotFound(f"no sweep {ref!r} in {warehouse.path}{hint}")
+    if rows:
+        raise AmbiguousRunId(ref, [sweep_id for (sweep_id,) in rows], what="sweep")
+    raise RunNotFound(f"no sweep {ref!r} in {warehouse.path}; `assay sql \"SELECT * FROM sweeps\"` lists them")
 
 
 def table(warehouse, sweep_id: str) -> dict:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from assay.errors import ConfigError, RunNotFound, WarehouseError
+from assay.errors import AmbiguousRunId, ConfigError, RunNotFound, WarehouseError
 from assay.hashing import canonical_json
 from assay.project import warehouse_path
 from assay.sqlfiles import load_sql, migrations
@@ -332,19 +332,22 @@ class Warehouse:
             return row[0][0]
         row = self.con.execute("SELECT run_id FROM complete_runs WHERE run_id = ?", [run_ref]).fetchall()
         if not row:
-            matches = self.con.execute(
-                "SELECT run_id FROM complete_runs WHERE run_id LIKE ? ORDER BY run_id", [run_ref + "%"]
-            ).fetchall()
+            # a prefix compared as text: LIKE would read a _ or % in it as a wildcard
+            stored = self.con.execute("SELECT run_id, status, pipeline FROM runs WHERE substr(run_id, 1, length(?)) "
+                                      "= ? ORDER BY run_id", [run_ref, run_ref]).fetchall()
+            matches = [(run_id, pipeline) for run_id, status, pipeline in stored if status == "complete"]
             if len(matches) == 1:
                 return matches[0][0]
-            stored = self.con.execute("SELECT run_id, status FROM runs WHERE run_id = ? OR run_id LIKE ? "
-                                      "ORDER BY run_id", [run_ref, run_ref + "%"]).fetchall()
-            if not matches and len(stored) == 1:
-                run_id, status = stored[0]
+            if len(matches) > 1:
+                raise AmbiguousRunId(run_ref, [f"{run_id} ({pipeline})" for run_id, pipeline in matches])
+            if len(stored) == 1:
+                run_id, status, _ = stored[0]
                 raise RunNotFound(f"run {run_id} has status {status}: it is stored for inspection but has no "
                                   f"metrics; `assay answers show {run_id}` shows what each question got")
-            hint = "; it matches several runs, give more of it" if matches else "; `assay runs` lists them"
-            raise RunNotFound(f"no run {run_ref!r} in {self.path}{hint}")
+            if stored:
+                described = [f"{run_id} ({pipeline}, {status})" for run_id, status, pipeline in stored]
+                raise AmbiguousRunId(run_ref, described, note=", none of them complete")
+            raise RunNotFound(f"no run {run_ref!r} in {self.path}; `assay runs` lists them")
         return row[0][0]
 
     # -- writes --------------------------------------------------------------------------
