@@ -61,7 +61,7 @@ def test_a_lexical_pipeline_flags_every_no_answer_question_that_shares_any_word(
         f"  {judgments}:3 [no-answer-empty] n-empty: the question has no content words at all; "
         "BM25 returns nothing for it trivially",
         f"  {judgments}:2 [no-answer-lexical-match] n-all: shares 2 of 2 content words with the corpus "
-        "(backup, memori); 3 of 3 documents contain at least one, so BM25 returns results instead of nothing",
+        "(backup, memory); 3 of 3 documents contain at least one, so BM25 returns results instead of nothing",
         f"  {judgments}:5 [no-answer-lexical-match] n-some: shares 1 of 3 content words with the corpus "
         "(backup); 2 of 3 documents contain at least one, so BM25 returns results instead of nothing",
         "",
@@ -129,3 +129,20 @@ def test_the_lint_flags_exactly_the_no_answer_questions_bm25_answers(golden):
     flagged = {line.split("] ")[1].split(":")[0] for line in check(judgments, corpus).stdout.splitlines()
                if "[no-answer-lexical-match]" in line}
     assert flagged == answered & no_answer == {"n-all", "n-some"}
+
+
+def test_lints_name_the_words_as_the_question_writes_them(tmp_path):
+    """The analyzer matches stems ("doe", "queri"); the lint shows "Does", "Queries", as typed."""
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "engine.md").write_text("The engine does run queries fast.\n", encoding="utf-8")
+    judgments = write(tmp_path / "judgments.jsonl", [
+        {"query_id": "gap", "query": "Which queries does the engine run", "category": "normal", "form": "gap",
+         "gold": [{"doc": "engine.md", "quote": "does run queries fast"}]},
+        {"query_id": "none", "query": "Does it run Queries?", "category": "no_answer", "form": "gap", "gold": []},
+    ])
+    lines = check(judgments, root).stdout.splitlines()
+    assert f"  {judgments}:1 [gap-overlap] gap: 3/5 of the question's terms occur in its quote (does, queries, run); " \
+           "a gap question should reword the answer" in lines
+    assert f"  {judgments}:2 [no-answer-lexical-match] none: shares 3 of 3 content words with the corpus (Does, " \
+           "Queries, run); 1 of 1 documents contain at least one, so BM25 returns results instead of nothing" in lines

@@ -2,7 +2,8 @@
 
 Lints use the same analyzer as the pipeline's BM25 stage (by default lower-casing,
 English stop words, stemming), so "a word occurs" means what it means to the
-lexical retriever.
+lexical retriever. Lints name the words as the question writes them ("does",
+"queries"), not as the analyzer stores them ("doe", "queri").
 
 BM25 returns every chunk that holds ANY of a question's terms, so a ``no_answer``
 question gets an empty result only when none of its content words occurs in the
@@ -42,6 +43,27 @@ def _terms(analyzer, text: str) -> set[str]:
     return set(analyzer.analyze(text))
 
 
+def _splitter():
+    """The analyzer's tokenizer alone (assay.retrieval.bm25.build_analyzer: tantivy's simple one): words as written."""
+    import tantivy
+
+    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).build()
+
+
+def _written(analyzer, splitter, text: str) -> dict[str, str]:
+    """Each term of ``text`` and the word it was first written as there: the analyzer's filters (case, stop
+    words, stems) act on one word at a time, so a word analyzed alone gives its term."""
+    words: dict[str, str] = {}
+    for word in splitter.analyze(text):
+        for term in analyzer.analyze(word):
+            words.setdefault(term, word)
+    return words
+
+
+def _as_written(terms, words: dict[str, str]) -> list[str]:
+    return sorted({words.get(t, t) for t in terms}, key=lambda w: (w.lower(), w))
+
+
 def review_lints(judgments) -> list[Lint]:
     """The lints that need no corpus: a question still carrying ``review`` is a draft nobody has checked."""
     return [Lint("unreviewed-draft", j.line, j.query_id,
@@ -58,8 +80,10 @@ def lint(judgments, corpus, gold, analyzer, lexical: bool = True) -> tuple[list[
     vocabulary = set().union(*doc_terms.values())
     lints: list[Lint] = review_lints(judgments)
     competition = []
+    splitter = _splitter()
     for j in judgments.judgments:
         q = _terms(analyzer, j.query)
+        words = _written(analyzer, splitter, j.query)  # the stems match, the question's own words are shown
         if j.form == "gap" and q:
             quotes = [e.quote for e in j.gold if e.quote]
             if quotes:
@@ -68,22 +92,23 @@ def lint(judgments, corpus, gold, analyzer, lexical: bool = True) -> tuple[list[
                 if ratio >= GAP_OVERLAP_LIMIT:
                     lints.append(Lint("gap-overlap", j.line, j.query_id,
                                       f"{len(shared)}/{len(q)} of the question's terms occur in its quote "
-                                      f"({', '.join(sorted(shared))}); a gap question should reword the answer"))
+                                      f"({', '.join(_as_written(shared, words))}); a gap question should "
+                                      "reword the answer"))
         if j.category == "no_answer" and lexical:
             if not q:
                 lints.append(Lint("no-answer-empty", j.line, j.query_id,
                                   "the question has no content words at all; BM25 returns nothing for it trivially"))
             elif q & vocabulary:
-                lints.append(_lexical_match(j, q & vocabulary, len(q), doc_terms))
+                lints.append(_lexical_match(j, q & vocabulary, len(q), doc_terms, words))
         half_docs = sum(1 for terms in doc_terms.values() if q and 2 * len(q & terms) >= len(q))
         all_docs = sum(1 for terms in doc_terms.values() if q and q <= terms)
         competition.append((j.query_id, half_docs, all_docs))
     return lints, competition
 
 
-def _lexical_match(j, shared: set[str], n_terms: int, doc_terms: dict[str, set[str]]) -> Lint:
+def _lexical_match(j, shared: set[str], n_terms: int, doc_terms: dict[str, set[str]], written: dict[str, str]) -> Lint:
     df = {w: sum(1 for terms in doc_terms.values() if w in terms) for w in shared}
-    words = sorted(shared, key=lambda w: (-df[w], w))
+    words = [written.get(w, w) for w in sorted(shared, key=lambda w: (-df[w], written.get(w, w).lower(), w))]
     named = ", ".join(words[:SHOWN_WORDS])
     if len(words) > SHOWN_WORDS:
         named += f", +{len(words) - SHOWN_WORDS} more"
