@@ -142,21 +142,31 @@ def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: st
     level = level or ("chunk" if "chunk" in measure.levels else measure.levels[0])
     points = _history_points(warehouse, pipeline, measure, level, slice_)
     groups = sorted({(p["judgments_hash"], p["corpus_hash"]) for p in points})
-    drop = None
     latest_group = (points[-1]["judgments_hash"], points[-1]["corpus_hash"]) if points else None
-    series = [p for p in points if (p["judgments_hash"], p["corpus_hash"]) == latest_group]
-    for i in range(1, len(series)):
-        prior_best = max(series[:i], key=lambda p: p["value"])
-        if max(p["value"] for p in series[i:]) < prior_best["value"] - tolerance:
-            drop = {"run_id": series[i]["run_id"], "value": series[i]["value"], "prior_best": prior_best["value"],
-                    "prior_best_run": prior_best["run_id"]}
-            break
+    drop = lasting_drop([p for p in points if (p["judgments_hash"], p["corpus_hash"]) == latest_group], tolerance)
     from assay.run_status import outcomes
 
     incomplete = [{k: r[k] for k in ("run_id", "status", "reason")} for r in reversed(outcomes(warehouse))
                   if r["pipeline"] == pipeline and r["status"] != "complete"]
     return {"pipeline": pipeline, "metric": measure.name, "level": level, "slice": slice_, "tolerance": tolerance,
             "points": points, "comparable_groups": len(groups), "lasting_drop": drop, "incomplete": incomplete}
+
+
+def lasting_drop(series: list[dict], tolerance: float) -> dict | None:
+    """The earliest point from which no later point came back to within ``tolerance`` of the best value before it
+    (the first point holding that value), in one pass each way; None when there is none."""
+    later = []  # later[i]: the best value from point i on
+    for p in reversed(series):
+        later.append(max(p["value"], later[-1]) if later else p["value"])
+    later.reverse()
+    prior_best = None
+    for i in range(1, len(series)):
+        if prior_best is None or series[i - 1]["value"] > prior_best["value"]:
+            prior_best = series[i - 1]
+        if later[i] < prior_best["value"] - tolerance:
+            return {"run_id": series[i]["run_id"], "value": series[i]["value"], "prior_best": prior_best["value"],
+                    "prior_best_run": prior_best["run_id"]}
+    return None
 
 
 def _history_points(warehouse, pipeline: str, measure, level: str, slice_: str) -> list[dict]:

@@ -160,3 +160,26 @@ def test_compare_rows_are_the_reference_figures(demo):
     unadjusted = ("metric", "level", "n", "a", "b", "delta", "ci_low", "ci_high", "test", "p_value")
     assert [rows[("Abstain", "query", s)][k] for k in unadjusted for s in ("category=no_answer", "all")] == \
         [rows[("Abstain", "query", "all")][k] for k in unadjusted for _ in (0, 1)]
+
+
+def _quadratic_drop(series, tolerance):
+    """The lasting-drop search as history made it before (every prefix's best against every suffix's)."""
+    for i in range(1, len(series)):
+        prior_best = max(series[:i], key=lambda p: p["value"])
+        if max(p["value"] for p in series[i:]) < prior_best["value"] - tolerance:
+            return {"run_id": series[i]["run_id"], "value": series[i]["value"], "prior_best": prior_best["value"],
+                    "prior_best_run": prior_best["run_id"]}
+    return None
+
+
+def test_the_lasting_drop_is_the_quadratic_search():
+    import random
+
+    rng = random.Random(3)
+    for case in range(400):
+        n = rng.randint(0, 30)
+        grid = rng.choice([None, 0.05, 0.25])  # values on a grid give ties
+        series = [{"run_id": f"r{i:02d}", "value": round(rng.random() / grid) * grid if grid else rng.random()}
+                  for i in range(n)]
+        for tolerance in (0.0, 0.02, 0.3):
+            assert regression.lasting_drop(series, tolerance) == _quadratic_drop(series, tolerance), (case, tolerance)

@@ -47,20 +47,17 @@ def pipeline_values(warehouse, pipeline: str, measure, level: str, slice_: str =
     else:
         _, rows = warehouse.query("analytics/pipeline_slice_values", **params, field=field, label=label)
     wanted = {r["run_id"] for r in runs}
-    by_run: dict[str, list] = {}
-    for run_id, unit, value in rows:
-        if run_id in wanted:
-            by_run.setdefault(run_id, []).append((unit, value))
+    by_run = {run_id: values for run_id, values in rows if run_id in wanted}
     _, stored = warehouse.query("analytics/stored_runs", pipeline=pipeline, measure=measure.name, stage=STAGE)
     stored = {r for r, in stored}
     for run in runs:
         if run["run_id"] in stored:
             continue
         labels = question_labels(warehouse, run["run_id"]) if slice_ != "all" else None
-        by_run[run["run_id"]] = [
-            (unit, value) for (unit, lvl), value in per_query(warehouse, run["run_id"], measure, STAGE).items()
+        by_run[run["run_id"]] = [value for (unit, lvl), value in sorted(
+            per_query(warehouse, run["run_id"], measure, STAGE).items())
             if lvl == level and (labels is None or _in_slice(labels.get(unit.split("|")[0]), field, label))]
-    return runs, {run_id: [v for _, v in sorted(pairs)] for run_id, pairs in by_run.items() if pairs}
+    return runs, {run_id: values for run_id, values in by_run.items() if values}
 
 
 def _in_slice(labels: dict | None, field: str, label: str) -> bool:
