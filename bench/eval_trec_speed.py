@@ -15,9 +15,10 @@ the other, the order alternating between repeats), from the process's start to i
 
 Both give a value per query for nDCG@10, AP, RR, R@100 and P@10: measures trec_eval computes
 itself (ndcg_cut_10, map, recip_rank, recall_100, P_10), so nothing is computed around the peer.
-CPU time is user + system time of the whole child process (all its threads: DuckDB reads and sorts
-on every core), from ``resource.getrusage(RUSAGE_CHILDREN)`` around it; wall time is the parent's
-clock around it. Each repeat prints both tools' figures, the ratios assay / pytrec_eval and the load
+CPU time is user + system time of the child process (all its threads: DuckDB reads on every core)
+from its start (interpreter and imports included) until the values are in hand, from
+``resource.getrusage(RUSAGE_SELF)``; wall time runs from the parent starting the child to the same
+point. Saving the values for the parity check and the process's exit come after and are not counted. Each repeat prints both tools' figures, the ratios assay / pytrec_eval and the load
 average seen (``/proc/loadavg``, one-minute figure before and after); the last lines give the
 ratios' spread (min-max over repeats) against the targets (CPU <= 0.5x, wall <= 0.25x). The first
 repeat also checks parity: the largest difference per query between the tools, over every measure.
@@ -28,6 +29,7 @@ Run: .venv/bin/python bench/eval_trec_speed.py [--sizes 10000x1000,100000x100] [
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pickle
 import resource
@@ -119,8 +121,13 @@ def run_pytrec_eval(qrels_path: str, run_path: str) -> dict[str, dict[str, float
     return {m: {q: v[key] for q, v in result.items()} for m, key in PYTREC.items()}
 
 
-def child(tool: str, qrels_path: str, run_path: str, dump: str) -> None:
+def child(tool: str, qrels_path: str, run_path: str, dump: str, started: str) -> None:
+    """One tool's work in this fresh process; prints its CPU time (all threads, since the process
+    started: interpreter and imports included) and the wall time since the parent started it, both
+    taken when the values are in hand (before they are saved for the parity check, and before exit)."""
     values = (run_assay if tool == "assay" else run_pytrec_eval)(qrels_path, run_path)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"cpu": usage.ru_utime + usage.ru_stime, "wall": time.time() - float(started)}), flush=True)
     if dump:
         with open(dump, "wb") as f:
             pickle.dump(values, f)
@@ -128,13 +135,10 @@ def child(tool: str, qrels_path: str, run_path: str, dump: str) -> None:
 
 def timed_child(tool: str, qrels_path: Path, run_path: Path, dump: Path | None) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of one tool in a process of its own."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, __file__, "--child", tool, str(qrels_path), str(run_path), str(dump or "")],
-                   check=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+    done = subprocess.run([sys.executable, __file__, "--child", tool, str(qrels_path), str(run_path), str(dump or ""),
+                           repr(time.time())], check=True, stdout=subprocess.PIPE, text=True)
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures["cpu"], figures["wall"]
 
 
 def load() -> float:
@@ -202,6 +206,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(*sys.argv[2:6])
+        child(*sys.argv[2:7])
     else:
         main()

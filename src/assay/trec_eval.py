@@ -45,15 +45,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-import pyarrow.compute as pc
 
-from assay import trec_ranking
+from assay import trec_ranking, trec_tables
 from assay.errors import AssayError, ConfigError, FormatError
 from assay.formats import numbered_lines
 from assay.formats.trec import QRELS_COLUMNS, RUN_COLUMNS
 from assay.metrics.registry import FAMILIES, TREC_STANDARD, Measure, Scope, parse_measure
 from assay.sqlfiles import load_sql
-from assay.trec_ranking import Run
+from assay.trec_ranking import Rows
 
 # The pseudo-run of sql/trec/measure_views.sql.
 RUN_ID, STAGE, LEVEL = "trec", "final", "doc"
@@ -63,11 +62,10 @@ ROW_FIELDS = ("metric", "query_id", "value", "n")
 ALL = "all"
 # Malformed lines fetched from SQL; the first of them in the file is the one reported.
 _PROBLEM_LINES = 1000
-# Hashes of possibly duplicated qrels pairs checked on the strings; true duplicates are found among
-# the first of them unless this many different pairs collide on 64 bits.
-_DUPLICATE_CANDIDATES = 1000
-# The query id of each query code, per connection (sql/trec/query_codes.sql).
+# The query id of each query code and the code of each id, per connection (trec_query_codes).
 _QUERY_IDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# The last list of scored queries a connection's measures were asked about, with their ids and codes.
+_SCORED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # Bytes read at a time when searching a file for a separator (small enough to stay in the CPU cache).
 _SCAN_BLOCK = 1 << 20
 
@@ -91,73 +89,61 @@ def parse_trec_measures(names: list[str] | None = None) -> list[Measure]:
 
 def open_trec(qrels_path, run_path, *, complete: bool = False):
     """An in-memory DuckDB connection holding both files and the tables the measure SQL reads."""
-
-    def load(con) -> Run:
-        _load_qrels(con, Path(qrels_path))
-        return _load_run(con, Path(run_path))
-
-    return _open(load, complete)
+    return _open(lambda con: (_load_qrels(con, Path(qrels_path)), _load_run(con, Path(run_path))), complete)
 
 
 def open_trec_tables(qrels, run, *, complete: bool = False):
     """Like ``open_trec``, from Arrow tables already in memory: ``qrels`` (query_id, docno, grade) and
     ``run`` (query_id, docno, score), all strings but grade (integer) and score (double)."""
 
-    def load(con) -> Run:
+    def load(con) -> tuple[Rows, Rows]:
         con.register("_assay_qrels", qrels)
         con.register("_assay_run", run)
-        con.execute("CREATE TABLE trec_qrels AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
-                    "CAST(docno AS VARCHAR) AS docno, CAST(grade AS INTEGER) AS grade FROM _assay_qrels")
-        duplicate = _qrels_duplicate(con)
-        if duplicate:
-            _raise_listed_twice("qrels", *duplicate)
-        rows = Run.from_arrow(con.sql(load_sql("trec/run_tables")).to_arrow_table())
-        duplicate = trec_ranking.duplicate(rows)
-        if duplicate:
-            _raise_listed_twice("run", *duplicate)
-        return rows
+        loaded = []
+        for what, value, dtype in (("qrels", "grade", np.int32), ("run", "score", np.float64)):
+            rows = Rows.from_arrow(con.sql(load_sql(f"trec/{what}_tables")).to_arrow_table(), value, dtype)
+            duplicate = trec_ranking.duplicate(rows)
+            if duplicate:
+                raise FormatError(what, None, f"document {duplicate[1]!r} is listed twice for query "
+                                              f"{duplicate[0]!r}; each (query, document) pair may appear once")
+            loaded.append(rows)
+        return tuple(loaded)
 
     return _open(load, complete)
 
 
 def _open(load, complete: bool):
+    """A connection with the measure tables (sql/trec/measure_views.sql) of the files or tables `load`
+    reads: the qrels and the run as Rows. The run is ranked here (assay.trec_ranking) and dropped."""
     import duckdb
 
     con = duckdb.connect(":memory:", config={"preserve_insertion_order": False})
     try:
         con.execute(load_sql("trec/macros"))
         with trec_ranking.small_pages():
-            run = load(con)
-            _rank(con, run)
-        del run
-        con.execute(load_sql("trec/queries"), {"complete": complete})
-        con.execute(load_sql("trec/measure_views"))
+            qrels, run = load(con)
+            names = trec_tables.query_ids(qrels)
+            relevant = trec_tables.relevant(qrels, trec_tables.query_codes(qrels.query_id, names))
+            query = trec_tables.query_codes(run.query_id, names)
+            rows, found = trec_ranking.retrieved_relevant(run, query, relevant)
+            ranks, lines = trec_ranking.ranks(query, run.value, run.docno, rows, len(names))
+            # trec_eval scores the qrels' queries the run answers; with -c (complete) every one
+            questions = np.arange(len(names)) if complete else np.flatnonzero(lines)
+            tables = trec_tables.tables(names, qrels, relevant, found, ranks, questions)
+            del qrels, run, relevant, query, rows
+        for name, table in tables.items():
+            con.register(name, table)
+        try:
+            con.execute(load_sql("trec/measure_views"))
+        finally:
+            for name in tables:
+                con.unregister(name)
+        ids = names.to_pylist()
+        _QUERY_IDS[con] = ids, {q: code for code, q in enumerate(ids)}
     except BaseException:
         con.close()
         raise
     return con
-
-
-def _rank(con, run: Run) -> None:
-    """The ranks of the relevant documents the run retrieves (assay.trec_ranking), stored in
-    trec_relevant_ranks, and the judged queries it answers, in trec_run_queries."""
-    con.execute(load_sql("trec/query_codes"))
-    names = con.sql("SELECT query_id FROM trec_query_codes ORDER BY qcode").to_arrow_table().column(0)
-    _QUERY_IDS[con] = names.to_pylist()
-    relevant = con.sql("SELECT h, qcode, query_id, docno FROM trec_relevant ORDER BY rel_id").to_arrow_table()
-    relevant = trec_ranking.Relevant(trec_ranking.numeric(relevant.column("h"), "uint64"),
-                                     trec_ranking.numeric(relevant.column("qcode"), "int32"),
-                                     relevant.column("query_id"), relevant.column("docno"))
-    query = trec_ranking.codes(pc.index_in(run.query_id, value_set=names.combine_chunks()))
-    rows, judgments = trec_ranking.retrieved_relevant(run, query, relevant)
-    ranks = trec_ranking.ranks(query, run.score, run.docno, rows, len(names))
-    con.register("_assay_ranks", {"rel_id": judgments, "rank": ranks})
-    con.register("_assay_answered", {"qcode": trec_ranking.queries_answered(query, len(names))})
-    try:
-        con.execute(load_sql("trec/relevant_ranks"))
-    finally:
-        con.unregister("_assay_ranks")
-        con.unregister("_assay_answered")
 
 
 def scored_queries(con) -> list[tuple[str, int]]:
@@ -167,27 +153,40 @@ def scored_queries(con) -> list[tuple[str, int]]:
 
 def measure_values(con, measure: Measure, queries: list[tuple[str, int]] | None = None) -> dict[str, float]:
     """{query_id: value} of one measure for every query scored (``queries``: scored_queries(con))."""
-    rows = con.execute(load_sql(measure.sql), measure.params(RUN_ID, STAGE)).fetchall()
-    names = _query_ids(con)
-    found = {names[code]: float(value) for code, level, value in rows if level == LEVEL}
-    values = {}
-    for qid, n_relevant in scored_queries(con) if queries is None else queries:
-        if qid in found:
-            values[qid] = found[qid]
-        elif n_relevant == 0:
-            # The measure SQL scores only questions with a gold unit; trec_eval gives a query without
-            # a relevant document 0 on every measure.
-            values[qid] = 0.0
-        else:
+    result = con.execute(load_sql(measure.sql), measure.params(RUN_ID, STAGE)).fetchnumpy()
+    ids, code_of = _query_ids(con)
+    value, found = np.zeros(len(ids)), np.zeros(len(ids), dtype=bool)
+    doc = result["level"] == LEVEL
+    value[result["query_id"][doc]] = result["value"][doc]
+    found[result["query_id"][doc]] = True
+    queries = scored_queries(con) if queries is None else queries
+    names, codes = _codes(con, queries)
+    # The measure SQL scores only questions with a gold unit; trec_eval gives a query without a
+    # relevant document 0 on every measure (value stays 0 there).
+    for i in np.flatnonzero(~found[codes]):
+        qid, n_relevant = queries[i]
+        if n_relevant:
             raise AssayError(f"measure {measure.name} gave no value for query {qid!r}, which has "
                              f"{n_relevant} relevant document(s); this is a bug in {measure.family.sql}.sql")
-    return values
+    return dict(zip(names, value[codes].tolist()))
 
 
-def _query_ids(con) -> list[str]:
-    """The query id of each code (sql/trec/query_codes.sql), read once per connection."""
+def _codes(con, queries: list[tuple[str, int]]) -> tuple[list[str], np.ndarray]:
+    """The ids and codes of `queries`, kept for the next measure asking about the same list."""
+    kept = _SCORED.get(con)
+    if kept is None or kept[0] is not queries:
+        code_of = _query_ids(con)[1]
+        kept = queries, [qid for qid, _ in queries], np.array([code_of[qid] for qid, _ in queries], dtype=np.int64)
+        _SCORED[con] = kept
+    return kept[1], kept[2]
+
+
+def _query_ids(con) -> tuple[list[str], dict[str, int]]:
+    """The query id of each code (sql/trec/measure_views.sql's trec_query_codes) and the code of each id,
+    read once per connection."""
     if con not in _QUERY_IDS:
-        _QUERY_IDS[con] = [q for (q,) in con.execute("SELECT query_id FROM trec_query_codes ORDER BY qcode").fetchall()]
+        ids = [q for (q,) in con.execute("SELECT query_id FROM trec_query_codes ORDER BY qcode").fetchall()]
+        _QUERY_IDS[con] = ids, {q: code for code, q in enumerate(ids)}
     return _QUERY_IDS[con]
 
 
@@ -206,11 +205,11 @@ def evaluate_trec(qrels_path, run_path, measures: list[str] | None = None, per_q
         queries = scored_queries(con)
         rows = []
         for measure in wanted:
-            values = measure_values(con, measure, queries)
+            values, name = measure_values(con, measure, queries), measure.name
             if per_query:
-                rows += [{"metric": measure.name, "query_id": qid, "value": v, "n": 1} for qid, v in values.items()]
+                rows += [{"metric": name, "query_id": qid, "value": v, "n": 1} for qid, v in values.items()]
             mean = sum(values.values()) / len(values) if values else None
-            rows.append({"metric": measure.name, "query_id": ALL, "value": mean, "n": len(values)})
+            rows.append({"metric": name, "query_id": ALL, "value": mean, "n": len(values)})
         return rows
     finally:
         con.close()
@@ -242,57 +241,37 @@ def render(rows: list[dict], fmt: str) -> str:
 _KINDS = {"run": (6, RUN_COLUMNS), "qrels": (4, QRELS_COLUMNS)}
 
 
-def _load_qrels(con, path: Path) -> None:
-    import duckdb
-
-    with _reading(con, path):
-        separator = _single_separator(path)
-        loaded = False
-        if separator is not None:
-            try:
-                con.execute(load_sql("trec/qrels_fast"), {"path": str(path), "delim": separator})
-                loaded = True
-            except (duckdb.InvalidInputException, duckdb.ConversionException):
-                con.execute("DROP TABLE IF EXISTS trec_qrels")  # the reference reading decides, and names the line
-        if not loaded:
-            _load_lines(con, path, "qrels")
-    duplicate = _qrels_duplicate(con)
+def _load_qrels(con, path: Path) -> Rows:
+    qrels = Rows.from_arrow(_read(con, path, "qrels"), "grade", np.int32)
+    duplicate = trec_ranking.duplicate(qrels)
     if duplicate:
         _raise_duplicate(path, "qrels", *duplicate)
+    return qrels
 
 
-def _qrels_duplicate(con) -> tuple[str, str] | None:
-    """The first (query, document) pair judged twice, if any: equal hashes found by sorting, then
-    checked on the strings."""
-    h = con.execute(load_sql("trec/qrels_hashes")).fetchnumpy()["h"]
-    h.sort()
-    twice = np.unique(h[1:][h[1:] == h[:-1]])
-    if not twice.size:
-        return None
-    return con.execute(load_sql("trec/qrels_duplicate"), {"hashes": [int(x) for x in twice[:_DUPLICATE_CANDIDATES]]}
-                       ).fetchone()
-
-
-def _load_run(con, path: Path) -> Run:
-    import duckdb
-
-    with _reading(con, path):
-        separator = _single_separator(path)
-        table = None
-        if separator is not None:
-            try:
-                table = con.sql(load_sql("trec/run_fast"), params={"path": str(path), "delim": separator}
-                                ).to_arrow_table()
-            except (duckdb.InvalidInputException, duckdb.ConversionException):
-                pass  # a line the fast path cannot take exactly: the reference reading decides, and names it
-        if table is None:
-            _load_lines(con, path, "run")
-            table = con.sql(load_sql("trec/run_rows")).to_arrow_table()
-    run = Run.from_arrow(table)
+def _load_run(con, path: Path) -> Rows:
+    run = Rows.from_arrow(_read(con, path, "run"), "score", np.float64)
     duplicate = trec_ranking.duplicate(run)
     if duplicate:
         _raise_duplicate(path, "run", *duplicate)
     return run
+
+
+def _read(con, path: Path, kind: str):
+    """A TREC file as an Arrow table (h, query_id, docno, and grade or score): by the fast path when
+    the file has one separator and it takes every line, else by the reference reading."""
+    import duckdb
+
+    with _reading(con, path):
+        separator = _single_separator(path)
+        if separator is not None:
+            try:
+                return con.sql(load_sql(f"trec/{kind}_fast"), params={"path": str(path), "delim": separator}
+                               ).to_arrow_table()
+            except (duckdb.InvalidInputException, duckdb.ConversionException):
+                pass  # a line the fast path cannot take exactly: the reference reading decides, and names it
+        _load_lines(con, path, kind)
+        return con.sql(load_sql(f"trec/{kind}_rows")).to_arrow_table()
 
 
 @contextmanager
@@ -397,11 +376,6 @@ def _raise_duplicate(path: Path, kind: str, query_id: str, docno: str) -> None:
                                    + (f" (first on line {first})" if first else "")
                                    + f"; trec_eval refuses a {kind} file with duplicates: keep one line per "
                                    "query and document")
-
-
-def _raise_listed_twice(what: str, query_id: str, docno: str) -> None:
-    raise FormatError(what, None, f"document {docno!r} is listed twice for query {query_id!r}; each (query, "
-                                  "document) pair may appear once")
 
 
 def _raise_unreadable(path: Path, exc: Exception) -> None:

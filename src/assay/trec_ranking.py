@@ -30,23 +30,28 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 _U64 = np.uint64
+# Rows handled at a time by the element-wise passes (2 MB of uint64: temporaries stay in the L2 cache).
+_BLOCK = 1 << 18
 _SIGN = _U64(1 << 63)
 
 
 @dataclass
-class Run:
-    """A run's rows as columns: ``h`` (uint64), ``score`` (float64) and Arrow strings ``query_id``, ``docno``."""
+class Rows:
+    """The lines of a run or qrels file as columns: ``h`` (uint64, the 64-bit hash of (query_id,
+    docno) as DuckDB's ``hash`` gives it), Arrow strings ``query_id`` and ``docno``, and ``value``:
+    a run's scores (float64), a qrels file's relevance (int32)."""
 
     h: np.ndarray
-    score: np.ndarray
     query_id: pa.ChunkedArray
     docno: pa.ChunkedArray
+    value: np.ndarray
     _sorted: "SortedHashes | None" = None
 
     @classmethod
-    def from_arrow(cls, table: pa.Table) -> "Run":
-        return cls(numeric(table.column("h"), np.uint64), numeric(table.column("score"), np.float64),
-                   table.column("query_id"), table.column("docno"))
+    def from_arrow(cls, table: pa.Table, value: str, dtype) -> "Rows":
+        """From an Arrow table with the columns h, query_id, docno and `value`."""
+        return cls(numeric(table.column("h"), np.uint64), table.column("query_id"), table.column("docno"),
+                   numeric(table.column(value), dtype))
 
     def sorted_hashes(self) -> "SortedHashes":
         """The hashes sorted (once: the duplicate check and the search for relevant documents share them)."""
@@ -57,11 +62,12 @@ class Run:
 
 @dataclass
 class Relevant:
-    """The relevant judgments (relevance >= 1), ordered by ``h``; ``query`` is the query's code."""
+    """The relevant judgments (relevance >= 1) in the order of their hashes: their lines in the qrels
+    (``rows``), ``h`` and query codes (``query``); ``docno`` is the qrels' column."""
 
+    rows: np.ndarray
     h: np.ndarray
     query: np.ndarray
-    query_id: pa.ChunkedArray
     docno: pa.ChunkedArray
 
 
@@ -100,6 +106,26 @@ def arrow(values: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
 
 
+def take(column: pa.ChunkedArray, indices: np.ndarray) -> pa.Array:
+    """``column.take(indices)`` chunk by chunk: pyarrow's own take on a chunked column first joins the
+    chunks into one array (a copy of the whole column, 140 MB for ten million document ids)."""
+    indices = np.asarray(indices, dtype=np.int64)
+    order = None
+    if indices.size > 1 and (indices[1:] < indices[:-1]).any():
+        order = np.argsort(indices)
+        indices = indices[order]
+    starts = np.cumsum([0] + [len(chunk) for chunk in column.chunks])
+    cuts = np.searchsorted(indices, starts)
+    parts = [chunk.take(arrow(indices[cuts[i]:cuts[i + 1]] - starts[i]))
+             for i, chunk in enumerate(column.chunks) if cuts[i + 1] > cuts[i]]
+    taken = pa.chunked_array(parts, type=column.type).combine_chunks()
+    if order is None:
+        return taken
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+    return taken.take(arrow(inverse))
+
+
 @contextmanager
 def small_pages():
     """numpy asks the kernel for transparent huge pages for large arrays; where the kernel then
@@ -135,9 +161,12 @@ class SortedHashes:
     @classmethod
     def of(cls, h: np.ndarray) -> "SortedHashes":
         bits = max(1, int(h.size).bit_length())
-        key = h >> _U64(bits)
-        key <<= _U64(bits)
-        key |= np.arange(h.size, dtype=np.uint64)
+        key = np.empty_like(h)
+        for start in range(0, h.size, _BLOCK):  # block by block: the temporaries stay in the CPU cache
+            block = key[start:start + _BLOCK]
+            np.right_shift(h[start:start + _BLOCK], _U64(bits), out=block)
+            block <<= _U64(bits)
+            block |= np.arange(start, start + block.size, dtype=np.uint64)
         key.sort()
         rows = key & _U64((1 << bits) - 1)
         key >>= _U64(bits)
@@ -151,18 +180,19 @@ class SortedHashes:
         if not top.size or not needles.size:
             return np.empty(0, np.int64), np.empty(0, np.uint64)
         lo = np.searchsorted(top, needles, "left")
-        at = np.minimum(lo, top.size - 1)
-        counts = (top[at] == needles).astype(np.int64)
-        more = np.flatnonzero(counts.astype(bool) & (lo + 1 < top.size))
-        more = more[top[lo[more] + 1] == needles[more]]
-        if more.size:  # several rows share the high bits (a duplicate, or about 1 pair in 10^12)
-            counts[more] = np.searchsorted(top, needles[more], "right") - lo[more]
+        hit = top[np.minimum(lo, top.size - 1)] == needles
+        after = np.minimum(lo + 1, top.size - 1)
+        if not (hit & (lo + 1 < top.size) & (top[after] == needles)).any():  # one row at most a needle
+            which = np.flatnonzero(hit)
+            return which, self.rows[lo[which]]
+        # Several rows share a needle's high bits (a duplicate, or about one pair in 10^12)
+        counts = np.searchsorted(top, needles, "right") - lo
         which = np.repeat(np.arange(needles.size), counts)
         offsets = np.arange(which.size) - np.repeat(np.cumsum(counts) - counts, counts)
         return which, self.rows[np.repeat(lo, counts) + offsets]
 
 
-def duplicate(run: Run) -> tuple[str, str] | None:
+def duplicate(run: Rows) -> tuple[str, str] | None:
     """The first (query_id, docno) pair listed twice, in string order; None when there is none."""
     hashes = run.sorted_hashes()
     top = hashes.top
@@ -177,8 +207,7 @@ def duplicate(run: Run) -> tuple[str, str] | None:
     candidates = candidates[np.isin(h, values[counts > 1])]
     if not candidates.size:
         return None
-    index = arrow(candidates.astype(np.int64))
-    pairs = zip(run.query_id.take(index).to_pylist(), run.docno.take(index).to_pylist())
+    pairs = zip(take(run.query_id, candidates).to_pylist(), take(run.docno, candidates).to_pylist())
     seen, twice = set(), []
     for pair in pairs:
         if pair in seen:
@@ -189,7 +218,7 @@ def duplicate(run: Run) -> tuple[str, str] | None:
     return min(twice, key=lambda pair: (pair[0].encode(), pair[1].encode()))
 
 
-def retrieved_relevant(run: Run, query: np.ndarray, relevant: Relevant) -> tuple[np.ndarray, np.ndarray]:
+def retrieved_relevant(run: Rows, query: np.ndarray, relevant: Relevant) -> tuple[np.ndarray, np.ndarray]:
     """(run rows, relevant judgments) of every relevant document the run retrieves, in row order.
     ``query``: each row's query code (as ``relevant.query``)."""
     hashes = run.sorted_hashes()
@@ -198,7 +227,7 @@ def retrieved_relevant(run: Run, query: np.ndarray, relevant: Relevant) -> tuple
     rows, judgment = rows[keep].astype(np.int64), judgment[keep]
     order = np.argsort(rows)  # Arrow takes from a chunked column faster in order
     rows, judgment = rows[order], judgment[order]
-    same = _all_true(pc.equal(run.docno.take(arrow(rows)), relevant.docno.take(arrow(judgment))))
+    same = _all_true(pc.equal(take(run.docno, rows), take(relevant.docno, relevant.rows[judgment])))
     if same is not None:  # a 64-bit collision of two different pairs
         rows, judgment = rows[same], judgment[same]
     return rows, judgment
@@ -208,25 +237,28 @@ def retrieved_relevant(run: Run, query: np.ndarray, relevant: Relevant) -> tuple
 def order_keys(query: np.ndarray, score: np.ndarray, shift: int) -> np.ndarray:
     """``query << (64 - shift) | u >> shift``, ``u`` unsigned integers in the order of the scores
     (-0.0 as 0.0)."""
-    bits = (score + 0.0).view(np.uint64)  # -0.0 + 0.0 is 0.0
-    flip = bits >> _U64(63)
-    flip *= _U64((1 << 63) - 1)
-    flip |= _SIGN
-    bits ^= flip  # negative: every bit flipped; positive: the sign bit set
-    bits >>= _U64(shift)
-    np.copyto(flip, query, casting="unsafe")
-    flip <<= _U64(64 - shift)
-    bits |= flip
-    return bits
+    out = np.empty(score.size, dtype=np.uint64)
+    for start in range(0, score.size, _BLOCK):  # block by block: the temporaries stay in the CPU cache
+        bits = out[start:start + _BLOCK]
+        np.add(score[start:start + _BLOCK], 0.0, out=bits.view(np.float64))  # -0.0 + 0.0 is 0.0
+        flip = bits >> _U64(63)
+        flip *= _U64((1 << 63) - 1)
+        flip |= _SIGN
+        bits ^= flip  # negative: every bit flipped; positive: the sign bit set
+        bits >>= _U64(shift)
+        np.copyto(flip, query[start:start + _BLOCK], casting="unsafe")
+        flip <<= _U64(64 - shift)
+        bits |= flip
+    return out
 
 
 def ranks(query: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray, rows: np.ndarray,
-          n_queries: int) -> np.ndarray:
-    """The rank of each of ``rows`` in its query's ranking, as trec_eval ranks: score descending, ties by
-    docno descending (byte order). ``query``: each run row's query code, 0 .. n_queries - 1, or -1
-    for a query outside the qrels (never ranked)."""
+          n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rank of each of ``rows`` in its query's ranking, as trec_eval ranks (score descending, ties by
+    docno descending, byte order), and the number of lines of each query. ``query``: each run line's
+    query code, 0 .. n_queries - 1, or -1 for a query outside the qrels (never ranked)."""
     if not rows.size:
-        return np.empty(0, np.int64)
+        return np.empty(0, np.int64), np.bincount(query[query >= 0], minlength=n_queries)
     shift = max(1, int(n_queries).bit_length())
 
     def keys(which) -> np.ndarray:
@@ -240,11 +272,11 @@ def ranks(query: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray, rows: np
     right = np.empty_like(order)
     right[order] = np.searchsorted(ordered, mine[order], "right")
     rank = bounds[query[rows] + 1] - right + 1
-    # right - 1 is the last row with the same key; before it, another one?
+    # right - 1 is the last line with the same key; is there another before it?
     tied = np.flatnonzero((right >= 2) & (ordered[np.maximum(right - 2, 0)] == mine))
     if tied.size:
         rank[tied] += _ahead_among_equal_keys(query, score, docno, rows[tied], mine[tied], keys, n_queries)
-    return rank
+    return rank, np.diff(bounds)
 
 
 def _ahead_among_equal_keys(query, score, docno, rows, mine, keys, n_queries) -> np.ndarray:
@@ -257,7 +289,7 @@ def _ahead_among_equal_keys(query, score, docno, rows, mine, keys, n_queries) ->
     at = np.minimum(np.searchsorted(wanted, candidate_keys), wanted.size - 1)
     members = candidates[wanted[at] == candidate_keys]  # ascending rows; holds every one of `rows`
     member_keys = keys(members)
-    table = pa.Table.from_arrays([arrow(member_keys), arrow(score[members] + 0.0), docno.take(arrow(members))],
+    table = pa.Table.from_arrays([arrow(member_keys), arrow(score[members] + 0.0), take(docno, members)],
                                  names=["key", "score", "docno"])
     order = numeric(pc.sort_indices(table, sort_keys=[("key", "ascending"), ("score", "descending"),
                                                       ("docno", "descending")]), np.uint64).astype(np.int64)
@@ -267,9 +299,3 @@ def _ahead_among_equal_keys(query, score, docno, rows, mine, keys, n_queries) ->
     ahead = np.empty(order.size, dtype=np.int64)
     ahead[order] = np.arange(order.size) - group_start
     return ahead[np.searchsorted(members, rows)]
-
-
-def queries_answered(query: np.ndarray, n_queries: int) -> np.ndarray:
-    """The codes of the judged queries the run holds a line for."""
-    judged = query[query >= 0]
-    return np.flatnonzero(np.bincount(judged, minlength=n_queries) > 0)

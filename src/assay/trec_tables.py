@@ -1,0 +1,80 @@
+"""The tables the measure SQL reads for a TREC run, built from the qrels and the ranking as Arrow tables.
+
+``sql/trec/measure_views.sql`` stores them under the names and columns of the warehouse's views
+(``eval_questions``, ``unit_counts``, ``ideal_gains``, ``judged_ranking``), for one pseudo-run, so
+the measures are the unchanged ``sql/measures/*.sql`` files. A query is named by its code: its
+place among the qrels' query ids in byte order (``trec_query_codes`` maps codes to ids).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from assay.trec_ranking import Relevant, Rows, arrow, codes, numeric, take
+
+_GRADE_BITS = 32
+
+
+def query_ids(qrels: Rows) -> pa.Array:
+    """The qrels' query ids, each once, in byte order: the code of a query is its place here."""
+    unique = pc.unique(qrels.query_id)
+    return unique.take(pc.sort_indices(unique))
+
+
+def query_codes(ids: pa.ChunkedArray, names: pa.Array) -> np.ndarray:
+    """The code of each id, -1 for an id that is not a qrels query. A file lists a query's lines
+    together, so only the first id of each stretch of equal ids is looked up (at 100 lines a query,
+    a fifth of the time of looking up every one); any order gives the same codes, only slower."""
+    firsts, lengths = [], []
+    for chunk in ids.chunks:
+        if len(chunk):
+            changes = pc.indices_nonzero(pc.not_equal(chunk.slice(1), chunk.slice(0, len(chunk) - 1)))
+            first = np.r_[0, numeric(changes, np.uint64).astype(np.int64) + 1]
+            firsts.append(chunk.take(arrow(first)))
+            lengths.append(np.diff(np.r_[first, len(chunk)]))
+    if not firsts:
+        return np.empty(0, np.int32)
+    code = codes(pc.index_in(pa.chunked_array(firsts, type=ids.type), value_set=names))
+    return np.repeat(code, np.concatenate(lengths))
+
+
+def relevant(qrels: Rows, query: np.ndarray) -> Relevant:
+    """The relevant judgments (relevance >= 1), ordered by hash; ``query``: the code of each qrels line."""
+    rows = np.flatnonzero(qrels.value >= 1)
+    rows = rows[np.argsort(qrels.h[rows])]
+    return Relevant(rows, qrels.h[rows], query[rows], qrels.docno)
+
+
+def tables(names: pa.Array, qrels: Rows, relevant: Relevant, found: np.ndarray, rank: np.ndarray,
+           questions: np.ndarray) -> dict[str, pa.Table]:
+    """The Arrow tables measure_views.sql reads: ``_assay_names`` (qcode, query_id), ``_assay_questions``
+    (query_id: the codes scored), ``_assay_units`` (query_id, n_units), ``_assay_ideal`` (query_id,
+    gain, ideal_rank) and ``_assay_judged`` (query_id, rank, item, gain): the relevant judgments
+    ``found`` (indices into ``relevant``) at their ``rank``."""
+    grade = qrels.value[relevant.rows].astype(np.int64)
+    units = np.bincount(relevant.query, minlength=len(names))
+    judged = np.flatnonzero(units)
+    # The ideal ranking: each query's relevant grades, highest first (one sort of query << 32 | ~grade).
+    key = relevant.query.astype(np.uint64) << np.uint64(_GRADE_BITS)
+    key |= ((1 << _GRADE_BITS) - 1 - grade).astype(np.uint64)  # grades are int32, >= 1
+    key.sort()
+    ideal_query = (key >> np.uint64(_GRADE_BITS)).astype(np.int32)
+    ideal_gain = ((1 << _GRADE_BITS) - 1 - (key & np.uint64((1 << _GRADE_BITS) - 1)).astype(np.int64)).astype(np.int32)
+    starts = np.r_[True, ideal_query[1:] != ideal_query[:-1]] if key.size else np.empty(0, bool)
+    position = np.arange(key.size)
+    ideal_rank = position - np.maximum.accumulate(np.where(starts, position, 0)) + 1
+    return {
+        "_assay_names": _table(qcode=arrow(np.arange(len(names), dtype=np.int32)), query_id=names),
+        "_assay_questions": _table(query_id=arrow(questions.astype(np.int32))),
+        "_assay_units": _table(query_id=arrow(judged.astype(np.int32)), n_units=arrow(units[judged])),
+        "_assay_ideal": _table(query_id=arrow(ideal_query), gain=arrow(ideal_gain), ideal_rank=arrow(ideal_rank)),
+        "_assay_judged": _table(query_id=arrow(relevant.query[found].astype(np.int32)), rank=arrow(rank),
+                                item=take(relevant.docno, relevant.rows[found]),
+                                gain=arrow(grade[found].astype(np.int32))),
+    }
+
+
+def _table(**columns) -> pa.Table:
+    return pa.Table.from_arrays(list(columns.values()), names=list(columns))
