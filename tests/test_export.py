@@ -279,3 +279,30 @@ def test_docs_describe_every_exported_column():
         assert section, table
         documented = re.findall(r"^\| `(\w+)` \| (\w+) \| .+ \|$", section.group(1), re.M)
         assert documented == list(cols), table
+
+
+def test_hits_carry_their_relevance_and_gold_spans_export_as_a_table(runs, tmp_path):
+    """relevance and grade, recomputed here from the exported gold spans: overlap at chunk level, the best grade."""
+    wh, bm25, hybrid = runs
+    export_runs(wh, [bm25.run_id, hybrid.run_id], "json", tmp_path / "json")
+    rows = {table: [json.loads(line) for line in (tmp_path / "json" / f"{table}.jsonl").read_text().splitlines()]
+            for table in ("hits", "gold_spans")}
+    stored = wh.con.execute("SELECT r.run_id, g.query_id, g.gold_idx, g.doc_id, g.start_char, g.end_char, g.grade, "
+                            "g.quote FROM runs r JOIN gold_spans g USING (judgments_hash, corpus_hash) "
+                            "WHERE r.run_id IN (?, ?)", [bm25.run_id, hybrid.run_id]).fetchall()
+    assert sorted(tuple(r.values()) for r in rows["gold_spans"]) == sorted(stored)
+    gold = defaultdict(list)
+    for g in rows["gold_spans"]:
+        gold[(g["run_id"], g["query_id"])].append(g)
+    for hit in rows["hits"]:
+        grades = [g["grade"] for g in gold[(hit["run_id"], hit["query_id"])] if g["doc_id"] == hit["doc_id"]
+                  and hit["start_char"] < g["end_char"] and g["start_char"] < hit["end_char"]]
+        assert (hit["relevance"], hit["grade"]) == ((1, max(grades)) if grades else (0, 0)), hit
+    assert {h["relevance"] for h in rows["hits"]} == {0, 1}
+    # Success@k at chunk level is "a relevant hit in the top k": the exported column gives the stored value
+    final = [h for h in rows["hits"] if h["run_id"] == bm25.run_id and h["stage"] == "final"]
+    values = per_query(wh, bm25.run_id, parse_measure("Success@3"), "final")
+    for (qid, level), value in values.items():
+        if level == "chunk":
+            assert value == max((h["relevance"] for h in final if h["query_id"] == qid and h["rank"] <= 3),
+                                default=0), qid

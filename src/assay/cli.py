@@ -403,6 +403,10 @@ def run_options(f):
                      help="command pipeline: the program to start (reads questions as JSON lines, writes results)."),
         click.option("--url", default=None, help="http pipeline: the URL questions are POSTed to."),
         click.option("--run-file", default=None, help="trec-run pipeline: a stored TREC run file to evaluate."),
+        click.option("--run-order", type=click.Choice(["score", "rank"]), default=None,
+                     help="trec-run pipeline: score (default) ranks each query's lines by score, ties by docno "
+                          "descending, as trec_eval does; rank follows the file's rank column (a file `assay export "
+                          "--format trec` wrote: the order assay stored, ties included)."),
         click.option("--timeout", "timeout_s", type=setting("timeout_s"), default=None,
                      help="command/http pipelines: seconds to wait for each answer (default 30)."),
         click.option("--api-key-env", default=None,

@@ -44,7 +44,11 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "hits": (
         ("run_id", "VARCHAR"), ("query_id", "VARCHAR"), ("stage", "VARCHAR"), ("rank", "INTEGER"),
         ("chunk_id", "VARCHAR"), ("doc_id", "VARCHAR"), ("score", "DOUBLE"), ("start_char", "INTEGER"),
-        ("end_char", "INTEGER"),
+        ("end_char", "INTEGER"), ("relevance", "INTEGER"), ("grade", "INTEGER"),
+    ),
+    "gold_spans": (
+        ("run_id", "VARCHAR"), ("query_id", "VARCHAR"), ("gold_idx", "INTEGER"), ("doc_id", "VARCHAR"),
+        ("start_char", "INTEGER"), ("end_char", "INTEGER"), ("grade", "INTEGER"), ("quote", "VARCHAR"),
     ),
     "per_query_metrics": (
         ("run_id", "VARCHAR"), ("query_id", "VARCHAR"), ("metric", "VARCHAR"), ("level", "VARCHAR"),
@@ -228,7 +232,7 @@ def _write_trec(warehouse, run_ids: list[str], root: Path) -> list[dict]:
         _, doc_rows = warehouse.query("exports/trec_doc_run", run_id=run_id)
         stages = json.loads(run["config"]).get("stages") or sorted({h[2] for h in hits})
         for stage in stages:
-            chunk_ranked = [(q, rank, cid, score) for _, q, st, rank, cid, _, score, _, _ in hits if st == stage]
+            chunk_ranked = [(q, rank, cid, score) for _, q, st, rank, cid, _, score, *_ in hits if st == stage]
             files.append(_trec_run(root, f"{run_id}.{stage}.trec", chunk_ranked, run_id, stage, "chunk"))
             doc_ranked = [(q, rank, doc, score) for st, q, rank, doc, score in doc_rows if st == stage]
             files.append(_trec_run(root, f"{run_id}.{stage}.doc.trec", doc_ranked, run_id, stage, "doc"))

@@ -51,7 +51,7 @@ PIPELINE_DEFAULTS = {
     "reranker": DEFAULT_RERANKER, "reranker_path": None, "rerank_top_n": 50, "embedder": "auto", "final_k": None,
     # a retriever outside assay: "command", "http", "plugin", "trec-run" or "python" (the Python API)
     "retriever": None, "command": None, "url": None, "plugin": None, "run_file": None, "timeout_s": 30.0,
-    "api_key_env": None,
+    "api_key_env": None, "run_order": "score",
     # the answer stage
     "generator": None, "generator_model": None, "generator_base_url": None, "generator_api_key_env": "OPENAI_API_KEY",
     "generator_timeout_s": 60.0, "min_interval_s": 0.0, "context_k": 5, "max_quote": 240, "force_generation": False,
@@ -71,6 +71,9 @@ BUILTIN = {
     "python": {"retriever": "python"},  # a Python callable, through assay.evaluate(retriever=...)
 }
 EXTERNAL = ("command", "http", "plugin", "trec-run", "python")
+# How a trec-run pipeline orders each query's lines: by score, ties by docno descending (trec_eval's order),
+# or by the file's rank column (the order `assay export --format trec` wrote, ties included).
+RUN_ORDERS = ("score", "rank")
 SETTINGS = tuple(RUN_DEFAULTS) + tuple(PIPELINE_DEFAULTS)
 # [run] keys that say how to read the inputs, not how to retrieve: they never enter a run's settings or hash.
 RUN_READING = {"max_file_mb": 50.0}
@@ -221,6 +224,8 @@ def _validate(name: str, s: dict) -> None:
         for key in ("context_k", "max_quote"):
             if not isinstance(s[key], int) or s[key] < 1:
                 raise ConfigError(f"{where}: {key.replace('_', '-')} must be an integer of at least 1")
+    if s["run_order"] not in RUN_ORDERS:
+        raise ConfigError(f"{where}: run_order must be one of {', '.join(RUN_ORDERS)}, got {s['run_order']!r}")
     if s["retriever"] is not None:
         need = {"command": "command", "http": "url", "trec-run": "run_file", "plugin": "plugin"}
         if s["retriever"] not in EXTERNAL:

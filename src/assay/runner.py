@@ -69,6 +69,7 @@ class RunOptions:
     command: str | None = None
     url: str | None = None
     run_file: str | None = None
+    run_order: str | None = None
     timeout_s: float | None = None
     api_key_env: str | None = None
     generator: str | None = None
@@ -432,7 +433,7 @@ def _external(s: dict, corpus, python_retriever):
     if kind == "http":
         return ext.HttpRetriever(s["url"], docs, timeout_s=s["timeout_s"], api_key_env=s["api_key_env"])
     if kind == "trec-run":
-        return ext.TrecRunRetriever(s["run_file"], docs)
+        return ext.TrecRunRetriever(s["run_file"], docs, order=s["run_order"])
     return ext.plugin_retriever(s["plugin"], docs)
 
 

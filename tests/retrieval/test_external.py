@@ -401,6 +401,49 @@ def test_trec_run_malformed_lines(tmp_path, text, message):
         TrecRunRetriever(path, DOCS)
 
 
+def test_trec_run_reads_assay_chunk_ids_as_spans(tmp_path):
+    """What `assay export --format trec` writes at chunk level: docnos '<doc>#<start>-<end>'."""
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 a.md#0-40 1 3.0 t\nq1 Q0 a.md#40-100 2 2.0 t\nq1 Q0 c.md 3 1.0 t\nq1 Q0 c.md#0-20 4 0.5 t\n"
+                    "q2 Q0 b.md#10-20 1 1.0 t\nq2 Q0 b.md#0-10 2 1.0 t\n")
+    r = TrecRunRetriever(path, DOCS)
+    # c.md and c.md#0-20 name one span: the first kept; equal scores by docno descending, as trec_eval ranks them
+    assert r.search("x", 10, query_id="q1") == [
+        Hit("a.md#0-40", "a.md", 3.0), Hit("a.md#40-100", "a.md", 2.0), Hit("c.md#0-20", "c.md", 1.0)]
+    assert r.search("x", 10, query_id="q2") == [Hit("b.md#10-20", "b.md", 1.0), Hit("b.md#0-10", "b.md", 1.0)]
+
+
+def test_trec_run_in_rank_order_follows_the_files_ranks(tmp_path, capsys):
+    path = tmp_path / "run.txt"
+    path.write_text(RUN)
+    assert [h.doc_id for h in TrecRunRetriever(path, DOCS, order="rank").search("x", 10, query_id="q1")] == [
+        "b.md", "d.md", "c.md", "a.md"]
+    assert capsys.readouterr().err == ""
+    TrecRunRetriever(path, DOCS)  # by score: q1's ranks say otherwise, which a note tells
+    assert capsys.readouterr().err == (
+        "note: 1 of 2 queries of run.txt rank their lines otherwise than trec_eval's order (score, then docno "
+        "descending), the order used here; --run-order rank (run_order = \"rank\") keeps the file's ranks, as "
+        "`assay export --format trec` wrote them\n")
+    path.write_text("q1 Q0 a.md one 1.0 t\n")
+    assert TrecRunRetriever(path, DOCS).search("x", 1, query_id="q1")[0].doc_id == "a.md"  # ignored by score
+    with pytest.raises(RetrieverError, match="run.txt:1: rank 'one' is not a whole number, which --run-order rank"):
+        TrecRunRetriever(path, DOCS, order="rank")
+
+
+@pytest.mark.parametrize("docno, message", [
+    ("ghost.md#0-5", "unknown document id 'ghost.md#0-5'; the run must use the corpus's document ids, or assay's "
+                     "chunk ids '<doc_id>#<start>-<end>'"),
+    ("a.md#0-", "unknown document id 'a.md#0-'"),
+    ("a.md#50-500", r"bad span \[50, 500\) for 'a.md': need integers 0 <= start < end <= 100"),
+    ("a.md#7-7", r"bad span \[7, 7\)"),
+])
+def test_trec_run_refuses_a_chunk_id_outside_the_corpus(tmp_path, docno, message):
+    path = tmp_path / "run.txt"
+    path.write_text(f"q1 Q0 {docno} 1 1.0 t\n")
+    with pytest.raises(RetrieverError, match="run.txt:1: " + message):
+        TrecRunRetriever(path, DOCS)
+
+
 def test_trec_run_missing_file(tmp_path):
     with pytest.raises(RetrieverError, match="cannot read"):
         TrecRunRetriever(tmp_path / "absent.txt", DOCS)
