@@ -169,7 +169,9 @@ def test_a_measure_file_added_later_scores_runs_recorded_before_it(tmp_path, old
         rows = [r for r in csv.DictReader(f) if r["slice"] == "all" and r["level"] == "doc"]
     exported_values = {r["metric"]: float(r["value"]) for r in rows}
     assert exported_values["Hits@1"] == hits[("doc", "all")] and "nDCG@10" in exported_values
-    monkeypatch.chdir(tmp_path / "my_measures")  # no assay.toml here: the built-in measures only
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"  # outside the project: no assay.toml up the tree
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # the built-in measures only
     gone = invoke("report", run_id, "-m", "Hits@5", "--warehouse", path)
     assert gone.exit_code == 1 and "unknown measure 'Hits@5'" in gone.stderr
 
