@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,10 +35,18 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else "?"
 
 
+CPU: list[float] = []  # CPU seconds (user + system) of each command timed, in order
+
+
 def seconds(cmd, cwd=ROOT, env=ENV) -> float:
+    """Wall seconds of ``cmd``; its CPU seconds go to ``CPU`` (they depend less on the machine's load)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True, cwd=cwd, env=env)
-    return time.perf_counter() - t0
+    took = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return took
 
 
 def spread(values) -> str:
@@ -62,24 +71,28 @@ def commands(rounds: int) -> None:
             if cmd is not None:
                 subprocess.run(cmd, capture_output=True, env=ENV)
         before = load()
-        times = {name: [] for name in cases}
-        peer, ratios = [], {name: [] for name in cases}
+        times, cpu = {name: [] for name in cases}, {name: [] for name in cases}
+        peer, peer_cpu, ratios = [], [], {name: [] for name in cases}
         for r in range(rounds):
             base = seconds([sys.executable, "-c", "pass"])
             peer.append(base)
+            peer_cpu.append(CPU[-1])
             for name, cmd in cases.items():
                 cmd = cmd or ASSAY + ["demo", "--warehouse", str(Path(tmp) / f"demo-{r}.duckdb")]
                 took = seconds(cmd)
                 times[name].append(took)
+                cpu[name].append(CPU[-1])
                 ratios[name].append(took / base)
-        print(f"load average before {before}, after {load()}; {rounds} rounds; seconds min / median / max\n")
-        print(f"{'python -c pass (peer)':36s} {spread(peer)}")
+        print(f"load average before {before}, after {load()}; {rounds} rounds; wall seconds min / median / max, "
+              "the ratio to python -c pass in the same round, median CPU seconds\n")
+        print(f"{'python -c pass (peer)':36s} {spread(peer)}   {'':22s} cpu {statistics.median(peer_cpu):.3f}")
         for name in cases:
             target = {"assay --help": 0.3, "assay report latest": 0.3, "assay demo (end to end)": 30}.get(name)
             verdict = "" if target is None else (
                 f"  target < {target:g} s: {'ok' if statistics.median(times[name]) < target else 'MISSED'}")
             print(f"{name:36s} {spread(times[name])}   {statistics.median(ratios[name]):6.1f}x python "
-                  f"({min(ratios[name]):.1f}-{max(ratios[name]):.1f}x){verdict}")
+                  f"({min(ratios[name]):5.1f}-{max(ratios[name]):5.1f}x) cpu {statistics.median(cpu[name]):.3f}"
+                  f"{verdict}")
 
 
 def make_demo(runs: int, cold: bool) -> None:
