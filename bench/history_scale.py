@@ -22,11 +22,14 @@ every run; report: one; regress and compare: two), and the ratio of each size's 
 size's, with the load average seen.
 
 Run: .venv/bin/python bench/history_scale.py [--sizes 10,100,1000] [--repeats 3] [--dir DIR] [--spacing 30]
-     [--src DIR (the src/ of another checkout, timed side by side as "peer")] [--peer-sizes 10,100]
+     [--src DIR (the src/ of another checkout, timed side by side as "peer")] [--peer-sizes 10,100] [--peer-repeats N]
      [--only history,report,regress,compare]
 
-Each command runs with the environment it is given minus OPENBLAS_NUM_THREADS, so each version sets its own
-BLAS threads as a user would meet them. The largest warehouse takes ~10 GiB (check `df -h` on --dir).
+With --src, the peer writes its own ten real runs and its warehouses are copied from those (in the schema that
+code writes: a checkout from before migration 013 stores a hits table with its primary key, ~9 GiB at 1,000
+runs; this checkout's take 1.1 GiB), so each version reads what it would have written. Each command runs with
+the environment it is given minus OPENBLAS_NUM_THREADS, so each version sets its own BLAS threads as a user
+would meet them. Check `df -h` on --dir first.
 """
 
 from __future__ import annotations
@@ -83,21 +86,29 @@ def collection(target: Path, questions: int, docs: int, seed: int = 0) -> None:
             out.write(json.dumps(record) + "\n")
 
 
-def templates(path: Path, data: Path, questions: int, docs: int) -> None:
-    """The ten real runs every warehouse copies."""
-    from assay.runner import RunOptions, run
-    from assay.warehouse import Warehouse
+TEMPLATE_RUNS = """
+import sys, time
+from pathlib import Path
+from assay.runner import RunOptions, run
+from assay.warehouse import Warehouse
+path, data, variants = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+with Warehouse.open(path) as wh:
+    for i in range(variants):
+        t = time.perf_counter()
+        run(wh, data / "corpus", data / "judgments.jsonl", RunOptions(chunk_size=300 + 40 * i, depth=100))
+        print(f"  template run {i + 1}/{variants}: {time.perf_counter() - t:.1f} s", flush=True)
+"""
 
+
+def templates(path: Path, data: Path, questions: int, docs: int, src: Path) -> None:
+    """The ten real runs every warehouse copies, written by the code under ``src`` (in a process of its own)."""
     if not (data / "judgments.jsonl").exists():
         shutil.rmtree(data, ignore_errors=True)
         collection(data, questions, docs)
     partial = path.with_suffix(".partial")
     partial.unlink(missing_ok=True)
-    with Warehouse.open(partial) as wh:
-        for i in range(VARIANTS):
-            t = time.perf_counter()
-            run(wh, data / "corpus", data / "judgments.jsonl", RunOptions(chunk_size=300 + 40 * i, depth=100))
-            print(f"  template run {i + 1}/{VARIANTS}: {time.perf_counter() - t:.1f} s", flush=True)
+    subprocess.run([sys.executable, "-c", TEMPLATE_RUNS, str(partial), str(data), str(VARIANTS)], check=True,
+                   env={**os.environ, "PYTHONPATH": str(src)})
     partial.rename(path)
 
 
@@ -116,7 +127,8 @@ def build(path: Path, runs: int, template: Path, spacing: float, batch: int = 50
     con = duckdb.connect(str(partial))
     con.execute("SET enable_progress_bar = false")
     real = con.execute("SELECT run_id, started_at FROM runs ORDER BY started_at, run_id").fetchall()
-    span = con.execute("SELECT MAX(list_key) FROM hit_lists").fetchall()[0][0]  # keys of one copy of all ten
+    compact = bool(con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE table_name = 'hit_rows'").fetchall()[0][0])
+    span = con.execute("SELECT MAX(list_key) FROM hit_lists").fetchall()[0][0] if compact else 0  # one copy's keys
     clones = []
     for i in range(len(real), runs):
         started = real[-1][1] + timedelta(seconds=spacing * (i - len(real) + 1))
@@ -139,16 +151,16 @@ def build(path: Path, runs: int, template: Path, spacing: float, batch: int = 50
            "started_at": "c.started_at", "finished_at": "c.started_at + INTERVAL 30 SECOND"}
     for lo in range(len(real), runs, batch):
         con.execute("BEGIN")
-        # each copy's own rows of every list its source stores, in list order, as write_hits appends them
-        con.execute("INSERT INTO hit_rows (list_key, rank, chunk_key, score) "
-                    "SELECT h.list_key + c.key_offset, h.rank, h.chunk_key, h.score * c.factor "
-                    "FROM clones c JOIN (SELECT DISTINCT run_id, list_key FROM hit_lists) l ON l.run_id = c.source "
-                    "JOIN hit_rows h ON h.list_key = l.list_key "
-                    "WHERE c.idx >= ? AND c.idx < ? ORDER BY c.idx, h.list_key, h.rank", [lo, lo + batch])
-        for table in tables + ["runs"]:
+        if compact:  # each copy's own rows of every list its source stores, in list order, as write_hits appends
+            con.execute("INSERT INTO hit_rows (list_key, rank, chunk_key, score) "
+                        "SELECT h.list_key + c.key_offset, h.rank, h.chunk_key, h.score * c.factor "
+                        "FROM clones c JOIN (SELECT DISTINCT run_id, list_key FROM hit_lists) l ON l.run_id = c.source "
+                        "JOIN hit_rows h ON h.list_key = l.list_key "
+                        "WHERE c.idx >= ? AND c.idx < ? ORDER BY c.idx, h.list_key, h.rank", [lo, lo + batch])
+        for table in tables + ["runs"]:  # a hits table (before migration 013) is one of them
             cols = copied[table]
-            select = ", ".join(new[c] if c in ("run_id", "list_key") or (c in new and table == "runs") else f"t.{c}"
-                               for c in cols)
+            select = ", ".join(new[c] if c in ("run_id", "list_key") or (c in new and table == "runs") else
+                               "t.score * c.factor" if c == "score" and table == "hits" else f"t.{c}" for c in cols)
             con.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT {select} FROM {table} t "
                         "JOIN clones c ON t.run_id = c.source WHERE c.idx >= ? AND c.idx < ? ORDER BY c.idx",
                         [lo, lo + batch])
@@ -185,7 +197,8 @@ def shape(path: Path) -> dict:
     try:
         runs = [r for r, in con.execute("SELECT run_id FROM runs ORDER BY started_at, run_id").fetchall()]
         hits = con.execute("SELECT COUNT(*) FROM hits").fetchall()[0][0]
-        stored = con.execute("SELECT COUNT(*) FROM hit_rows").fetchall()[0][0]
+        compact = con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE table_name = 'hit_rows'").fetchall()[0][0]
+        stored = con.execute("SELECT COUNT(*) FROM hit_rows" if compact else "SELECT COUNT(*) FROM hits").fetchall()[0][0]
         questions = con.execute("SELECT COUNT(*) FROM run_queries WHERE run_id = ?", [runs[0]]).fetchall()[0][0]
     finally:
         con.close()
@@ -272,42 +285,50 @@ def main() -> None:
                         help="seconds between the copies' start times (30: about one 1,000-question BM25 run)")
     parser.add_argument("--src", type=Path, help="the src/ of another checkout, timed as 'peer' beside this one")
     parser.add_argument("--peer-sizes", help="sizes the peer is timed at (default: all)")
+    parser.add_argument("--peer-repeats", type=int, help="repeats of the peer (default: --repeats)")
     parser.add_argument("--only", default=",".join(COMMANDS), help="commands to time, comma-separated")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     commands = [c for c in args.only.split(",") if c]
     peer_sizes = {int(s) for s in args.peer_sizes.split(",")} if args.peer_sizes else set(sizes)
+    args.peer_repeats = args.repeats if args.peer_repeats is None else args.peer_repeats
     args.dir.mkdir(parents=True, exist_ok=True)
-    template = args.dir / f"template-{args.questions}q.duckdb"
-    if not template.exists():
-        print(f"template: {VARIANTS} real runs of {args.questions} questions", flush=True)
-        templates(template, args.dir / f"collection-{args.questions}q", args.questions, args.docs)
-    up_to_date(template)
-    shapes = {}
-    for size in sizes:
-        path = args.dir / f"w{size}-{args.questions}q-{args.spacing:g}s.duckdb"
-        if not path.exists():
-            print(f"building {path.name} ...", flush=True)
-            print(f"  built in {build(path, size, template, args.spacing):.1f} s", flush=True)
-        up_to_date(path)
-        shapes[size] = (path, shape(path))
-        s = shapes[size][1]
-        print(f"{size} runs x {s['questions']} questions: {s['hits']:,} hits rows ({s['hits'] / len(s['runs']):,.0f} "
-              f"per run; {s['stored']:,} stored in hit_rows), {s['bytes'] / 2**30:.2f} GiB", flush=True)
-        rows = scanned(path, s["runs"][0])
-        print("  rows scanned by the report of its oldest run: " + ", ".join(
-            f"{table} {n:,}" for table, n in sorted(rows.items()) if table in SCANNED), flush=True)
-
     versions = [("this", ROOT / "src")] + ([("peer", args.src)] if args.src else [])
+    shapes = {}  # (version, size) -> (path, shape)
+    for name, src in versions:
+        suffix = "" if name == "this" else "-peer"  # the peer writes and reads warehouses of its own schema
+        template = args.dir / f"template-{args.questions}q{suffix}.duckdb"
+        if not template.exists():
+            print(f"template{suffix}: {VARIANTS} real runs of {args.questions} questions by {src}", flush=True)
+            templates(template, args.dir / f"collection-{args.questions}q", args.questions, args.docs, src)
+        if name == "this":
+            up_to_date(template)
+        for size in sizes if name == "this" else [n for n in sizes if n in peer_sizes]:
+            path = args.dir / f"w{size}-{args.questions}q-{args.spacing:g}s{suffix}.duckdb"
+            if not path.exists():
+                print(f"building {path.name} ...", flush=True)
+                print(f"  built in {build(path, size, template, args.spacing):.1f} s", flush=True)
+            if name == "this":
+                up_to_date(path)
+            shapes[(name, size)] = (path, shape(path))
+            s = shapes[(name, size)][1]
+            print(f"{name}: {size} runs x {s['questions']} questions: {s['hits']:,} hits rows "
+                  f"({s['hits'] / len(s['runs']):,.0f} per run; {s['stored']:,} stored), {s['bytes'] / 2**30:.2f} GiB",
+                  flush=True)
+            if name == "this":
+                rows = scanned(path, s["runs"][0])
+                print("  rows scanned by the report of its oldest run: " + ", ".join(
+                    f"{table} {n:,}" for table, n in sorted(rows.items()) if table in SCANNED), flush=True)
+
     times: dict = {}  # (version, command, size) -> [(wall, cpu)]
     loads = [load()]
     for rep in range(args.repeats):
         for command in commands:
             for size in sizes:
-                path, s = shapes[size]
                 for name, src in versions:
-                    if name == "peer" and size not in peer_sizes:
+                    if (name, size) not in shapes or (name == "peer" and rep >= args.peer_repeats):
                         continue
+                    path, s = shapes[(name, size)]
                     wall, cpu, _ = timed(arguments(command, s["runs"]), src, path)
                     times.setdefault((name, command, size), []).append((wall, cpu))
                     print(f"  repeat {rep + 1} {name:4s} {command:8s} {size:5d} runs: {wall:7.2f} s wall "
