@@ -151,7 +151,7 @@ def test_relevant_only_ranking_scores_as_the_full_ranking(tmp_path):
     try:
         names = [f"{family}@{k}" for family in trec_families() for k in CUTOFFS] + ["RR", "nDCG", "AP"]
         before = {name: measure_values(con, parse_measure(name)) for name in names}
-        con.execute("DROP TABLE judged_ranking")
+        con.execute("DROP VIEW judged_ranking")
         con.execute("CREATE TABLE judged_ranking (run_id VARCHAR, stage VARCHAR, level VARCHAR, query_id INTEGER, "
                     "rank BIGINT, item VARCHAR, gain INTEGER, new_units INTEGER)")
         codes = dict(con.execute("SELECT query_id, qcode FROM trec_query_codes").fetchall())
@@ -271,6 +271,41 @@ def test_fast_path_takes_only_what_it_reads_exactly(tmp_path, text, sep, takes):
     assert fast == sorted(con.sql(load_sql("trec/run_rows")).fetchall())
 
 
+@pytest.mark.parametrize("text, sep, takes", [
+    ("q1 0 a 1\nq1 0 b -2\n\nq2 0 a +3\nq2 0 c 01\n", " ", True),
+    ("q1\t0\ta\t1\r\nq2\t0\ta\t0\r\n", "\t", True),
+    ("q1 0 a 1.5\n", " ", False),  # DuckDB's own cast would read 2
+    ("q1 0 a 1e2\n", " ", False),
+    ("q1 0 a 0x10\n", " ", False),
+    ("q1 0 a 1_000\n", " ", False),
+    ("q1 0 a 99999999999\n", " ", False),
+    ("q1 0  a 1\n", " ", False),
+    (" q1 0 a 1\n", " ", False),
+    ("q1 0 a 1 \n", " ", True),  # a trailing blank: four columns to both readings
+    ("q1 0 a\n", " ", False),
+    ("q1 0 a 1 x\n", " ", False),
+])
+def test_qrels_fast_path_takes_only_what_it_reads_exactly(tmp_path, text, sep, takes):
+    """sql/trec/qrels_fast.sql either reads a file as the reference reading does or fails (given a file
+    with one kind of separator, as _single_separator hands it over)."""
+    import duckdb
+
+    from assay.sqlfiles import load_sql
+
+    path = tmp_path / "x.qrels"
+    path.write_text(text, newline="")
+    con = duckdb.connect(":memory:")
+    con.execute(load_sql("trec/macros"))
+    if not takes:
+        with pytest.raises(duckdb.Error):
+            con.sql(load_sql("trec/qrels_fast"), params={"path": str(path), "delim": sep}).fetchall()
+        return
+    fast = sorted(con.sql(load_sql("trec/qrels_fast"), params={"path": str(path), "delim": sep}).fetchall())
+    con.execute(load_sql("trec/qrels_lines"), {"path": str(path)})
+    assert con.execute("SELECT count(*) FROM trec_qrels WHERE problem IS NOT NULL").fetchall() == [(0,)]
+    assert fast == sorted(con.sql(load_sql("trec/qrels_rows")).fetchall())
+
+
 def _files(tmp_path, qrels_text, run_text):
     qrels_path, run_path = tmp_path / "bad.qrels", tmp_path / "bad.run"
     qrels_path.write_bytes(qrels_text if isinstance(qrels_text, bytes) else qrels_text.encode())
@@ -353,6 +388,19 @@ def test_empty_run_scores_nothing_unless_complete(tmp_path):
     assert evaluate_trec(qrels_path, run_path, ["AP"]) == [{"metric": "AP", "query_id": "all", "value": None, "n": 0}]
     assert evaluate_trec(qrels_path, run_path, ["AP"], per_query=False, complete=True) == [
         {"metric": "AP", "query_id": "all", "value": 0.0, "n": 1}]
+
+
+def test_scoring_files_does_not_import_pandas(tmp_path):
+    """pyarrow imports pandas (0.4 s) on to_numpy and wherever it converts Python objects; the ranking
+    reads Arrow buffers instead (assay.trec_ranking)."""
+    import subprocess
+    import sys
+
+    qrels, run = random_collection(random.Random(2))
+    qrels_path, run_path = write_trec(tmp_path, qrels, run)
+    code = ("import sys; from assay.trec_eval import evaluate_trec; "
+            f"evaluate_trec({str(qrels_path)!r}, {str(run_path)!r}, ['AP', 'nDCG@10']); print('pandas' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
 
 
 # -- measures -------------------------------------------------------------------------------------

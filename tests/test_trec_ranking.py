@@ -88,10 +88,9 @@ def test_duplicate_tells_a_collision_from_a_pair_listed_twice():
 def test_relevant_documents_are_matched_on_the_strings_too():
     run_pairs = [("q1", "a"), ("q1", "b"), ("q2", "a"), ("q2", "c")]
     run = rows_of(run_pairs, [5, 6 << 40, 5, 6 << 40 | 3])  # q1/a and q2/a collide; q1/b, q2/c share high bits
-    qrels_docno = chunked(["b", "a", "c"])
     # relevant: q2/a (hash 5, code 1), q1/b (code 0), q2/c (code 1); ordered by hash
     relevant = Relevant(np.array([1, 0, 2]), np.array([5, 6 << 40, 6 << 40 | 3], np.uint64), np.array([1, 0, 1]),
-                        qrels_docno)
+                        pa.array(["a", "b", "c"]))
     rows, found = retrieved_relevant(run, np.array([0, 0, 1, 1], np.int32), relevant)
     assert sorted(zip(rows.tolist(), found.tolist())) == [(1, 1), (2, 0), (3, 2)]
 

@@ -1,10 +1,11 @@
 """TREC run files scored against TREC qrels by the warehouse's own measure SQL, as trec_eval scores them.
 
-Both files are bulk-loaded into an in-memory DuckDB database, which then gets the tables the
-measure files read (``eval_questions``, ``judged_ranking``, ``unit_counts``, ``ideal_gains``,
-``levels``) for one pseudo-run: run ``trec``, stage ``final``, level ``doc``. Every measure is
-then the unchanged ``sql/measures/*.sql`` file of the registry, so a TREC run and a stored run
-are scored by one definition. Per query, the values agree with pytrec_eval (trec_eval 9) to 1e-9.
+DuckDB reads both files into Arrow columns; the run is ranked with numpy (assay.trec_ranking) and
+the tables the measure files read (``eval_questions``, ``judged_ranking``, ``unit_counts``,
+``ideal_gains``, ``levels``) are built from arrays (assay.trec_tables) for one pseudo-run: run
+``trec``, stage ``final``, level ``doc``, in an in-memory DuckDB database. Every measure is then
+the unchanged ``sql/measures/*.sql`` file of the registry, so a TREC run and a stored run are
+scored by one definition. Per query, the values agree with pytrec_eval (trec_eval 9) to 1e-9.
 
 trec_eval's rules, kept here:
 
@@ -25,13 +26,14 @@ tag`` with a score that is a number (not NaN; +-inf sorts as trec_eval sorts it)
 ``query_id iteration doc_id relevance`` with a whole-number relevance. A line that breaks this
 raises ``FormatError`` naming the file and line.
 
-Reading: a run file whose separators are all single spaces (or all single tabs) is parsed by
-DuckDB's CSV reader, typed and in parallel: the fast path, about 1.3 s for ten million lines on
-two cores. The reader cannot collapse runs of blanks, and splitting lines with a regular
-expression is about seven times slower, so any other file is read whole lines at a time and split
-with list functions (``trec_fields`` in ``sql/trec/macros.sql``, the reference reading, about
-3 s for the same file). The fast path gives up, to the reference reading, on any line it cannot
-take exactly. Qrels files, small, always take the reference reading.
+Reading: a file whose separators are all single spaces (or all single tabs) is parsed by DuckDB's
+CSV reader, typed and in parallel, with the 64-bit hash of (query, document) computed on the way:
+the fast path (``run_fast.sql``, ``qrels_fast.sql``; about 3 s of CPU for ten million run lines).
+The reader cannot collapse runs of blanks, and splitting lines with a regular expression is about
+seven times slower, so any other file is read whole lines at a time and split with list functions
+(``trec_fields`` in ``sql/trec/macros.sql``, the reference reading). The fast path gives up, to the
+reference reading, on any line it cannot take exactly. Nothing of the run is stored in DuckDB:
+after the ranking only the relevant documents it retrieves are kept, with their ranks.
 """
 
 from __future__ import annotations
@@ -132,12 +134,8 @@ def _open(load, complete: bool):
             tables = trec_tables.tables(names, qrels, relevant, found, ranks, questions)
             del qrels, run, relevant, query, rows
         for name, table in tables.items():
-            con.register(name, table)
-        try:
-            con.execute(load_sql("trec/measure_views"))
-        finally:
-            for name in tables:
-                con.unregister(name)
+            con.register(name, table)  # for the connection's life: measure_views.sql makes views over them
+        con.execute(load_sql("trec/measure_views"))
         ids = names.to_pylist()
         _QUERY_IDS[con] = ids, {q: code for code, q in enumerate(ids)}
     except BaseException:

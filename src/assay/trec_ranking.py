@@ -63,12 +63,12 @@ class Rows:
 @dataclass
 class Relevant:
     """The relevant judgments (relevance >= 1) in the order of their hashes: their lines in the qrels
-    (``rows``), ``h`` and query codes (``query``); ``docno`` is the qrels' column."""
+    (``rows``), ``h``, query codes (``query``) and document ids (``docno``)."""
 
     rows: np.ndarray
     h: np.ndarray
     query: np.ndarray
-    docno: pa.ChunkedArray
+    docno: pa.Array
 
 
 # -- Arrow <-> numpy without pandas --------------------------------------------------------------
@@ -227,7 +227,7 @@ def retrieved_relevant(run: Rows, query: np.ndarray, relevant: Relevant) -> tupl
     rows, judgment = rows[keep].astype(np.int64), judgment[keep]
     order = np.argsort(rows)  # Arrow takes from a chunked column faster in order
     rows, judgment = rows[order], judgment[order]
-    same = _all_true(pc.equal(take(run.docno, rows), take(relevant.docno, relevant.rows[judgment])))
+    same = _all_true(pc.equal(take(run.docno, rows), relevant.docno.take(arrow(judgment))))
     if same is not None:  # a 64-bit collision of two different pairs
         rows, judgment = rows[same], judgment[same]
     return rows, judgment

@@ -44,7 +44,7 @@ def relevant(qrels: Rows, query: np.ndarray) -> Relevant:
     """The relevant judgments (relevance >= 1), ordered by hash; ``query``: the code of each qrels line."""
     rows = np.flatnonzero(qrels.value >= 1)
     rows = rows[np.argsort(qrels.h[rows])]
-    return Relevant(rows, qrels.h[rows], query[rows], qrels.docno)
+    return Relevant(rows, qrels.h[rows], query[rows], take(qrels.docno, rows))
 
 
 def tables(names: pa.Array, qrels: Rows, relevant: Relevant, found: np.ndarray, rank: np.ndarray,
@@ -71,7 +71,7 @@ def tables(names: pa.Array, qrels: Rows, relevant: Relevant, found: np.ndarray, 
         "_assay_units": _table(query_id=arrow(judged.astype(np.int32)), n_units=arrow(units[judged])),
         "_assay_ideal": _table(query_id=arrow(ideal_query), gain=arrow(ideal_gain), ideal_rank=arrow(ideal_rank)),
         "_assay_judged": _table(query_id=arrow(relevant.query[found].astype(np.int32)), rank=arrow(rank),
-                                item=take(relevant.docno, relevant.rows[found]),
+                                item=relevant.docno.take(arrow(found)),
                                 gain=arrow(grade[found].astype(np.int32))),
     }
 
