@@ -5,8 +5,8 @@ descending) and graded qrels (20 judged documents a query, grades 0-3, 15 of the
 mostly near the top, at least one relevant), written once as TREC files under --dir (default
 /tmp/assay-eval-trec-bench) and reused while the seed and sizes stay the same.
 
-What is timed, each tool in a fresh Python process of its own (started by this script, one after
-the other, the order alternating between repeats), from the process's start to its exit:
+What is timed: each tool in a fresh Python process of its own, started by this script one after
+the other (the order alternating between repeats):
 
 - assay: ``evaluate_trec(qrels, run, MEASURES, per_query=True)``, the library call behind
   ``assay eval-trec --per-query`` (everything but printing the rows): DuckDB reads both files.
@@ -18,10 +18,14 @@ itself (ndcg_cut_10, map, recip_rank, recall_100, P_10), so nothing is computed 
 CPU time is user + system time of the child process (all its threads: DuckDB reads on every core)
 from its start (interpreter and imports included) until the values are in hand, from
 ``resource.getrusage(RUSAGE_SELF)``; wall time runs from the parent starting the child to the same
-point. Saving the values for the parity check and the process's exit come after and are not counted. Each repeat prints both tools' figures, the ratios assay / pytrec_eval and the load
-average seen (``/proc/loadavg``, one-minute figure before and after); the last lines give the
-ratios' spread (min-max over repeats) against the targets (CPU <= 0.5x, wall <= 0.25x). The first
-repeat also checks parity: the largest difference per query between the tools, over every measure.
+point. Saving the values for the parity check, and the process's exit, come after and are not
+counted, for either tool.
+
+Each repeat prints both tools' CPU, wall and peak resident memory, the ratios assay / pytrec_eval
+and the load average seen (``/proc/loadavg``, the one-minute figure before and after each tool);
+the last lines give the ratios' spread (min-max over repeats) against the targets (CPU <= 0.5x,
+wall <= 0.25x). The first repeat also checks parity: the largest difference per query between the
+tools, over every measure.
 
 Run: .venv/bin/python bench/eval_trec_speed.py [--sizes 10000x1000,100000x100] [--repeats 3]
 """
@@ -127,18 +131,19 @@ def child(tool: str, qrels_path: str, run_path: str, dump: str, started: str) ->
     taken when the values are in hand (before they are saved for the parity check, and before exit)."""
     values = (run_assay if tool == "assay" else run_pytrec_eval)(qrels_path, run_path)
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"cpu": usage.ru_utime + usage.ru_stime, "wall": time.time() - float(started)}), flush=True)
+    print(json.dumps({"cpu": usage.ru_utime + usage.ru_stime, "wall": time.time() - float(started),
+                      "rss": usage.ru_maxrss / 1024}), flush=True)
     if dump:
         with open(dump, "wb") as f:
             pickle.dump(values, f)
 
 
-def timed_child(tool: str, qrels_path: Path, run_path: Path, dump: Path | None) -> tuple[float, float]:
-    """(CPU seconds, wall seconds) of one tool in a process of its own."""
+def timed_child(tool: str, qrels_path: Path, run_path: Path, dump: Path | None) -> tuple[float, float, float]:
+    """(CPU seconds, wall seconds, peak resident MB) of one tool in a process of its own."""
     done = subprocess.run([sys.executable, __file__, "--child", tool, str(qrels_path), str(run_path), str(dump or ""),
                            repr(time.time())], check=True, stdout=subprocess.PIPE, text=True)
     figures = json.loads(done.stdout.strip().splitlines()[-1])
-    return figures["cpu"], figures["wall"]
+    return figures["cpu"], figures["wall"], figures["rss"]
 
 
 def load() -> float:
@@ -182,7 +187,8 @@ def main() -> None:
                 dump = args.dir / f"{tool}.pickle" if repeat == 0 and not args.only else None
                 figures[tool] = timed_child(tool, qrels_path, run_path, dump)
                 loads.append(load())
-            line = "  ".join(f"{tool} cpu {figures[tool][0]:6.2f} s wall {figures[tool][1]:6.2f} s" for tool in order)
+            line = "  ".join(f"{tool} cpu {figures[tool][0]:6.2f} s wall {figures[tool][1]:6.2f} s "
+                             f"peak {figures[tool][2]:5.0f} MB" for tool in order)
             if len(figures) == 2:
                 cpu = figures["assay"][0] / figures["pytrec_eval"][0]
                 wall = figures["assay"][1] / figures["pytrec_eval"][1]
