@@ -55,63 +55,69 @@ FROM hits h
 LEFT JOIN run_stages s ON s.run_id = h.run_id AND s.stage = h.stage
 GROUP BY h.run_id, h.query_id, h.stage;
 
+-- Every hit with integers for its list and chunk: what the comparisons below join on, and hit_rows' source.
+CREATE TEMP TABLE migrate_013_rows AS
+SELECT l.own_key, h.rank, c.chunk_key, h.score
+FROM hits h
+JOIN migrate_013_lists l ON l.run_id = h.run_id AND l.query_id = h.query_id AND l.stage = h.stage
+LEFT JOIN runs r ON r.run_id = h.run_id
+JOIN chunk_keys c ON c.chunk_set = COALESCE(r.chunk_set, '') AND c.chunk_id = h.chunk_id AND c.doc_id = h.doc_id;
+
 -- The list each list may read instead of storing its own: a derived run's (rescore, revalidation) the list of
--- its source run for the same question and stage; any other run's the list of the stage before it.
+-- its source run for the same question and stage; any other run's the list of the stage before it. Both
+-- lists' ranks must be 1..n.
 CREATE TEMP TABLE migrate_013_inputs AS
-SELECT l.run_id, l.query_id, l.stage, COALESCE(r.source_run_id, l.run_id) AS input_run,
-       CASE WHEN r.source_run_id IS NULL THEN s.input ELSE l.stage END AS input_stage
+SELECT l.own_key, i.own_key AS input_key, l.through_rank
 FROM migrate_013_lists l
 JOIN runs r ON r.run_id = l.run_id
 LEFT JOIN (SELECT run_id, stage, LAG(stage) OVER (PARTITION BY run_id ORDER BY position) AS input
-           FROM run_stages) s ON s.run_id = l.run_id AND s.stage = l.stage;
+           FROM run_stages) s ON s.run_id = l.run_id AND s.stage = l.stage
+JOIN migrate_013_lists i
+  ON i.run_id = COALESCE(r.source_run_id, l.run_id) AND i.query_id = l.query_id
+ AND i.stage = CASE WHEN r.source_run_id IS NULL THEN s.input ELSE l.stage END
+WHERE l.whole AND i.whole;
 
--- Lists equal to the first rows of that list: ranks 1..n in both, and every row the same at its rank.
+-- Lists equal to the first rows of that list: every row the same at its rank (a chunk key names the chunk set,
+-- the chunk and the document), the score bit for bit.
 CREATE TEMP TABLE migrate_013_prefixes AS
-SELECT i.run_id, i.query_id, i.stage, i.input_run, i.input_stage
+SELECT i.own_key, i.input_key
 FROM migrate_013_inputs i
-JOIN migrate_013_lists la ON la.run_id = i.run_id AND la.query_id = i.query_id AND la.stage = i.stage
-JOIN migrate_013_lists lb ON lb.run_id = i.input_run AND lb.query_id = i.query_id AND lb.stage = i.input_stage
-JOIN hits a ON a.run_id = i.run_id AND a.query_id = i.query_id AND a.stage = i.stage
-JOIN hits b ON b.run_id = i.input_run AND b.query_id = i.query_id AND b.stage = i.input_stage AND b.rank = a.rank
-WHERE la.whole AND lb.whole
-  AND b.chunk_id = a.chunk_id AND b.doc_id = a.doc_id
+JOIN migrate_013_rows a ON a.own_key = i.own_key
+JOIN migrate_013_rows b ON b.own_key = i.input_key AND b.rank = a.rank
+WHERE b.chunk_key = a.chunk_key
   AND b.score IS NOT DISTINCT FROM a.score AND signbit(b.score) IS NOT DISTINCT FROM signbit(a.score)
-GROUP BY i.run_id, i.query_id, i.stage, i.input_run, i.input_stage, la.through_rank
-HAVING COUNT(*) = la.through_rank;
+GROUP BY i.own_key, i.input_key, i.through_rank
+HAVING COUNT(*) = i.through_rank;
 
 -- The stored list each list reads: its own, or (through a chain of prefixes) the first stored one.
 CREATE TEMP TABLE migrate_013_keys AS
-WITH RECURSIVE resolved (run_id, query_id, stage, list_key) AS (
-    SELECT l.run_id, l.query_id, l.stage, l.own_key
+WITH RECURSIVE resolved (own_key, list_key) AS (
+    SELECT l.own_key, l.own_key
     FROM migrate_013_lists l
-    WHERE NOT EXISTS (SELECT 1 FROM migrate_013_prefixes p
-                      WHERE p.run_id = l.run_id AND p.query_id = l.query_id AND p.stage = l.stage)
+    WHERE NOT EXISTS (SELECT 1 FROM migrate_013_prefixes p WHERE p.own_key = l.own_key)
     UNION ALL
-    SELECT p.run_id, p.query_id, p.stage, r.list_key
+    SELECT p.own_key, r.list_key
     FROM migrate_013_prefixes p
-    JOIN resolved r ON r.run_id = p.input_run AND r.query_id = p.query_id AND r.stage = p.input_stage
+    JOIN resolved r ON r.own_key = p.input_key
 )
-SELECT run_id, query_id, stage, list_key FROM resolved;
+SELECT own_key, list_key FROM resolved;
 
 INSERT INTO hit_lists (run_id, query_id, stage, list_key, through_rank)
 SELECT l.run_id, l.query_id, l.stage, k.list_key, l.through_rank
 FROM migrate_013_lists l
-JOIN migrate_013_keys k ON k.run_id = l.run_id AND k.query_id = l.query_id AND k.stage = l.stage
+JOIN migrate_013_keys k ON k.own_key = l.own_key
 ORDER BY l.own_key;
 
 INSERT INTO hit_rows (list_key, rank, chunk_key, score)
-SELECT l.own_key, h.rank, c.chunk_key, h.score
-FROM hits h
-JOIN migrate_013_lists l ON l.run_id = h.run_id AND l.query_id = h.query_id AND l.stage = h.stage
-JOIN migrate_013_keys k ON k.run_id = l.run_id AND k.query_id = l.query_id AND k.stage = l.stage
-LEFT JOIN runs r ON r.run_id = h.run_id
-JOIN chunk_keys c ON c.chunk_set = COALESCE(r.chunk_set, '') AND c.chunk_id = h.chunk_id AND c.doc_id = h.doc_id
-WHERE k.list_key = l.own_key
-ORDER BY l.own_key, h.rank;
+SELECT h.own_key, h.rank, h.chunk_key, h.score
+FROM migrate_013_rows h
+JOIN migrate_013_keys k ON k.own_key = h.own_key AND k.list_key = h.own_key
+ORDER BY h.own_key, h.rank;
 
 DROP TABLE migrate_013_keys;
 DROP TABLE migrate_013_prefixes;
 DROP TABLE migrate_013_inputs;
+DROP TABLE migrate_013_rows;
 DROP TABLE migrate_013_lists;
 DROP TABLE hits;
 

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from itertools import groupby
+from operator import itemgetter, lt
 
 from assay.errors import WarehouseError
 
-Row = tuple  # (rank, chunk_id, doc_id, score)
+List = tuple  # a list's columns, by rank: (ranks, chunk ids, document ids, scores)
 
 
 def write_chunk_keys(warehouse, chunk_set: str, chunks: Sequence) -> None:
@@ -48,75 +50,55 @@ def write_hits(warehouse, run_id: str, chunk_set: str, hits: Iterable[tuple], st
     con = warehouse.con
     next_key = con.execute("SELECT COALESCE(MAX(list_key), 0) + 1 FROM hit_lists").fetchall()[0][0]
     position = {stage: i for i, stage in enumerate(stages)}
-    stored: dict[tuple, tuple[int, list]] = {}  # (query_id, stage) -> (list_key, rows) of the list it reads
-    list_rows, keys, ranks, chunk_ids, doc_ids, scores = [], [], [], [], [], []
-    for (query_id, stage), rows in sorted(lists.items(), key=lambda item: (item[0][0], position.get(item[0][1], len(position)),
-                                                                            item[0][1])):
-        before = position.get(stage, 0) - 1
-        source = stored.get((query_id, stages[before])) if before >= 0 and stage in position else None
-        if source is not None and is_prefix(rows, source[1]):
-            list_key = source[0]
-        else:
-            list_key, next_key = next_key, next_key + 1
-            keys += [list_key] * len(rows)
-            for rank, chunk_id, doc_id, score in rows:
-                ranks.append(rank)
-                chunk_ids.append(chunk_id)
-                doc_ids.append(doc_id)
-                scores.append(score)
-            source = (list_key, rows)
-        stored[(query_id, stage)] = source
-        list_rows.append((query_id, stage, list_key, rows[-1][0]))
-    columns = {"list_key": keys, "rank": ranks, "chunk_id": chunk_ids, "doc_id": doc_ids, "score": scores}
-    with registered(con, "_assay_hit_rows", columns):
+    read: dict[tuple, tuple[int, List]] = {}  # (query_id, stage) -> (list_key, columns) of the rows it reads
+    list_rows, keys, columns = [], [], ([], [], [], [])
+    for (query_id, stage), own in sorted(lists.items(), key=lambda item: (
+            item[0][0], position.get(item[0][1], len(position)), item[0][1])):
+        before = position[stage] - 1 if stage in position else -1
+        source = read.get((query_id, stages[before])) if before >= 0 else None
+        if source is None or not is_prefix(own, source[1]):
+            source, next_key = (next_key, own), next_key + 1
+            keys += [source[0]] * len(own[0])
+            for column, values in zip(columns, own):
+                column.extend(values)
+        read[(query_id, stage)] = source
+        list_rows.append((query_id, stage, source[0], own[0][-1]))
+    rows = dict(zip(("rank", "chunk_id", "doc_id", "score"), columns), list_key=keys)
+    with registered(con, "_assay_hit_rows", rows):
         con.execute(_sql("hits/new_chunk_keys"), {"chunk_set": chunk_set})
         con.execute(_sql("hits/insert_rows"), {"chunk_set": chunk_set})
     warehouse._insert("hit_lists", ["run_id", "query_id", "stage", "list_key", "through_rank"],
                       [(run_id, *row) for row in list_rows])
 
 
-def copy_lists(warehouse, source: str, run_id: str, keep: bool) -> None:
-    """A derived run's lists: its source's, read where the source's are (nothing copied but the list rows);
-    ``keep``: only the questions of the registered ``_assay_keep``."""
-    only = " AND query_id IN (SELECT query_id FROM _assay_keep)" if keep else ""
-    warehouse.con.execute("INSERT INTO hit_lists (run_id, query_id, stage, list_key, through_rank) "
-                          "SELECT ?, query_id, stage, list_key, through_rank FROM hit_lists "
-                          f"WHERE run_id = ?{only} ORDER BY list_key, through_rank", [run_id, source])
-
-
-def group_lists(run_id: str, hits: Iterable[tuple]) -> dict[tuple, list[Row]]:
-    """{(query_id, stage): rows by rank}; a rank given twice in one list is refused."""
-    lists: dict[tuple, list[Row]] = {}
-    for query_id, stage, rank, chunk_id, doc_id, score in hits:
-        lists.setdefault((query_id, stage), []).append((rank, chunk_id, doc_id, score))
-    for (query_id, stage), rows in lists.items():
-        rows.sort(key=lambda row: row[0])
-        for a, b in zip(rows, rows[1:]):
-            if a[0] == b[0]:
-                raise WarehouseError(f"run {run_id}: duplicate hit at rank {a[0]} of stage {stage} for question "
+def group_lists(run_id: str, hits: Iterable[tuple]) -> dict[tuple, List]:
+    """{(query_id, stage): (ranks, chunk ids, document ids, scores) by rank}; a rank given twice in a list is
+    refused."""
+    raw: dict[tuple, list] = {}
+    for key, group in groupby(hits, key=itemgetter(0, 1)):  # a run's hits come list by list: one group each
+        raw.setdefault(key, []).extend(group)
+    lists = {}
+    for (query_id, stage), rows in raw.items():
+        ranks = [row[2] for row in rows]
+        if not all(map(lt, ranks, ranks[1:])):
+            rows.sort(key=itemgetter(2))
+            ranks = [row[2] for row in rows]
+            repeated = next((a for a, b in zip(ranks, ranks[1:]) if a == b), None)
+            if repeated is not None:
+                raise WarehouseError(f"run {run_id}: duplicate hit at rank {repeated} of stage {stage} for question "
                                      f"{query_id}; a list holds each rank once")
+        lists[(query_id, stage)] = tuple(zip(*rows))[2:]
     return lists
 
 
-def is_prefix(rows: list[Row], source: list[Row]) -> bool:
-    """Whether ``rows`` are the first rows of ``source``, ranks 1..n in both, scores bit for bit."""
-    if len(rows) > len(source) or rows[-1][0] != len(rows) or source[len(rows) - 1][0] != len(rows):
+def is_prefix(own: List, source: List) -> bool:
+    """Whether ``own`` is the first rows of ``source``, ranks 1..n in both, scores bit for bit."""
+    ranks, n = own[0], len(own[0])
+    if n > len(source[0]) or ranks[0] != 1 or ranks[-1] != n or any(a != b[:n] for a, b in zip(own, source)):
         return False
-    if rows[0][0] != 1:
-        return False
-    for (rank, chunk_id, doc_id, score), (r, c, d, s) in zip(rows, source):
-        if rank != r or chunk_id != c or doc_id != d or not same_score(score, s):
-            return False
-    return True
-
-
-def same_score(a, b) -> bool:
-    """Equal bit for bit as stored: -0.0 is not 0.0, NaN is NaN, None is None."""
-    if a is None or b is None:
-        return a is b
-    if a != a or b != b:
-        return a != a and b != b
-    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    # == takes -0.0 for 0.0; a NaN equals only the same float object, whose bits are the same
+    return 0.0 not in own[3] or all(math.copysign(1.0, a) == math.copysign(1.0, b)
+                                    for a, b in zip(own[3], source[3]) if a == 0.0)
 
 
 def _sql(name: str) -> str:
