@@ -107,23 +107,18 @@ def arrow(values: np.ndarray) -> pa.Array:
 
 
 def take(column: pa.ChunkedArray, indices: np.ndarray) -> pa.Array:
-    """``column.take(indices)`` chunk by chunk: pyarrow's own take on a chunked column first joins the
-    chunks into one array (a copy of the whole column, 140 MB for ten million document ids)."""
+    """``column.take(indices)``. Indices in order are taken chunk by chunk: pyarrow's own take on a
+    chunked column first joins the chunks into one array (a copy of the whole column, 140 MB for ten
+    million document ids). Indices in any other order are taken from that joined array: a random
+    take chunk by chunk costs several times more."""
     indices = np.asarray(indices, dtype=np.int64)
-    order = None
     if indices.size > 1 and (indices[1:] < indices[:-1]).any():
-        order = np.argsort(indices)
-        indices = indices[order]
+        return column.combine_chunks().take(arrow(indices))
     starts = np.cumsum([0] + [len(chunk) for chunk in column.chunks])
     cuts = np.searchsorted(indices, starts)
     parts = [chunk.take(arrow(indices[cuts[i]:cuts[i + 1]] - starts[i]))
              for i, chunk in enumerate(column.chunks) if cuts[i + 1] > cuts[i]]
-    taken = pa.chunked_array(parts, type=column.type).combine_chunks()
-    if order is None:
-        return taken
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(order.size)
-    return taken.take(arrow(inverse))
+    return pa.chunked_array(parts, type=column.type).combine_chunks()
 
 
 @contextmanager
