@@ -165,7 +165,8 @@ def tables(con) -> dict:
             for n in names if n not in ("hits", "schema_migrations")}
 
 
-def test_an_old_warehouse_migrates_with_every_hit_exactly(old_warehouse):
+def test_an_old_warehouse_migrates_with_every_hit_exactly(old_warehouse, capsys):
+    size = old_warehouse.stat().st_size
     con = duckdb.connect(str(old_warehouse), read_only=True)
     assert con.execute("SELECT MAX(version) FROM schema_migrations").fetchall() == [(12,)]
     before, others = stored(con), tables(con)
@@ -174,6 +175,11 @@ def test_an_old_warehouse_migrates_with_every_hit_exactly(old_warehouse):
     hand = "20260101T000000-0000ff"
     with Warehouse.open(old_warehouse, read_only=True) as wh:  # reading upgrades it
         assert wh.schema_version() == migrations()[-1][0]
+        # the file rewritten once: the old hits' blocks given back, nothing left beside it
+        assert old_warehouse.stat().st_size < size and sorted(p.name for p in old_warehouse.parent.iterdir()) == [
+            "w.duckdb"]
+        assert f"note: warehouse {old_warehouse} upgraded: hits stored compactly, the file rewritten" in \
+            capsys.readouterr().err
         assert stored(wh.con) == before
         after = tables(wh.con)
         assert {n: after[n] for n in others} == others  # every other table as it was
@@ -203,3 +209,21 @@ def test_an_old_warehouse_migrates_with_every_hit_exactly(old_warehouse):
         record = run(wh, MINI / "corpus", MINI / "judgments.jsonl", RunOptions(chunk_size=120))
         assert stored(wh.con, record.run_id) == written(record)
         assert stored(wh.con) == sorted(before + written(record))
+
+
+def test_an_upgrade_that_cannot_rewrite_the_file_keeps_it_whole(old_warehouse, monkeypatch, capsys):
+    con = duckdb.connect(str(old_warehouse), read_only=True)
+    before = stored(con)
+    con.close()
+
+    def full_disk(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("assay.warehouse.os.replace", full_disk)
+    with Warehouse.open(old_warehouse) as wh:
+        assert wh.schema_version() == migrations()[-1][0] and stored(wh.con) == before
+    assert "was upgraded but not rewritten to give back the space its old hits took ([Errno 28] No space left on " \
+           "device); it fills that space before it grows" in capsys.readouterr().err
+    assert sorted(p.name for p in old_warehouse.parent.iterdir()) == ["w.duckdb"]
+    with Warehouse.open(old_warehouse, read_only=True) as wh:
+        assert stored(wh.con) == before

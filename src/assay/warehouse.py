@@ -26,6 +26,7 @@ from assay.project import warehouse_path
 from assay.sqlfiles import load_sql, migrations
 
 BUDGET_MIGRATION = 10  # the migration that added token tables; older runs are tokenized when it applies
+COMPACT_MIGRATION = 13  # hits stored compactly: a warehouse that had hits is rewritten once after it (_rewrite)
 
 
 def resolve_path(path: str | os.PathLike | None) -> Path:
@@ -285,6 +286,7 @@ class Warehouse:
                 f"warehouse {self.path} has schema version {current}, this assay needs {latest}; "
                 "run any writing command (e.g. `assay ingest`) once to upgrade it"
             )
+        rewrite = 0 < current < COMPACT_MIGRATION and self._exists("hits", "TRUE", [])
         with self.transaction(journal=False):
             self.con.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -299,6 +301,42 @@ class Warehouse:
                     from assay.budget import backfill
 
                     backfill(self)
+        if rewrite:
+            self._rewrite()
+
+    def _rewrite(self) -> None:
+        """Put a copy of the warehouse in place of its file. Migration 013 leaves the blocks of the old hits
+        table free, and DuckDB keeps a file's free blocks for later writes instead of giving them back: without
+        this a warehouse of a hundred runs stays its old size until hundreds more fill it. Skipped with a note
+        when the copy cannot be made (a full disk): the warehouse is whole either way."""
+        import duckdb
+
+        from assay import progress
+
+        temporary = self.path.with_name(f".{self.path.name}.rewrite-{os.getpid()}")
+        before = self.path.stat().st_size
+        try:
+            (name,) = self.con.execute("SELECT current_database()").fetchall()[0]
+            self.con.execute("CHECKPOINT")  # nothing left in the WAL, which belongs to the old file
+            self.con.execute("ATTACH ? AS assay_rewrite", [str(temporary)])
+            try:
+                self.con.execute(f'COPY FROM DATABASE "{name.replace(chr(34), chr(34) * 2)}" TO assay_rewrite')
+            finally:
+                self.con.execute("DETACH assay_rewrite")
+            os.chmod(temporary, stat.S_IMODE(self.path.stat().st_mode))
+            os.replace(temporary, self.path)  # while this connection still holds the old file's lock
+        except BaseException as exc:  # an interrupt too: the upgraded file stays, the copy goes
+            for leftover in (temporary, Path(f"{temporary}.wal")):
+                leftover.unlink(missing_ok=True)
+            if not isinstance(exc, (duckdb.Error, OSError)):
+                raise
+            progress.say(f"note: warehouse {self.path} was upgraded but not rewritten to give back the space its "
+                         f"old hits took ({str(exc).splitlines()[0]}); it fills that space before it grows")
+            return
+        self.con.close()
+        self.con = connect(self.path, read_only=False)
+        progress.say(f"note: warehouse {self.path} upgraded: hits stored compactly, the file rewritten "
+                     f"({before / 1e6:.1f} MB -> {self.path.stat().st_size / 1e6:.1f} MB)")
 
     @contextmanager
     def transaction(self, journal: bool = True):
