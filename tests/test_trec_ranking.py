@@ -26,9 +26,9 @@ def chunked(values, pieces=3, rng=None) -> pa.ChunkedArray:
 def reference_ranks(query, score, docno, rows):
     """Each row's rank among the rows of its query, by (score, docno bytes) descending."""
     out = []
+    key = [(score[i] + 0.0, docno[i].encode()) for i in range(len(query))]
     for r in rows:
-        mine = (score[r] + 0.0, docno[r].encode())
-        out.append(1 + sum(1 for i in range(len(query)) if query[i] == query[r] and (score[i] + 0.0, docno[i].encode()) > mine))
+        out.append(1 + sum(1 for i in range(len(query)) if query[i] == query[r] and key[i] > key[r]))
     return out
 
 

@@ -1,10 +1,10 @@
 -- The tables sql/measures/*.sql read, for one pseudo-run: run_id 'trec', stage 'final', level
 -- 'doc' (the only level: a TREC run ranks documents): views over the Arrow tables
 -- assay.trec_tables builds, registered on the connection for its life (materializing them as
--- tables first cost more than the measures' own scans of them). A question's query_id is its query's code (trec_query_codes maps codes
--- to the qrels' query ids). A unit is a relevant document (relevance >= 1, trec_eval's default
--- relevance level), its gain its relevance, so nDCG uses the grades as trec_eval does; grades <= 0
--- are judged non-relevant and gain nothing.
+-- tables first cost more than the measures' own scans of them). A question's query_id is its
+-- query's code (trec_query_codes maps codes to the qrels' query ids). A unit is a relevant
+-- document (relevance >= 1, trec_eval's default relevance level), its gain its relevance, so nDCG
+-- uses the grades as trec_eval does; grades <= 0 are judged non-relevant and gain nothing.
 --
 -- judged_ranking holds only the retrieved relevant documents, at their ranks in the full ranking:
 -- every measure reads only rows with gain > 0 (or new_units > 0), so the other rows of the
