@@ -270,8 +270,8 @@ def timed(args: list[str], src: Path, warehouse: Path) -> tuple[float, float, st
 timed.cpu_before = 0.0
 
 
-def load() -> str:
-    return Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
+def load() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0]) if Path("/proc/loadavg").exists() else float("nan")
 
 
 def main() -> None:
@@ -321,6 +321,8 @@ def main() -> None:
                     f"{table} {n:,}" for table, n in sorted(rows.items()) if table in SCANNED), flush=True)
 
     times: dict = {}  # (version, command, size) -> [(wall, cpu)]
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    timed.cpu_before = usage.ru_utime + usage.ru_stime  # the template runs were children too
     loads = [load()]
     for rep in range(args.repeats):
         for command in commands:
@@ -332,14 +334,15 @@ def main() -> None:
                     wall, cpu, _ = timed(arguments(command, s["runs"]), src, path)
                     times.setdefault((name, command, size), []).append((wall, cpu))
                     print(f"  repeat {rep + 1} {name:4s} {command:8s} {size:5d} runs: {wall:7.2f} s wall "
-                          f"{cpu:7.2f} s CPU (load {load()})", flush=True)
+                          f"{cpu:7.2f} s CPU (load {load():.2f})", flush=True)
                     loads.append(load())
     print()
-    print(f"load average (1 min) seen: {min(loads)}-{max(loads)}; {args.repeats} repeats, each command a fresh process")
+    print(f"load average (1 min) seen: {min(loads):.2f}-{max(loads):.2f}; {args.repeats} repeats, each command a fresh "
+          "process")
     for name, _ in versions:
         print(f"\n{name} ({dict(versions)[name]}):")
         print(f"{'command':8s} {'runs':>5s} {'wall min/median/max s':>24s} {'CPU median s':>12s} "
-              f"{'per run read s':>14s} {'x smallest':>10s}")
+              f"{'per run read: wall s':>21s} {'CPU s':>7s} {'x smallest':>10s}")
         for command in commands:
             base = None
             for size in sizes:
@@ -352,7 +355,7 @@ def main() -> None:
                 med = statistics.median(walls)
                 base = base or (med, size)
                 print(f"{command:8s} {size:5d} {walls[0]:7.2f} / {med:7.2f} / {walls[-1]:7.2f} {cpu:12.2f} "
-                      f"{med / reads:14.4f} {med / base[0]:9.2f}x")
+                      f"{med / reads:21.4f} {cpu / reads:7.4f} {med / base[0]:9.2f}x")
     if args.src:
         print("\nthis / peer, median wall (CPU):")
         for command in commands:
