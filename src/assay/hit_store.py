@@ -50,10 +50,14 @@ def write_hits(warehouse, run_id: str, chunk_set: str, hits: Iterable[tuple], st
     con = warehouse.con
     next_key = con.execute("SELECT COALESCE(MAX(list_key), 0) + 1 FROM hit_lists").fetchall()[0][0]
     position = {stage: i for i, stage in enumerate(stages)}
+
+    def in_order(item):  # question by question, each stage after its input (stages not in the order last)
+        (query_id, stage), _ = item
+        return query_id, position.get(stage, len(position)), stage
+
     read: dict[tuple, tuple[int, List]] = {}  # (query_id, stage) -> (list_key, columns) of the rows it reads
     list_rows, keys, columns = [], [], ([], [], [], [])
-    for (query_id, stage), own in sorted(lists.items(), key=lambda item: (
-            item[0][0], position.get(item[0][1], len(position)), item[0][1])):
+    for (query_id, stage), own in sorted(lists.items(), key=in_order):
         before = position[stage] - 1 if stage in position else -1
         source = read.get((query_id, stages[before])) if before >= 0 else None
         if source is None or not is_prefix(own, source[1]):
