@@ -91,7 +91,7 @@ def parse_trec_measures(names: list[str] | None = None) -> list[Measure]:
 
 def open_trec(qrels_path, run_path, *, complete: bool = False):
     """An in-memory DuckDB connection holding both files and the tables the measure SQL reads."""
-    return _open(lambda con: (_load_qrels(con, Path(qrels_path)), _load_run(con, Path(run_path))), complete)
+    return _open(lambda con: (_load(con, Path(qrels_path), "qrels"), _load(con, Path(run_path), "run")), complete)
 
 
 def open_trec_tables(qrels, run, *, complete: bool = False):
@@ -239,20 +239,14 @@ def render(rows: list[dict], fmt: str) -> str:
 _KINDS = {"run": (6, RUN_COLUMNS), "qrels": (4, QRELS_COLUMNS)}
 
 
-def _load_qrels(con, path: Path) -> Rows:
-    qrels = Rows.from_arrow(_read(con, path, "qrels"), "grade", np.int32)
-    duplicate = trec_ranking.duplicate(qrels)
+def _load(con, path: Path, kind: str) -> Rows:
+    """A qrels (grades) or run (scores) file as rows, refused when a (query, document) pair repeats."""
+    value, dtype = ("grade", np.int32) if kind == "qrels" else ("score", np.float64)
+    rows = Rows.from_arrow(_read(con, path, kind), value, dtype)
+    duplicate = trec_ranking.duplicate(rows)
     if duplicate:
-        _raise_duplicate(path, "qrels", *duplicate)
-    return qrels
-
-
-def _load_run(con, path: Path) -> Rows:
-    run = Rows.from_arrow(_read(con, path, "run"), "score", np.float64)
-    duplicate = trec_ranking.duplicate(run)
-    if duplicate:
-        _raise_duplicate(path, "run", *duplicate)
-    return run
+        _raise_duplicate(path, kind, *duplicate)
+    return rows
 
 
 def _read(con, path: Path, kind: str):
