@@ -1,0 +1,45 @@
+"""Runs with prescribed per-question outcomes, written into a real warehouse, for the verdict boundary tests.
+
+Every question has one relevant document (d0.md, judged whole); a run lists, for each question, one chunk
+at rank 1: a chunk of d0.md (a hit: Success@1 = 1 at chunk and document level) or of d1.md (a miss: 0). So
+a run's Success@1 is exactly ``hits / n`` and a paired comparison's McNemar counts are set by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime, timedelta
+
+from assay.chunking import Chunk
+from synthetic import QuerySpec, Synthetic, write_synthetic
+
+HIT, MISS = Chunk("d0.md", 0, 0, 100, "x" * 100), Chunk("d1.md", 0, 0, 100, "x" * 100)
+T0 = datetime(2026, 1, 1)
+
+
+class _Held:
+    """Stands in for a warehouse to take the record write_synthetic builds, so its run id and start can be set."""
+
+    def write_run(self, record):
+        self.record = record
+
+
+def write_outcomes(wh, run_id: str, outcomes: list[int], minutes: int = 0):
+    """A complete run whose question i (q000, q001, ...) is a hit when ``outcomes[i]`` is 1, started
+    ``minutes`` after T0."""
+    syn = Synthetic(["d0.md", "d1.md"], [HIT, MISS])
+    for i, hit in enumerate(outcomes):
+        syn.queries.append(QuerySpec(f"q{i:03d}", [("d0.md", None, None, 1)],
+                                     [(HIT if hit else MISS).chunk_id]))
+    held = _Held()
+    write_synthetic(held, syn, run_id=run_id)
+    started = T0 + timedelta(minutes=minutes)
+    record = dataclasses.replace(held.record, started_at=started, finished_at=started)
+    wh.write_run(record)
+    return record
+
+
+def outcomes(n: int, hits: int, first_miss: int = 0) -> list[int]:
+    """n outcomes with ``hits`` ones: questions [first_miss, first_miss + n - hits) miss."""
+    misses = range(first_miss, first_miss + n - hits)
+    return [0 if i in misses else 1 for i in range(n)]
