@@ -1,0 +1,58 @@
+"""`assay gate` rules at their bars, on a real DuckDB warehouse: a run whose Success@1 is exactly 0.75
+(24 of 32 questions hit at rank 1, verdict_runs.py), checked against each operator at the bar itself and a
+hair either side of it.
+
+Each case names the mutation of src/assay/gate.py's OPS it kills (each made by hand and seen to fail).
+"""
+
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from assay import gate
+from assay.cli import cli
+from assay.warehouse import Warehouse
+from verdict_runs import outcomes, write_outcomes
+
+BELOW, ABOVE = math.nextafter(0.75, 0), math.nextafter(0.75, 1)
+
+
+@pytest.fixture(scope="module")
+def run_075(tmp_path_factory):
+    path = tmp_path_factory.mktemp("gate") / "w.duckdb"
+    with Warehouse.open(path) as wh:
+        write_outcomes(wh, "run-075", outcomes(32, 24))
+    return path
+
+
+@pytest.mark.parametrize("op, bar, passes", [
+    # at the bar: kills `>=` behaving as `>` (and `>` as `>=`, `<=` as `<`, `<` as `<=`)
+    (">=", 0.75, True), (">", 0.75, False), ("<=", 0.75, True), ("<", 0.75, False),
+    # a hair either side: kills an operator turned the other way (`>=` as `<=`, `>` as `<`, ...)
+    (">=", BELOW, True), (">=", ABOVE, False), (">", BELOW, True), (">", ABOVE, False),
+    ("<=", BELOW, False), ("<=", ABOVE, True), ("<", BELOW, False), ("<", ABOVE, True),
+])
+def test_a_value_at_or_beside_the_bar(run_075, op, bar, passes):
+    rule = gate.parse_rule(f"Success@1:doc{op}{bar!r}")  # repr round-trips: the bar is exactly `bar`
+    assert (rule.op, rule.bar) == (op, bar)
+    with Warehouse.open(run_075, read_only=True) as wh:
+        (result,) = gate.check(wh, "run-075", [rule], seed=0, samples=1000)
+    assert result["value"] == 0.75 and result["n"] == 32
+    assert result["passed"] is passes
+    assert result["reason"] == (f"0.750 {op} {bar:g}" if passes else f"0.750 is not {op} {bar:g}") + (
+        f", but the 95% interval reaches {result['ci_low' if op[0] == '>' else 'ci_high']:.3f}"
+        if result["fragile"] else "")
+
+
+@pytest.mark.parametrize("rule, code, last", [
+    ("Success@1:doc>=0.75", 0, "1 passed, 0 failed"),
+    ("Success@1:doc>0.75", 6, "0 passed, 1 failed; exit code 6"),
+    ("Success@1:doc<=0.75", 0, "1 passed, 0 failed"),
+    ("Success@1:doc<0.75", 6, "0 passed, 1 failed; exit code 6"),
+])
+def test_a_rule_written_at_the_value_on_the_command_line(run_075, rule, code, last):
+    """Kills the same mutations through the rule text the CLI parses (the bar 0.75 read as exactly 24/32)."""
+    out = CliRunner().invoke(cli, ["gate", "run-075", "--rule", rule, "--warehouse", str(run_075)])
+    assert out.exit_code == code, out.output
+    assert out.stdout.splitlines()[-1] == last
