@@ -18,7 +18,7 @@ from assay.warehouse import Warehouse
 from conftest import DEMO
 
 EXTRA = ("nDCG@5", "R@100", "RR", "P@10", "SpanIoU@1000tok", "Success@5")
-REPORTS = ("run_summary", "latency", "stages", "loss_funnel", "fusion_effect", "answer_reasons", "judge_verdicts",
+REPORTS = ("run_summary", "latency", "stages", "loss_funnel", "attribution", "answer_reasons", "judge_verdicts",
            "result_unit")
 FIRST_RELEVANT = ("SELECT q.query_id, MIN(j.rank) FROM eval_questions q LEFT JOIN judged_ranking j "
                   "ON j.run_id = q.run_id AND j.query_id = q.query_id AND j.stage = 'final' AND j.level = $level "

@@ -37,7 +37,6 @@ def run_header(warehouse, run_id: str) -> dict:
     _, lat = warehouse.query("reports/latency", run_id=run_id)
     lat = [r[0] for r in lat]
     header["latency_ms"] = {"p50": _percentile(lat, 0.5), "p95": _percentile(lat, 0.95)}
-    header.pop("total_latency_ms", None)
     header["n_no_answer"] = header["n_questions"] - header["n_answerable"]
     stats = json.loads(header.pop("stats") or "{}")
     header["embeddings"] = stats.get("embeddings")
@@ -49,11 +48,10 @@ def run_header(warehouse, run_id: str) -> dict:
 
 def attribution(warehouse, run_id: str) -> dict:
     """The loss funnel (answerable questions by the stage that lost them) and fusion's effect."""
-    _, funnel = warehouse.query("reports/loss_funnel", run_id=run_id)
-    _, fusion = warehouse.query("reports/fusion_effect", run_id=run_id)
-    out = {"funnel": {lost_at: n for lost_at, n in funnel}}
-    if fusion:
-        out["fusion"] = {"rescued": fusion[0][0], "lost": fusion[0][1]}
+    _, funnel = warehouse.query("reports/attribution", run_id=run_id)
+    out = {"funnel": {lost_at: n for lost_at, n, _, _, _ in funnel}}
+    if any(fused for *_, fused in funnel):  # a fusion stage ran
+        out["fusion"] = {"rescued": sum(row[2] for row in funnel), "lost": sum(row[3] for row in funnel)}
     # a run without answers has no answer funnel: skip its query, whose run filter does not reach the hits
     # tables through the answer_attribution view (it reads every run's hit lists)
     _, reasons = warehouse.query("reports/answer_reasons", run_id=run_id)
