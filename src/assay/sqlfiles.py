@@ -82,15 +82,25 @@ def load_sql(name: str, _seen: tuple = ()) -> str:
     return INCLUDE.sub(lambda m: load_sql(m.group(1), _seen + (name.lower(),)).rstrip(), text)
 
 
-def migrations() -> list[tuple[int, str, str]]:
-    """(version, name, sql) for every numbered migration, in order."""
+def _numbered() -> list[tuple[int, str, str]]:
+    """(version, name, SQL name) of every numbered migration, in order, their files not read."""
     found = []
     for name in _index():
         m = re.match(r"^migrations/(\d+)_(\w+)$", name)
         if m:
-            found.append((int(m.group(1)), m.group(2), load_sql(name)))
+            found.append((int(m.group(1)), m.group(2), name))
     found.sort()
     versions = [v for v, _, _ in found]
     if versions != list(range(1, len(versions) + 1)):
         raise AssayError(f"migrations must be numbered 1..n without gaps, found {versions}")
     return found
+
+
+def latest_migration() -> int:
+    """The version a warehouse has once every migration is applied (what opening one checks, reading no SQL)."""
+    return _numbered()[-1][0]
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """(version, name, sql) for every numbered migration, in order."""
+    return [(version, name, load_sql(sql_name)) for version, name, sql_name in _numbered()]

@@ -23,7 +23,7 @@ from pathlib import Path
 from assay.errors import AmbiguousRunId, ConfigError, RunNotFound, WarehouseError
 from assay.hashing import canonical_json
 from assay.project import warehouse_path
-from assay.sqlfiles import load_sql, migrations
+from assay.sqlfiles import latest_migration, load_sql, migrations
 
 BUDGET_MIGRATION = 10  # the migration that added token tables; older runs are tokenized when it applies
 COMPACT_MIGRATION = 13  # hits stored compactly: a warehouse that had hits is rewritten once after it (_rewrite)
@@ -95,10 +95,36 @@ def _check_file(path: Path) -> None:
         raise WarehouseError(f"warehouse {path} is {kind}; give --warehouse the path of a warehouse file")
 
 
+def engine():
+    """DuckDB for a read: the package ``duckdb`` where it is loaded, else its compiled module ``_duckdb``.
+
+    ``duckdb.connect`` and ``duckdb.Error`` are the compiled module's own objects, and so are a connection's
+    ``execute``, ``fetchall``, ``description``, ``extract_statements`` and ``interrupt``: all a read uses. The
+    package around them adds the relation API in Python (``con.sql``, ``con.table``, Arrow sources) and asks
+    importlib.metadata for its version, ~45 ms of import, more than a report's queries take. Whatever imports
+    ``duckdb`` later gets the whole package, and connections opened before gain its methods (they are set on
+    the connection's class). Writes use the package (``connect(..., read_only=False)``): they register Arrow
+    data. Another DuckDB layout falls back to the package."""
+    import sys
+
+    module = sys.modules.get("duckdb")
+    if module is None:
+        try:
+            import _duckdb as module
+        except ImportError:
+            module = None
+        if module is None or not all(hasattr(module, name) for name in ("connect", "Error", "DuckDBPyConnection")):
+            import duckdb as module
+    return module
+
+
 def connect(path: Path, read_only: bool, config: dict | None = None, wait_s: float | None = None):
     """A DuckDB connection to ``path``, waiting up to ``wait_s`` (default $ASSAY_LOCK_WAIT) for another
     process's lock; says once on stderr that it waits. Every failure is a one-line WarehouseError."""
-    import duckdb
+    if read_only:
+        duckdb = engine()
+    else:
+        import duckdb
 
     _check_file(path)
     wait_s = lock_wait_s() if wait_s is None else wait_s
@@ -218,18 +244,21 @@ class Warehouse:
         con = connect(path, read_only, config if read_only else None)
         wh = cls(path, con, read_only)
         try:
-            if read_only and wh._pending():
+            current = wh.schema_version() if read_only else None
+            if read_only and current < latest_migration():
                 # An old warehouse opens in a new version: upgrade it once, then read as asked.
                 if not os.access(path, os.W_OK):
                     raise WarehouseError(
-                        f"warehouse {path} has schema version {wh.schema_version()}, this assay needs "
-                        f"{migrations()[-1][0]}, and the file is read-only to you: make it writable once "
+                        f"warehouse {path} has schema version {current}, this assay needs "
+                        f"{latest_migration()}, and the file is read-only to you: make it writable once "
                         "(any command then upgrades it), or read it with the assay version that wrote it")
                 con.close()
                 cls.open(path, read_only=False).close()
                 con = connect(path, read_only=True, config=config)
                 wh = cls(path, con, read_only)
-            wh._migrate()
+                current = None
+            if current != latest_migration():  # an up-to-date file read: nothing to check again
+                wh._migrate()
         except Exception as exc:
             con.close()
             damaged = damage_error(exc, path)
@@ -260,27 +289,22 @@ class Warehouse:
 
     # -- schema --------------------------------------------------------------------------
     def schema_version(self) -> int:
-        # duckdb_tables(), not information_schema.tables: the view costs ~30 ms cold, on every command
-        exists = self.con.execute(
-            "SELECT COUNT(*) FROM duckdb_tables() WHERE table_name = 'schema_migrations'"
-        ).fetchall()[0][0]
-        if not exists:
+        # the table read directly, its absence an error: asking the catalog first (duckdb_tables(), ~6 ms cold;
+        # information_schema.tables ~30 ms) cost more than the read, on every command
+        try:
+            return self.con.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchall()[0][0]
+        except engine().CatalogException:
             return 0
-        return self.con.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchall()[0][0]
-
-    def _pending(self) -> bool:
-        return self.schema_version() < migrations()[-1][0]
 
     def _migrate(self) -> None:
-        current, wanted = self.schema_version(), migrations()
-        latest = wanted[-1][0]
+        current, latest = self.schema_version(), latest_migration()
         if current > latest:
             raise WarehouseError(
                 f"warehouse {self.path} has schema version {current}, newer than this assay knows ({latest}); upgrade assay"
             )
-        pending = [m for m in wanted if m[0] > current]
-        if not pending:
+        if current == latest:
             return
+        pending = [m for m in migrations() if m[0] > current]
         if self.read_only:
             raise WarehouseError(
                 f"warehouse {self.path} has schema version {current}, this assay needs {latest}; "

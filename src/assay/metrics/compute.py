@@ -30,7 +30,10 @@ def per_query(warehouse, run_id: str, measure: Measure, stage: str = "final") ->
     fam = measure.family
     if measure.uses_budget and fam.levels not in (("answer",), ("query",)):
         require_tokens(warehouse, run_id, measure)
-    _, rows = warehouse.query(measure.sql, **measure.params(run_id, stage))
+    # parsed on the warehouse's own connection where it holds one: no second database opened just to parse
+    con = getattr(warehouse, "con", None)
+    parser = con if hasattr(con, "extract_statements") else None
+    _, rows = warehouse.query(measure.sql, **measure.params(run_id, stage, parser))
     if fam.levels == ("answer",):
         # answer measures may count citations or claims: a row's unit is 'query_id|...', its question the prefix
         values = {((r[3] if len(r) > 3 else r[0]), "answer"): r[2] for r in rows}

@@ -253,30 +253,41 @@ def load_user_measures(config: dict) -> tuple[MeasureFamily, ...]:
 # --- parameters --------------------------------------------------------------------------------------------
 
 _PARSER_LOCK = threading.Lock()
+_PARAMETERS: dict[str, frozenset[str]] = {}  # SQL text -> the $names it uses
 
 
 @lru_cache(maxsize=1)
 def _parser():
-    import duckdb
+    from assay.warehouse import engine
 
-    return duckdb.connect(":memory:")  # opening one costs ~50 ms; parsing with it well under 1 ms a file
-
-
-@lru_cache(maxsize=256)
-def sql_parameters(text: str) -> frozenset[str]:
-    """The ``$names`` a SQL text uses, found by DuckDB's own parser (comments and strings never count)."""
-    with _PARSER_LOCK:
-        statements = _parser().extract_statements(text)
-    return frozenset(name for statement in statements for name in statement.named_parameters)
+    return engine().connect(":memory:")  # opening one costs ~25 ms; parsing with it well under 1 ms a file
 
 
-def used_parameters(name: str) -> frozenset[str]:
-    """The parameters the named measure file uses; one it may not use is a ConfigError naming the file."""
-    import duckdb
+def sql_parameters(text: str, parser=None) -> frozenset[str]:
+    """The ``$names`` a SQL text uses, found by DuckDB's own parser (comments and strings never count).
+    ``parser``: a DuckDB connection of the caller's thread to parse with (a warehouse's: opening a database
+    only to parse costs more than a report's queries); else one kept for parsing."""
+    found = _PARAMETERS.get(text)
+    if found is None:
+        if parser is None:
+            with _PARSER_LOCK:
+                statements = _parser().extract_statements(text)
+        else:
+            statements = parser.extract_statements(text)
+        found = frozenset(name for statement in statements for name in statement.named_parameters)
+        if len(_PARAMETERS) < 256:
+            _PARAMETERS[text] = found
+    return found
+
+
+def used_parameters(name: str, parser=None) -> frozenset[str]:
+    """The parameters the named measure file uses; one it may not use is a ConfigError naming the file.
+    ``parser`` as for ``sql_parameters``."""
+    from assay.warehouse import engine
 
     try:
-        used = sql_parameters(sqlfiles.load_sql(name))
-    except duckdb.Error as exc:
+        used = sql_parameters(sqlfiles.load_sql(name), parser)
+    except engine().Error as exc:
         raise ConfigError(f"{sqlfiles.sql_path(name)}: the SQL does not parse ({exc})") from None
     unknown = sorted(used - set(PARAMETERS))
     if unknown:
@@ -316,11 +327,12 @@ class Measure:
         """Whether the SQL reads token counts (span and budgeted measures)."""
         return self.budget is not None or self.family.reads_tokens
 
-    def params(self, run_id: str, stage: str) -> dict:
-        """The bound parameters of the measure's SQL: exactly those its file uses."""
+    def params(self, run_id: str, stage: str, parser=None) -> dict:
+        """The bound parameters of the measure's SQL: exactly those its file uses (``parser``: see
+        ``sql_parameters``)."""
         values = {"run_id": run_id, "stage": stage, "k": self.k,
                   "budget": NO_CUTOFF if self.budget is None else self.budget}
-        used = used_parameters(self.sql)
+        used = used_parameters(self.sql, parser)
         return {key: value for key, value in values.items() if key in used}
 
     def __repr__(self) -> str:
