@@ -37,7 +37,10 @@ def test_bootstrap_is_seeded_and_brackets_the_mean():
     values = [0.0, 0.2, 0.5, 0.9, 1.0, 0.3, 0.7, 0.1]
     a = bootstrap_mean(values, seed=0)
     assert a == bootstrap_mean(values, seed=0)
-    assert a != bootstrap_mean(values, seed=1)
+    # each seed's exact interval (not merely "seeds differ", which wrong implementations also satisfy);
+    # 1e-12 allows only for another BLAS summing the resampled means in another order
+    assert a == pytest.approx((0.1640865589445198, 0.8014331496867984), rel=1e-12, abs=1e-12)
+    assert bootstrap_mean(values, seed=1) == pytest.approx((0.175, 0.8014331496867984), rel=1e-12, abs=1e-12)
     mean = sum(values) / len(values)
     assert a[0] < mean < a[1]
 
