@@ -260,7 +260,14 @@ def test_calibrate_then_apply(runner, wh, mini_corpus, mini_judgments):
                      "--calibration", data["calibration_id"])
     report = json.loads(invoke(runner, "report", applied, "--format", "json", "--warehouse", wh).stdout)
     assert report["run"]["config"]["calibration"]["calibration_id"] == data["calibration_id"]
-    assert report["run"]["calibration"]["abstained"] >= 0
+    # the threshold cuts the no_answer question (tulips) to nothing; every other question keeps its results
+    assert {k: report["run"]["calibration"][k] for k in ("abstained", "no_results")} == {"abstained": 1,
+                                                                                         "no_results": 0}
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(wh, read_only=True) as opened:
+        assert opened.con.execute("SELECT query_id FROM run_queries WHERE run_id = ? AND n_results = 0",
+                                  [applied]).fetchall() == [("tulips",)]
     text = invoke(runner, "calibrate", run_id, "--warehouse", wh).stdout
     assert text.startswith("calibration cal-")
     rates = r"(\d\.\d{3}|n/a|-)"

@@ -1,5 +1,6 @@
 """The chat client against a real scripted server on loopback; only backoff and interval waits are faked."""
 
+import dataclasses
 import json
 import socket
 import threading
@@ -56,18 +57,24 @@ def client_for(server, fake=None, **options):
 
 
 def test_a_tool_call_answer():
-    with ChatServer([tool_call({"answer": "Paris"})]) as server:
+    # the server waits 50 ms before answering, so the latency measured has a floor well above zero
+    with ChatServer([dataclasses.replace(tool_call({"answer": "Paris"}), delay_s=0.05)]) as server:
         client = client_for(server)
+        began = time.perf_counter()
         response = client.chat(MESSAGES, tools=TOOLS, tool_choice="required",
                                response_format={"type": "json_object"})
+        outer_ms = (time.perf_counter() - began) * 1000
     assert isinstance(response, ChatResponse)
     assert (response.status, response.finish_reason, response.attempts) == (200, "tool_calls", 1)
     call = response.message["tool_calls"][0]["function"]
     assert call["name"] == "submit_answer" and json.loads(call["arguments"]) == {"answer": "Paris"}
     assert json.loads(response.raw) == response.body and response.body["usage"]["total_tokens"] == 18
-    assert response.latency_ms >= 0
-
+    # the latency is the request's own time: it holds the server's wait and lies within the call around it
+    # (intervals nested on one machine; no bound on how long that takes, so a loaded machine cannot fail it)
     [request] = server.requests
+    server_ms = (request["finished"] - request["started"]) * 1000
+    assert server_ms >= 50 - 1 and server_ms - 0.05 <= response.latency_ms <= outer_ms + 0.05
+
     assert request["path"] == "/chat/completions"
     assert request["headers"]["Authorization"] == f"Bearer {KEY}"
     assert request["body"] == {"model": "scripted-model", "messages": MESSAGES, "tools": TOOLS,
@@ -79,7 +86,9 @@ def test_a_tool_call_answer():
     assert entry["started_at"].endswith("+00:00")
     stats = client.stats()
     assert (stats["requests"], stats["retries"], stats["rate_limited"], stats["errors"]) == (1, 0, 0, 0)
-    assert stats["wall_s"] >= 0
+    # the wall time spent in requests: this one request, nested between its latency and the call around it
+    # (each rounded: wall_s to 1 ms, latency_ms to 0.1 ms)
+    assert response.latency_ms / 1000 - 0.00055 <= stats["wall_s"] <= outer_ms / 1000 + 0.0005
 
 
 def test_optional_fields_are_left_out_and_no_key_means_no_header():
