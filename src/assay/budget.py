@@ -45,7 +45,8 @@ def tokenizer_id() -> str:
 
 
 def token_spans(texts: list[str]) -> list[list[tuple[int, int]]]:
-    """For each text, every word piece as a [start, end) character span, in order."""
+    """For each text, every word piece as a [start, end) character span, in order: the tokenizer's own output,
+    what ``piece_offsets`` computes faster."""
     encodings = tokenizer().encode_batch(texts, add_special_tokens=False)
     return [e.offsets for e in encodings]
 
@@ -54,38 +55,176 @@ def count_tokens(text: str) -> int:
     return len(tokenizer().encode(text, add_special_tokens=False).ids)
 
 
+# -- the word pieces of many texts, as numpy arrays ---------------------------------------------------------------
+# The tokenizer (BertNormalizer, BertPreTokenizer, WordPiece) works on each run of characters between ASCII
+# whitespace alone: the normalizer maps characters one by one (cleaning, accents, lower case, spaces around CJK),
+# the pre-tokenizer splits at whitespace and punctuation, and WordPiece splits each resulting word by itself. So a
+# text's pieces are the pieces of its runs, each run tokenized alone and shifted to where it starts. A run of
+# printable ASCII splits into words exactly as the pre-tokenizer splits it (letters and digits together, each
+# punctuation mark alone), and a word's pieces are the same wherever it occurs: those words go to the tokenizer
+# once each. Runs with any other character go to it whole. tests/test_budget_tokens.py holds this to the
+# tokenizer's own output on real and generated text.
+_SPACE, _WORD, _PUNCT, _OTHER = 0, 1, 2, 3
+BATCH_CHARS = 4_000_000  # characters tokenized at once: bounded memory on large corpora
+
+
+@lru_cache(maxsize=1)
+def _classes():
+    import numpy as np
+
+    table = np.full(129, _OTHER, dtype=np.uint8)  # entry 128 stands for every non-ASCII character
+    for c in " \t\n\r":
+        table[ord(c)] = _SPACE
+    for code in range(0x21, 0x7F):
+        table[code] = _WORD if chr(code).isalnum() else _PUNCT
+    return table
+
+
+class _Words:
+    """The pieces of each distinct word, tokenized once: offsets within the word, in growing numpy arrays."""
+
+    def __init__(self):
+        import numpy as np
+
+        self.index: dict[str, int] = {}
+        self.counts = np.zeros(0, dtype=np.int64)
+        self.first = np.zeros(0, dtype=np.int64)
+        self.starts = np.zeros(0, dtype=np.int64)
+        self.ends = np.zeros(0, dtype=np.int64)
+
+    def keys(self, words: list[str]):
+        import numpy as np
+
+        index, known = self.index, len(self.index)
+        keys = np.fromiter((index.setdefault(w, len(index)) for w in words), dtype=np.int64, count=len(words))
+        if len(index) > known:
+            counts, starts, ends = _encoded(list(index)[known:])
+            self.first = np.concatenate((self.first, len(self.starts) + np.cumsum(counts) - counts))
+            self.counts = np.concatenate((self.counts, counts))
+            self.starts = np.concatenate((self.starts, starts))
+            self.ends = np.concatenate((self.ends, ends))
+        return keys
+
+
+def _encoded(texts: list[str]):
+    """The tokenizer's pieces of ``texts``: pieces per text, and every piece's start and end, concatenated."""
+    import numpy as np
+
+    offsets = [e.offsets for e in tokenizer().encode_batch(texts, add_special_tokens=False)]
+    counts = np.fromiter(map(len, offsets), dtype=np.int64, count=len(offsets))
+    flat = np.fromiter((x for pieces in offsets for piece in pieces for x in piece), dtype=np.int64,
+                       count=2 * int(counts.sum())).reshape(-1, 2)
+    return counts, flat[:, 0], flat[:, 1]
+
+
+def _expand(counts, firsts):
+    """Indices ``firsts[i] + j`` for j < counts[i], in order, and the i each one came from."""
+    import numpy as np
+
+    owner = np.repeat(np.arange(len(counts)), counts)
+    within = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return firsts[owner] + within, owner
+
+
+def _batch_offsets(texts: list[str], words: _Words):
+    import numpy as np
+
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    text_start = np.cumsum(lengths + 1) - lengths - 1  # texts joined by one space each
+    joined = " ".join(texts)
+    code = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    cls = _classes()[np.minimum(code, 128)]
+    # runs: maximal stretches without ASCII whitespace
+    solid = cls != _SPACE
+    edge = np.diff(solid.view(np.int8), prepend=0, append=0)
+    run_start, run_end = np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
+    whole = np.zeros(len(run_start), dtype=bool)  # runs the tokenizer takes whole
+    whole[np.searchsorted(run_start, np.flatnonzero(cls == _OTHER), side="right") - 1] = True
+    # words of the other runs: letters and digits together, each punctuation mark alone
+    word = cls == _WORD
+    word_edge = np.diff(word.view(np.int8), prepend=0, append=0)
+    punct = np.flatnonzero(cls == _PUNCT)
+    w_start = np.concatenate((np.flatnonzero(word_edge == 1), punct))
+    w_end = np.concatenate((np.flatnonzero(word_edge == -1), punct + 1))
+    order = np.argsort(w_start, kind="stable")
+    w_start, w_end = w_start[order], w_end[order]
+    keep = ~whole[np.searchsorted(run_start, w_start, side="right") - 1]
+    w_start, w_end = w_start[keep], w_end[keep]
+    # ASCII lower-cased, so 'The' and 'the' are one entry (the normalizer lower-cases both alike)
+    lowered = np.where((code >= 65) & (code <= 90), code + 32, code).astype("<u4").tobytes().decode("utf-32-le")
+    keys = words.keys([lowered[s:e] for s, e in zip(w_start.tolist(), w_end.tolist())])
+    source, owner = _expand(words.counts[keys], words.first[keys])
+    at = w_start[owner]
+    starts, ends = words.starts[source] + at, words.ends[source] + at
+    taken = np.flatnonzero(whole)
+    if len(taken):
+        counts, t_starts, t_ends = _encoded([joined[s:e] for s, e in zip(run_start[taken].tolist(),
+                                                                          run_end[taken].tolist())])
+        shift = np.repeat(run_start[taken], counts)
+        # runs do not overlap, so every piece of a whole run goes in before the first later word piece
+        into = np.searchsorted(starts, np.repeat(run_start[taken], counts))
+        starts = np.insert(starts, into, t_starts + shift)
+        ends = np.insert(ends, into, t_ends + shift)
+    text = np.searchsorted(text_start, starts, side="right") - 1
+    counts = np.bincount(text, minlength=len(texts))
+    return counts, starts - text_start[text], ends - text_start[text]
+
+
+def piece_batches(texts: list[str]):
+    """The word pieces of ``texts``, exactly as ``token_spans`` gives them, as numpy arrays, a batch of texts at a
+    time (``BATCH_CHARS``): yields (first text, pieces per text, each piece's start and end within its text),
+    all int64, texts and pieces in order."""
+    words, first, size = _Words(), 0, 0
+    for i, text in enumerate(texts):
+        size += len(text) + 1
+        if size >= BATCH_CHARS:
+            yield (first, *_batch_offsets(texts[first:i + 1], words))
+            first, size = i + 1, 0
+    if first < len(texts) or not texts:
+        yield (first, *_batch_offsets(texts[first:], words))
+
+
+def piece_offsets(texts: list[str]):
+    """``piece_batches`` in one piece: pieces per text, and every piece's start and end within its text."""
+    import numpy as np
+
+    parts = [batch[1:] for batch in piece_batches(texts)]
+    return tuple(np.concatenate(column) for column in zip(*parts))
+
+
 def write_tokens(warehouse, corpus_hash: str, chunk_set: str) -> str:
     """Token tables for a stored corpus and chunk set (each computed once); returns the tokenizer id.
 
-    Runs inside the caller's transaction; the corpus's documents and the chunk set's chunks must be stored.
+    Runs inside the caller's transaction; the corpus's documents and the chunk set's chunks must be stored. No
+    index keeps the tables' rows unique (migration 015): a corpus's pieces, and a chunk set's counts, are written
+    only when none are stored, and the transaction holds the warehouse's one read-write connection.
     """
-    from assay.rows import registered
+    import numpy as np
+
     from assay.sqlfiles import load_sql
 
     tid, con = tokenizer_id(), warehouse.con
     if not con.execute("SELECT COUNT(*) FROM tokenizers WHERE tokenizer_id = ?", [tid]).fetchall()[0][0]:
         con.execute("INSERT INTO tokenizers VALUES (?, ?, CAST(current_timestamp AS TIMESTAMP))", [tid, TOKENIZER_NAME])
-    have_docs = con.execute("SELECT COUNT(*) FROM doc_tokens WHERE tokenizer_id = ? AND corpus_hash = ?",
-                            [tid, corpus_hash]).fetchall()[0][0]
-    if not have_docs:
+    if not con.execute(load_sql("budget/has_doc_tokens"), {"tokenizer_id": tid, "corpus_hash": corpus_hash}).fetchall():
         docs = con.execute("SELECT doc_id, text FROM documents WHERE corpus_hash = ? ORDER BY doc_id",
                            [corpus_hash]).fetchall()
-        for i in range(0, len(docs), 2000):  # bounded memory on large corpora
-            batch = docs[i:i + 2000]
-            spans = token_spans([text for _, text in batch])
-            doc_ids, idx, starts, ends = [], [], [], []
-            for (doc_id, _), offsets in zip(batch, spans):
-                doc_ids += [doc_id] * len(offsets)
-                idx += range(len(offsets))
-                starts += [s for s, _ in offsets]
-                ends += [e for _, e in offsets]
-            table = {"tokenizer_id": [tid] * len(idx), "corpus_hash": [corpus_hash] * len(idx), "doc_id": doc_ids,
-                     "tok_idx": idx, "start_char": starts, "end_char": ends}
-            with registered(con, "_assay_tokens", table):
-                con.execute("INSERT INTO doc_tokens SELECT * FROM _assay_tokens")
-    have_chunks = con.execute("SELECT COUNT(*) FROM chunk_tokens WHERE tokenizer_id = ? AND chunk_set = ?",
-                              [tid, chunk_set]).fetchall()[0][0]
-    if not have_chunks:
+        ids = np.array([doc_id for doc_id, _ in docs], dtype=object)
+        for first, counts, starts, ends in piece_batches([text for _, text in docs]):
+            piece_idx = np.arange(len(starts)) - np.repeat(np.cumsum(counts) - counts, counts)
+            # the documents' own id strings, repeated by reference: DuckDB reads each once per piece, in order
+            table = {"doc_id": np.repeat(ids[first:first + len(counts)], counts),
+                     "tok_idx": piece_idx.astype(np.int32), "start_char": starts.astype(np.int32),
+                     "end_char": ends.astype(np.int32)}
+            con.register("_assay_tokens", table)
+            try:
+                con.execute(load_sql("budget/doc_tokens"), {"tokenizer_id": tid, "corpus_hash": corpus_hash})
+            finally:
+                try:
+                    con.unregister("_assay_tokens")
+                except Exception:  # an aborted transaction refuses even this; the rollback drops the view
+                    pass
+    if not con.execute(load_sql("budget/has_chunk_tokens"), {"tokenizer_id": tid, "chunk_set": chunk_set}).fetchall():
         con.execute(load_sql("budget/chunk_tokens"), {"tokenizer_id": tid, "corpus_hash": corpus_hash,
                                                        "chunk_set": chunk_set})
     return tid

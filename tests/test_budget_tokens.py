@@ -1,0 +1,305 @@
+"""The token tables (assay.budget): the word pieces piece_offsets computes are the tokenizer's own, the tables
+write_tokens fills are row for row those of the algorithm before migration 015 (kept below as the reference), every
+span and budgeted measure reads the same values from them, and a warehouse of schema 014 keeps its rows."""
+
+import json
+import random
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from assay import budget
+from assay.corpus import load_corpus
+from assay.metrics.compute import per_query
+from assay.metrics.registry import builtin_families, parse_measure
+from assay.rows import registered
+from assay.runner import RunOptions, run
+from assay.sqlfiles import load_sql, migrations
+from assay.warehouse import Warehouse
+from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "judgments" / "demo"
+SCIFACT = ROOT.parent / "shared" / "collections" / "scifact" / "corpus.jsonl"
+
+
+def reference_write_tokens(warehouse, corpus_hash: str, chunk_set: str) -> str:
+    """write_tokens as it was before migration 015 (commit 12da6cf), verbatim but for its name and imports."""
+    from assay.budget import TOKENIZER_NAME, token_spans, tokenizer_id
+
+    tid, con = tokenizer_id(), warehouse.con
+    if not con.execute("SELECT COUNT(*) FROM tokenizers WHERE tokenizer_id = ?", [tid]).fetchall()[0][0]:
+        con.execute("INSERT INTO tokenizers VALUES (?, ?, CAST(current_timestamp AS TIMESTAMP))", [tid, TOKENIZER_NAME])
+    have_docs = con.execute("SELECT COUNT(*) FROM doc_tokens WHERE tokenizer_id = ? AND corpus_hash = ?",
+                            [tid, corpus_hash]).fetchall()[0][0]
+    if not have_docs:
+        docs = con.execute("SELECT doc_id, text FROM documents WHERE corpus_hash = ? ORDER BY doc_id",
+                           [corpus_hash]).fetchall()
+        for i in range(0, len(docs), 2000):  # bounded memory on large corpora
+            batch = docs[i:i + 2000]
+            spans = token_spans([text for _, text in batch])
+            doc_ids, idx, starts, ends = [], [], [], []
+            for (doc_id, _), offsets in zip(batch, spans):
+                doc_ids += [doc_id] * len(offsets)
+                idx += range(len(offsets))
+                starts += [s for s, _ in offsets]
+                ends += [e for _, e in offsets]
+            table = {"tokenizer_id": [tid] * len(idx), "corpus_hash": [corpus_hash] * len(idx), "doc_id": doc_ids,
+                     "tok_idx": idx, "start_char": starts, "end_char": ends}
+            with registered(con, "_assay_tokens", table):
+                con.execute("INSERT INTO doc_tokens SELECT * FROM _assay_tokens")
+    have_chunks = con.execute("SELECT COUNT(*) FROM chunk_tokens WHERE tokenizer_id = ? AND chunk_set = ?",
+                              [tid, chunk_set]).fetchall()[0][0]
+    if not have_chunks:
+        con.execute(load_sql("budget/chunk_tokens"), {"tokenizer_id": tid, "corpus_hash": corpus_hash,
+                                                       "chunk_set": chunk_set})
+    return tid
+
+
+def assert_tokenizers_own(texts):
+    counts, starts, ends = budget.piece_offsets(texts)
+    own = budget.token_spans(texts)
+    assert counts.tolist() == [len(o) for o in own]
+    assert list(zip(starts.tolist(), ends.tolist())) == [p for o in own for p in o]
+
+
+# -- the pieces -------------------------------------------------------------------------------------------------
+
+def test_pieces_of_the_demo_corpus_are_the_tokenizers_own():
+    corpus = load_corpus(DEMO / "corpus")
+    assert len(corpus.documents) > 5
+    assert_tokenizers_own([d.text for d in corpus.documents])
+
+
+@pytest.mark.skipif(not SCIFACT.exists(), reason=f"the SciFact collection is not at {SCIFACT} (../shared is "
+                                                 "absent in this checkout)")
+def test_pieces_of_scifact_are_the_tokenizers_own():
+    docs = [json.loads(line) for line in SCIFACT.open(encoding="utf-8")]
+    texts = [f"{d['title']}\n\n{d['text']}" if d["title"] and d["text"] else d["title"] or d["text"] for d in docs]
+    assert len(texts) == 5183
+    assert_tokenizers_own(texts)
+
+
+# Characters the fast path must leave to the tokenizer, or split at exactly as it does: whitespace of every kind,
+# control and format characters, accents precomposed and combining, case that changes length when lowered, CJK,
+# emoji, characters outside the vocabulary, the replacement character, and ASCII punctuation next to all of them.
+ODD = (" \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u2028\u3000\x00\x07\x7f\u200b\u200d\ufeff\ufffd"
+       "éÉe\u0301\u0301İıßẞﬁΣσςΑΩ東京한국語\u0627\u0644😀🏳️‍🌈\U0010fffd\u0378¿¡«»—–…")
+ASCII_WORDS = ("the", "The", "THE", "retrieval", "tokenization", "supercalifragilistic", "x", "a1b2", "2024",
+               "unaffable", "naive", "wal", "##", "'s", "e.g.", "(see", "below)", "U.S.A.", "--", "...", "a" * 101,
+               "ab" * 60, "1" * 150)
+
+
+def _generated(rng: random.Random, n: int) -> list[str]:
+    texts = []
+    for _ in range(n):
+        parts = []
+        for _ in range(rng.randint(0, 60)):
+            r = rng.random()
+            if r < 0.6:
+                parts.append(rng.choice(ASCII_WORDS))
+            elif r < 0.8:
+                parts.append("".join(rng.choice(ODD) for _ in range(rng.randint(1, 4))))
+            else:
+                parts.append(rng.choice(ASCII_WORDS) + rng.choice(ODD) + rng.choice(ASCII_WORDS))
+            parts.append(rng.choice((" ", " ", "  ", "\n", "\t", "\r\n", "", ", ", ". ", "\xa0", "\u3000")))
+        texts.append("".join(parts))
+    return texts
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pieces_of_generated_text_are_the_tokenizers_own(seed):
+    texts = _generated(random.Random(seed), 300)
+    assert any(not t for t in texts) and any(t.isascii() for t in texts) and any(not t.isascii() for t in texts)
+    assert_tokenizers_own(texts)
+
+
+def test_pieces_are_the_same_in_small_batches(monkeypatch):
+    texts = _generated(random.Random(9), 200)
+    whole = budget.piece_offsets(texts)
+    monkeypatch.setattr(budget, "BATCH_CHARS", 50)  # about a text a batch; the word cache carries over
+    batches = list(budget.piece_batches(texts))
+    assert len(batches) > 50 and [b[0] for b in batches] == sorted({b[0] for b in batches})
+    for got, want in zip(budget.piece_offsets(texts), whole):
+        assert np.array_equal(got, want)
+    assert_tokenizers_own(texts)
+
+
+@given(st.lists(st.text(alphabet=st.one_of(st.sampled_from(ODD + " .,;()-'\"0123456789"),
+                                            st.characters(min_codepoint=32, max_codepoint=126),
+                                            st.characters()), max_size=40), max_size=8))
+def test_pieces_of_any_text_are_the_tokenizers_own(texts):
+    assert_tokenizers_own(texts)
+
+
+# -- the tables, and the measures that read them ------------------------------------------------------------------
+
+def token_rows(con):
+    docs = con.execute("SELECT * FROM doc_tokens ORDER BY tokenizer_id, corpus_hash, doc_id, tok_idx").fetchall()
+    chunks = con.execute("SELECT * FROM chunk_tokens ORDER BY tokenizer_id, chunk_set, chunk_id").fetchall()
+    return docs, chunks
+
+
+def token_measures():
+    """Every measure that counts tokens: each budgeted family at budgets from one token to past a whole run, and
+    each span family at cutoffs."""
+    out = []
+    for fam in builtin_families():
+        if fam.budget_sql:
+            out += [f"{fam.name}@{n}tok" for n in (1, 7, 250, 1000, 100000)]
+        if fam.reads_tokens and fam.cutoff != "none":
+            out += [f"{fam.name}@{k}" for k in (1, 10)]
+    assert {"SpanRecall@1000tok", "nDCG@7tok", "SpanIoU@10", "Success@1tok"} <= set(out)
+    return [parse_measure(name) for name in out]
+
+
+def measure_values(wh):
+    """{(n-th run, measure): {(question, level): value}}, runs in the order written, their final stage."""
+    values = {}
+    runs = wh.con.execute("SELECT run_id FROM runs ORDER BY started_at, run_id").fetchall()
+    for i, (run_id,) in enumerate(runs):
+        for m in token_measures():
+            values[(i, m.name)] = per_query(wh, run_id, m)
+    return values
+
+
+def doubled(tmp_path, write):
+    """Two warehouses: ``write(wh)`` into each, the first with the reference token tables, the second with ours."""
+    out = []
+    for name in ("reference", "new"):
+        wh = Warehouse.open(tmp_path / f"{name}.duckdb")
+        if name == "reference":
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(budget, "write_tokens", reference_write_tokens)
+                write(wh)
+        else:
+            write(wh)
+        out.append(wh)
+    return out
+
+
+def assert_same_tables_and_measures(ref, new):
+    ref_docs, ref_chunks = token_rows(ref.con)
+    new_docs, new_chunks = token_rows(new.con)
+    assert len(ref_docs) > 100 and len(ref_chunks) > 5
+    assert new_docs == ref_docs and new_chunks == ref_chunks
+    # stored in the same order too (document id, then position)
+    assert new.con.execute("SELECT doc_id, tok_idx FROM doc_tokens ORDER BY rowid").fetchall() == \
+        ref.con.execute("SELECT doc_id, tok_idx FROM doc_tokens ORDER BY rowid").fetchall()
+    ref_values, new_values = measure_values(ref), measure_values(new)
+    assert len(ref_values) == len(token_measures()) * len(ref.con.execute("SELECT * FROM runs").fetchall())
+    assert all(ref_values.values()) and len({str(v) for v in ref_values.values()}) > len(ref_values) / 2
+    assert new_values == ref_values
+
+
+def test_the_demo_corpus_gets_the_reference_tables_and_values(tmp_path):
+    def write(wh):
+        for options in (RunOptions(chunk_size=200, overlap=50), RunOptions(chunker="document")):
+            run(wh, DEMO / "corpus", DEMO / "judgments.jsonl", options)
+
+    ref, new = doubled(tmp_path, write)
+    try:
+        assert ref.con.execute("SELECT COUNT(DISTINCT chunk_set) FROM chunk_tokens").fetchall() == [(2,)]
+        assert_same_tables_and_measures(ref, new)
+    finally:
+        ref.close()
+        new.close()
+
+
+def _synthetic(rng: random.Random):
+    """Documents of generated text (every kind of character) with chunks cut anywhere, some inside words."""
+    texts = {}
+    for i, text in enumerate(_generated(rng, 40)):
+        text = (text * (DOC_LEN // max(len(text), 1) + 1))[:DOC_LEN] if text else " " * DOC_LEN
+        texts[f"d{i:02d}.md"] = text
+    from assay.chunking import Chunk
+
+    docs, chunks = sorted(texts), []
+    for d in docs:
+        cuts = sorted({0, DOC_LEN, *(rng.randrange(DOC_LEN) for _ in range(rng.randint(0, 8)))})
+        spans = list(zip(cuts, cuts[1:])) + [(rng.randrange(500), rng.randrange(500, DOC_LEN))]
+        for s, e in dict.fromkeys(spans):
+            chunks.append(Chunk(d, len(chunks), s, e, texts[d][s:e]))
+    syn = Synthetic(docs, chunks)
+    for qi in range(30):
+        d = rng.choice(docs)
+        s = rng.randrange(DOC_LEN - 50)
+        ranking = [c.chunk_id for c in rng.sample(chunks, rng.randint(0, 25))]
+        syn.queries.append(QuerySpec(f"q{qi:02d}", [(d, s, s + rng.randint(1, 50), rng.randint(1, 3))], ranking))
+    return syn, texts
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_generated_corpus_gets_the_reference_tables_and_values(tmp_path, seed):
+    syn, texts = _synthetic(random.Random(seed))
+    ref, new = doubled(tmp_path, lambda wh: write_synthetic(wh, syn, texts=texts))
+    try:
+        assert_same_tables_and_measures(ref, new)
+    finally:
+        ref.close()
+        new.close()
+
+
+def test_a_corpus_is_tokenized_once_and_a_rolled_back_write_leaves_nothing(warehouse):
+    con = warehouse.con
+    run(warehouse, DEMO / "corpus", DEMO / "judgments.jsonl", RunOptions())
+    docs, chunks = token_rows(con)
+    run(warehouse, DEMO / "corpus", DEMO / "judgments.jsonl", RunOptions())  # same corpus, same chunk set
+    run(warehouse, DEMO / "corpus", DEMO / "judgments.jsonl", RunOptions(chunk_size=300))  # a new chunk set
+    docs_after, chunks_after = token_rows(con)
+    assert docs_after == docs and set(chunks) < set(chunks_after)
+    assert con.execute("SELECT COUNT(*) FROM (SELECT 1 FROM doc_tokens GROUP BY tokenizer_id, corpus_hash, "
+                          "doc_id, tok_idx HAVING COUNT(*) > 1)").fetchall() == [(0,)]
+    assert con.execute("SELECT COUNT(*) FROM (SELECT 1 FROM chunk_tokens GROUP BY tokenizer_id, chunk_set, "
+                          "chunk_id HAVING COUNT(*) > 1)").fetchall() == [(0,)]
+    # a write undone with its run's transaction leaves no half-written corpus behind: the next one writes it whole
+    corpus_hash, chunk_set = con.execute("SELECT corpus_hash, chunk_set FROM runs LIMIT 1").fetchall()[0]
+    con.execute("DELETE FROM doc_tokens")
+    con.execute("DELETE FROM chunk_tokens")
+    with pytest.raises(KeyboardInterrupt):
+        with warehouse.transaction():
+            budget.write_tokens(warehouse, corpus_hash, chunk_set)
+            assert con.execute("SELECT COUNT(*) FROM doc_tokens").fetchall() == [(len(docs),)]
+            raise KeyboardInterrupt
+    assert token_rows(con) == ([], [])
+    with warehouse.transaction():
+        budget.write_tokens(warehouse, corpus_hash, chunk_set)
+    assert token_rows(con)[0] == docs
+
+
+# -- migration 015 --------------------------------------------------------------------------------------------------
+
+def _keys(con):
+    return sorted(con.execute("SELECT table_name, constraint_text FROM duckdb_constraints() WHERE constraint_type = "
+                              "'PRIMARY KEY' AND table_name IN ('doc_tokens', 'chunk_tokens')").fetchall())
+
+
+def test_a_warehouse_of_schema_014_keeps_its_token_rows(tmp_path):
+    path = tmp_path / "w014.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
+                "applied_at TIMESTAMP NOT NULL)")
+    for version, name, sql in migrations():
+        if version <= 14:
+            con.execute(sql)
+            con.execute("INSERT INTO schema_migrations VALUES (?, ?, now())", [version, name])
+    old = Warehouse(path, con, read_only=False)
+    assert old.schema_version() == 14 and len(_keys(con)) == 2
+    with pytest.MonkeyPatch.context() as mp:  # as the code of schema 014 wrote them
+        mp.setattr(budget, "write_tokens", reference_write_tokens)
+        run(old, DEMO / "corpus", DEMO / "judgments.jsonl", RunOptions(chunk_size=200, overlap=50))
+    in_order = [con.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in ("doc_tokens", "chunk_tokens")]
+    before = measure_values(old)
+    con.close()
+    with Warehouse.open(path) as wh:
+        assert wh.schema_version() == migrations()[-1][0] >= 15 and _keys(wh.con) == []
+        assert [wh.con.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall()
+                for t in ("doc_tokens", "chunk_tokens")] == in_order
+        assert measure_values(wh) == before
+        record = run(wh, DEMO / "corpus", DEMO / "judgments.jsonl", RunOptions())  # and takes new runs
+        assert wh.con.execute("SELECT COUNT(*) FROM doc_tokens").fetchall() == [(len(in_order[0]),)]
+        assert per_query(wh, record.run_id, parse_measure("SpanRecall@1000tok"))
