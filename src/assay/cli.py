@@ -190,12 +190,23 @@ def _project(config_path):
     """The assay.toml a command was given, with its own [measures] dir registered (the discovered one's
     are registered for every command by the group callback)."""
     from assay.metrics.registry import load_user_measures
-    from assay.pipelines import load_config
 
-    config = load_config(config_path)
+    config = _read_config(config_path)
     if config_path is not None:
         load_user_measures(config)
     return config
+
+
+def _read_config(config_path) -> dict:
+    """assay.pipelines.load_config: the parsed assay.toml in effect, {} without one. Its reader (tomllib,
+    assay.models: ~10 ms of imports) is loaded only when there is a file to read."""
+    from assay import project
+
+    if project.config_path(config_path) is None:
+        return {}
+    from assay.pipelines import load_config
+
+    return load_config(config_path)
 
 
 def _progress_always(msg: str) -> None:
@@ -237,12 +248,11 @@ def cli(debug, quiet, verbose):
     """
     from assay import progress, project
     from assay.metrics.registry import load_user_measures
-    from assay.pipelines import load_config
 
     progress.configure(quiet=quiet)  # bars on stderr only when it is a terminal; AssayGroup.invoke resets
     if verbose:  # said even under --quiet: asked for by name
         project.COMMAND.say = _progress_always
-    load_user_measures(load_config(None))  # the project's [measures] dir, for every command naming measures
+    load_user_measures(_read_config(None))  # the project's [measures] dir, for every command naming measures
 
 
 class Number(click.ParamType):

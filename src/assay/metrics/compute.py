@@ -70,6 +70,12 @@ def question_labels(warehouse, run_id: str) -> dict[str, dict]:
     return {qid: {"category": c, "form": f, "hard_class": h} for qid, c, f, h in cur.fetchall()}
 
 
+def has_answers(warehouse, run_id: str) -> bool:
+    """Whether the run's answer stage wrote answers. Answer measures score them (and the citations, claims and
+    verdicts written with them), so without any they have no values: one lookup instead of a query each."""
+    return bool(warehouse.con.execute("SELECT COUNT(*) FROM answers WHERE run_id = ?", [run_id]).fetchall()[0][0])
+
+
 def stored_values(warehouse, run_id: str, stage: str = "final") -> dict[str, dict[tuple[str, str], float]]:
     """{measure name: {(unit, level): value}} as ``measure_values`` holds them for the run at ``stage``: what
     ``per_query`` gave when they were stored (the default measures are stored with every run), in one query."""
@@ -87,9 +93,15 @@ def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "fi
     again (a report reads one table instead of running each measure's SQL); the rest come from ``per_query``."""
     labels = question_labels(warehouse, run_id)
     stored = stored_values(warehouse, run_id, stage)
+    answered = None  # whether the run has answers, asked once an answer measure is not stored
     groups = []  # (measure, level, slice, values, index of the group it repeats or None)
     for measure in measures:
-        values = stored.get(measure.name) or per_query(warehouse, run_id, measure, stage)
+        values = stored.get(measure.name)
+        if not values and measure.family.levels == ("answer",):
+            answered = has_answers(warehouse, run_id) if answered is None else answered
+            values = per_query(warehouse, run_id, measure, stage) if answered else {}
+        elif not values:
+            values = per_query(warehouse, run_id, measure, stage)
         for level in measure.levels:
             by_query = {qid: v for (qid, lvl), v in values.items() if lvl == level}
             slices = {"all": sorted(by_query)}

@@ -26,12 +26,29 @@ def wilson(successes: float, n: int, z: float = Z95, continuity: bool = True) ->
     n=10, p=0.05; the corrected interval covers at least 95% for every p at n = 10, 30 and 100.
     ``successes`` may be fractional (a sum of graded values).
     """
-    import numpy as np
-
     if n <= 0:
         raise ValueError("no observations")
-    low, high = _wilson(np.asarray(successes, dtype=float), n, z, continuity)
-    return float(low), float(high)
+    return _wilson_one(float(successes), n, z, continuity)
+
+
+def _wilson_one(successes: float, n: int, z: float, continuity: bool = True) -> tuple[float, float]:
+    """``_wilson`` for one count in plain floats: the same operations in the same order, each rounded as
+    numpy rounds it (IEEE doubles; sqrt is correctly rounded in both), so the same bounds bit for bit, and
+    a report or gate of 0/1 measures needs no numpy."""
+    import math
+
+    shift = 0.5 if continuity else 0.0
+    denom = 1 + z * z / n
+
+    def root(p, sign):
+        p = min(max(p, 0.0), 1.0)
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+        return min(max(centre + sign * half, 0.0), 1.0)
+
+    low = root((successes - shift) / n, -1) if successes - shift > 0 else 0.0
+    high = root((successes + shift) / n, +1) if successes + shift < n else 1.0
+    return low, high
 
 
 def _wilson(successes, n: int, z: float, continuity: bool = True):
