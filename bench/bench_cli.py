@@ -4,6 +4,7 @@ Targets (issues #2, #14): `assay --help` under 0.3 s; `assay report latest` on t
 after install under 30 s; a fresh clone's `make demo` under 60 s.
 
     .venv/bin/python bench/bench_cli.py                      commands against `python -c pass`
+    .venv/bin/python bench/bench_cli.py --before DIR         and against another version of assay, alternated
     .venv/bin/python bench/bench_cli.py --make-demo [--cold]   also `make demo` in fresh clones under /tmp
 
 Each round runs `python -c pass` and then each command, so a command and its peer share the machine's load; the
@@ -12,6 +13,11 @@ before and after. Commands run as a user's shell runs them: bytecode written (PY
 one untimed run first. `--make-demo` clones the committed HEAD (twice by default) and times `make demo` there: it
 installs what the machine's caches lack (uv's and pip's), so it is not part of a plain run; `--cold` gives it empty
 caches, as on a machine that never installed these packages (everything is downloaded).
+
+`--before DIR` times a second version of assay in the same rounds: DIR is a source tree of it (e.g. `git archive
+COMMIT | tar -x -C DIR`), run by this interpreter with DIR/src first on the path, on a demo warehouse of its own
+(made by its own `assay demo`, so each version reads the schema it wrote). Each command of each version runs
+right after the other's, and the ratio of their median CPU seconds is printed.
 """
 
 from __future__ import annotations
@@ -53,46 +59,76 @@ def spread(values) -> str:
     return f"{min(values):.3f} / {statistics.median(values):.3f} / {max(values):.3f}"
 
 
-def commands(rounds: int) -> None:
+CASES = {
+    "assay --help": ["--help"],
+    "assay report latest": ["report", "latest"],
+    "assay report latest --format json": ["report", "latest", "--format", "json"],
+    "assay runs": ["runs"],
+    "assay show latest": ["show", "latest"],
+    "assay gate latest --rule ...": ["gate", "latest", "--rule", "Success@3:doc>=0.5"],
+    "assay demo (end to end)": None,  # a new warehouse each time: ingest, run, report
+}
+TARGETS = {"assay --help": 0.3, "assay report latest": 0.3, "assay demo (end to end)": 30}
+
+
+class Version:
+    """One version of assay: how to start it, and its demo warehouse."""
+
+    def __init__(self, label: str, tmp: Path, src: Path | None = None):
+        self.label, self.tmp = label, tmp
+        self.env = dict(ENV)
+        if src is not None:
+            self.env["PYTHONPATH"] = os.pathsep.join([str(src / "src")] + [p for p in [ENV.get("PYTHONPATH")] if p])
+        self.warehouse = str(tmp / f"{label}.duckdb")
+        subprocess.run(ASSAY + ["demo", "--warehouse", self.warehouse], check=True, capture_output=True, env=self.env)
+
+    def command(self, name: str, round_: int) -> list[str]:
+        args = CASES[name]
+        if args is None:
+            return ASSAY + ["demo", "--warehouse", str(self.tmp / f"{self.label}-demo-{round_}.duckdb")]
+        return ASSAY + args + ([] if name == "assay --help" else ["--warehouse", self.warehouse])
+
+
+def commands(rounds: int, before: Path | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        wh = str(Path(tmp) / "w.duckdb")
-        subprocess.run(ASSAY + ["demo", "--warehouse", wh], check=True, capture_output=True, env=ENV)
-        cases = {
-            "assay --help": ASSAY + ["--help"],
-            "assay report latest": ASSAY + ["report", "latest", "--warehouse", wh],
-            "assay report latest --format json": ASSAY + ["report", "latest", "--format", "json", "--warehouse", wh],
-            "assay runs": ASSAY + ["runs", "--warehouse", wh],
-            "assay show latest": ASSAY + ["show", "latest", "--warehouse", wh],
-            "assay gate latest --rule ...": ASSAY + ["gate", "latest", "--rule", "Success@3:doc>=0.5",
-                                                     "--warehouse", wh],
-            "assay demo (end to end)": None,  # a new warehouse each time: ingest, run, report
-        }
-        for cmd in cases.values():  # bytecode written, caches warm
-            if cmd is not None:
-                subprocess.run(cmd, capture_output=True, env=ENV)
-        before = load()
-        times, cpu = {name: [] for name in cases}, {name: [] for name in cases}
-        peer, peer_cpu, ratios = [], [], {name: [] for name in cases}
+        versions = [Version("after" if before else "this", Path(tmp))]
+        if before is not None:
+            versions.append(Version("before", Path(tmp), before))
+        for version in versions:  # bytecode written, caches warm
+            for name in CASES:
+                if CASES[name] is not None:
+                    subprocess.run(version.command(name, 0), capture_output=True, env=version.env)
+        start = load()
+        times = {(v.label, name): [] for v in versions for name in CASES}
+        cpu = {key: [] for key in times}
+        ratios = {key: [] for key in times}
+        peer, peer_cpu = [], []
         for r in range(rounds):
             base = seconds([sys.executable, "-c", "pass"])
             peer.append(base)
             peer_cpu.append(CPU[-1])
-            for name, cmd in cases.items():
-                cmd = cmd or ASSAY + ["demo", "--warehouse", str(Path(tmp) / f"demo-{r}.duckdb")]
-                took = seconds(cmd)
-                times[name].append(took)
-                cpu[name].append(CPU[-1])
-                ratios[name].append(took / base)
-        print(f"load average before {before}, after {load()}; {rounds} rounds; wall seconds min / median / max, "
+            for name in CASES:
+                for version in versions if r % 2 == 0 else versions[::-1]:  # who goes first alternates
+                    took = seconds(version.command(name, r + 1), env=version.env)
+                    times[version.label, name].append(took)
+                    cpu[version.label, name].append(CPU[-1])
+                    ratios[version.label, name].append(took / base)
+        print(f"load average before {start}, after {load()}; {rounds} rounds; wall seconds min / median / max, "
               "the ratio to python -c pass in the same round, median CPU seconds\n")
-        print(f"{'python -c pass (peer)':36s} {spread(peer)}   {'':22s} cpu {statistics.median(peer_cpu):.3f}")
-        for name in cases:
-            target = {"assay --help": 0.3, "assay report latest": 0.3, "assay demo (end to end)": 30}.get(name)
-            verdict = "" if target is None else (
-                f"  target < {target:g} s: {'ok' if statistics.median(times[name]) < target else 'MISSED'}")
-            print(f"{name:36s} {spread(times[name])}   {statistics.median(ratios[name]):6.1f}x python "
-                  f"({min(ratios[name]):5.1f}-{max(ratios[name]):5.1f}x) cpu {statistics.median(cpu[name]):.3f}"
-                  f"{verdict}")
+        print(f"{'python -c pass (peer)':44s} {spread(peer)}   {'':22s} cpu {statistics.median(peer_cpu):.3f}")
+        for name in CASES:
+            for version in versions:
+                key = (version.label, name)
+                target = TARGETS.get(name)
+                verdict = "" if target is None or version.label == "before" else (
+                    f"  target < {target:g} s: {'ok' if statistics.median(times[key]) < target else 'MISSED'}")
+                label = name if len(versions) == 1 else f"{name} [{version.label}]"
+                print(f"{label:44s} {spread(times[key])}   {statistics.median(ratios[key]):6.1f}x python "
+                      f"({min(ratios[key]):5.1f}-{max(ratios[key]):5.1f}x) cpu {statistics.median(cpu[key]):.3f}"
+                      f"{verdict}")
+            if len(versions) == 2:
+                after, was = (statistics.median(cpu[v.label, name]) for v in versions)
+                print(f"{'':44s} CPU after / before {after / was:.2f}")
 
 
 def make_demo(runs: int, cold: bool) -> None:
@@ -116,11 +152,13 @@ def make_demo(runs: int, cold: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--before", type=Path, default=None,
+                        help="a source tree of another version of assay, timed in the same rounds")
     parser.add_argument("--make-demo", action="store_true", help="also time `make demo` in fresh clones")
     parser.add_argument("--clones", type=int, default=2, help="fresh clones for --make-demo")
     parser.add_argument("--cold", action="store_true", help="--make-demo with empty uv and pip caches")
     args = parser.parse_args()
-    commands(args.rounds)
+    commands(args.rounds, args.before)
     if args.make_demo:
         make_demo(args.clones, args.cold)
 
