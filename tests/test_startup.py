@@ -1,6 +1,7 @@
 """What each command imports: run in a fresh interpreter as `assay ...`, the modules loaded by its end are read
 back. pandas (0.4 s) is loaded by no command that does not use it, nor pyarrow by one that writes no Arrow; a
-report loads neither scipy.stats nor Ibis nor altair; `assay --help` loads no numpy and no DuckDB. Speed itself
+report loads neither scipy.stats nor Ibis nor altair; `assay --help` loads no numpy and no DuckDB; a read loads
+DuckDB's compiled module, not its package, and runs, show and a gate of 0/1 measures load no numpy. Speed itself
 is measured by bench/bench_cli.py, not here."""
 
 import os
@@ -70,6 +71,12 @@ def test_a_command_loads_no_pandas(tmp_path, warehouse, name):
     assert "pyarrow" not in modules  # nothing here reads or writes Arrow
     if name.startswith("report"):
         assert not {"scipy.stats", "scipy.special", "ibis", "altair", "tantivy", "fastembed"} & modules
+    if name in COMMANDS and name not in ("sql", "export csv"):
+        # a read opens the warehouse through DuckDB's compiled module: the package (~45 ms) is not loaded, nor
+        # the reader of assay.toml when there is none
+        assert "_duckdb" in modules and not {"duckdb", "assay.pipelines", "tomllib"} & modules
+    if name in ("runs", "show", "show question", "gate"):  # the gate's rule is a 0/1 measure: Wilson, plain floats
+        assert "numpy" not in modules
 
 
 def test_parquet_export_loads_pyarrow_but_no_pandas(tmp_path, warehouse):
