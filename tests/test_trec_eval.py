@@ -5,10 +5,12 @@ import io
 import itertools
 import json
 import random
+from pathlib import Path
 
 import pytest
 import pytrec_eval
 
+from assay import trec_eval
 from assay.errors import ConfigError, FormatError
 from assay.metrics.registry import parse_measure
 from assay.trec_eval import (
@@ -450,3 +452,138 @@ def test_render_table():
 def test_render_unknown_format():
     with pytest.raises(ConfigError, match="unknown format 'xml'"):
         render(ROWS, "xml")
+
+
+# -- the compiled reader (_trec_read.c) against the reference reading -----------------------------------
+COMPILED = trec_eval.compiled_reader()
+SO = sorted(Path(trec_eval.__file__).parent.glob("_trec_read.*.so"))
+needs_c = pytest.mark.skipif(COMPILED is None, reason="_trec_read.c is not built (hatch_build.py: no C compiler or "
+                             "no Python headers when installing); DuckDB's reading is what runs, tested above")
+
+
+def test_a_built_reader_is_current():
+    if SO and COMPILED is None:
+        pytest.fail(f"{SO[0].name} was built from another version of _trec_read.c, so it is not used: "
+                    "install again (make install, or pip install --no-deps -e .)")
+
+
+def by_reference(*args, **kwargs):
+    """evaluate_trec by DuckDB's reading and numpy's ranking (what runs without the C code): the rows, or the
+    error it raised."""
+    saved = trec_eval._COMPILED[:]
+    trec_eval._COMPILED[:] = [None]
+    try:
+        return evaluate_trec(*args, **kwargs)
+    except FormatError as exc:
+        return exc
+    finally:
+        trec_eval._COMPILED[:] = saved
+
+
+def by_compiled(*args, parts: int = 1, **kwargs):
+    """evaluate_trec as it runs with the C code, the run cut into up to `parts` parts (one thread each)."""
+    saved = trec_eval._COMPILED[:]
+    trec_eval._COMPILED[:] = [lambda qrels, run, threads: COMPILED(qrels, run, parts, 1)]
+    try:
+        return evaluate_trec(*args, **kwargs)
+    except FormatError as exc:
+        return exc
+    finally:
+        trec_eval._COMPILED[:] = saved
+
+
+def same_outcome(got, want) -> bool:
+    if isinstance(want, Exception):
+        return type(got) is type(want) and str(got) == str(want)
+    return got == want
+
+
+@needs_c
+@pytest.mark.parametrize("seed", range(30))
+def test_compiled_reader_matches_the_reference_and_pytrec_eval(tmp_path, seed):
+    """Files whose queries' lines are together (any order within a query) are read by the C code, cut
+    into parts as threads take them: the very rows of the reference reading, and pytrec_eval's values."""
+    rng = random.Random(seed)
+    qrels, run = random_collection(rng)
+    run = {q: dict(rng.sample(list(r.items()), len(r))) for q, r in rng.sample(list(run.items()), len(run))}
+    sep = list(SEPARATORS.values())[seed % 3]
+    qrels_path, run_path = write_trec(tmp_path, qrels, run, sep=sep, newline="\r\n" if seed % 4 == 0 else "\n")
+    if seed % 5 == 1:  # blank lines inside and between queries
+        run_path.write_text(run_path.read_text().replace("\n", "\n\n  \n", 7))
+    assert isinstance(COMPILED(str(qrels_path), str(run_path), 1), dict)
+    measures = ["AP", "nDCG", "nDCG@10", "RR", "RR@3", "P@5", "R@10", "Success@1"]
+    want = by_reference(qrels_path, run_path, measures, complete=seed % 2 == 0)
+    for parts in (1, 2, 5):
+        assert by_compiled(qrels_path, run_path, measures, parts=parts, complete=seed % 2 == 0) == want, parts
+    got = {(r["metric"], r["query_id"]): r["value"] for r in want}
+    for name in measures:
+        for qid, value in pytrec_values(qrels, run, name).items():
+            assert abs(got[(name, qid)] - value) <= 1e-12, (name, qid)
+
+
+RUN_HEAD = "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\n"
+
+
+@needs_c
+@pytest.mark.parametrize("qrels_text, run_text, takes", [
+    # scores: the plain decimal forms, read as DuckDB's cast reads them
+    *[(GOOD_QRELS, RUN_HEAD + f"q1 Q0 c 3 {score} t\n", True)
+      for score in ("1.", ".5", "+1", "1e5", "1E+05", "-0", "-.5e-3", "00012.50", "4.9e-324", "1e-400", "1e400",
+                    "2.0", "1.99999999999999999999", "0.30000000000000004441", "123456789012345678901234567890",
+                    "9007199254740993", "1.7976931348623157e308")],
+    # and what it leaves to the reference reading (some of which it refuses)
+    *[(GOOD_QRELS, RUN_HEAD + f"q1 Q0 c 3 {score} t\n", False)
+      for score in ("inf", "-Infinity", "nan", "1_000", "0x10", "1d5", "e5", "1.5e", "+-1", "-")],
+    # relevance
+    *[(GOOD_QRELS + f"q1 0 c {grade}\n", RUN_HEAD, True) for grade in ("+3", "01", "-2", "2147483647", "-2147483648")],
+    *[(GOOD_QRELS + f"q1 0 c {grade}\n", RUN_HEAD, False) for grade in ("2147483648", "1.5", "1e2", "x", "+")],
+    # lines
+    (GOOD_QRELS, RUN_HEAD.replace("\n", "\r\n"), True),
+    (GOOD_QRELS, RUN_HEAD.rstrip("\n"), True),  # no line end at the end
+    (GOOD_QRELS, "\n \t\n" + RUN_HEAD.replace("\n", " \t\n\n") + "  ", True),
+    (GOOD_QRELS, RUN_HEAD + "q1 Q0 " + "c" * 60 + " 3 0.5 t\n", True),  # past 64 bytes: read byte by byte
+    (GOOD_QRELS, RUN_HEAD + "q1 Q0 " + "c" * 47 + " 3 0.5 t\n" + "q1 Q0 e 4 0.5 t\n", True),  # 63 bytes and \n
+    (GOOD_QRELS, RUN_HEAD + "q1 Q0 c 3 0.5 t\r", False),  # \r ends no line here
+    (GOOD_QRELS, RUN_HEAD + "q1 Q0 c\r 3 0.5 t\n", False),
+    (GOOD_QRELS, RUN_HEAD + "q1 Q0 c\x0b 3 0.5 t\n", False),
+    (GOOD_QRELS, RUN_HEAD + "q1 Q0 c\x00 3 0.5 t\n", False),
+    (GOOD_QRELS, "\ufeff" + RUN_HEAD, False),
+    (GOOD_QRELS, RUN_HEAD.encode() + b"q1 Q0 \xff 3 0.5 t\n", False),
+    (GOOD_QRELS, RUN_HEAD.encode() + b"q1 Q0 \xc3\xa9 3 0.5 t\n", True),
+    (GOOD_QRELS, RUN_HEAD.encode() + b"q1 Q0 \xed\xa0\x80 3 0.5 t\n", False),  # a surrogate's bytes
+    ("q\xe9 0 a 1\n", "q\xe9 Q0 a 1 1 t\n", True),
+    (GOOD_QRELS, RUN_HEAD + "q1 Q0 c 3 0.5\n", False),
+    (GOOD_QRELS, RUN_HEAD + "q1 Q0 c 3 0.5 t x\n", False),
+    (GOOD_QRELS + "q1 0 c\n", RUN_HEAD, False),
+    # duplicates; a query's lines apart
+    (GOOD_QRELS, RUN_HEAD + "q1 Q0 a 3 0.5 t\n", False),
+    (GOOD_QRELS + "q1 0 a 2\n", RUN_HEAD, False),
+    (GOOD_QRELS, "q1 Q0 a 1 2.0 t\nq2 Q0 a 1 1.0 t\nq1 Q0 b 2 1.0 t\n", False),
+    (GOOD_QRELS, "qx Q0 a 1 2.0 t\nq1 Q0 a 1 1.0 t\nqx Q0 b 2 1.0 t\n", False),
+    (GOOD_QRELS, "qx Q0 a 1 2.0 t\nqx Q0 a 2 1.0 t\nq1 Q0 b 2 1.0 t\n", False),
+    (GOOD_QRELS, "qx Q0 a 1 2.0 t\nqy Q0 a 2 1.0 t\nq1 Q0 b 2 1.0 t\n", True),
+    # ties: score, then document id in byte order (a prefix first), -0.0 as 0.0
+    ("q1 0 d1 1\nq1 0 e 2\n", "q1 Q0 d10 1 1 t\nq1 Q0 d1 2 1.0 t\nq1 Q0 e 3 0 t\nq1 Q0 f 4 -0.0 t\n", True),
+    # empty files
+    (GOOD_QRELS, "", True),
+    ("", RUN_HEAD, True),
+])
+def test_compiled_reader_takes_only_what_it_reads_exactly(tmp_path, qrels_text, run_text, takes):
+    """The C code reads a file as the reference reading does, or gives up (a str saying why) and the
+    reference reading decides: the same rows, or the same error naming the line."""
+    qrels_path, run_path = _files(tmp_path, qrels_text, run_text)
+    answer = COMPILED(str(qrels_path), str(run_path), 2, 1)
+    assert isinstance(answer, dict) == takes, answer
+    measures = ["AP", "nDCG", "RR", "P@2"]
+    want = by_reference(qrels_path, run_path, measures, complete=True)
+    for parts in (1, 3):
+        assert same_outcome(by_compiled(qrels_path, run_path, measures, parts=parts, complete=True), want), parts
+
+
+@needs_c
+def test_compiled_reader_gives_up_on_a_missing_file(tmp_path):
+    qrels_path, run_path = _files(tmp_path, GOOD_QRELS, GOOD_RUN)
+    assert isinstance(COMPILED(str(tmp_path / "nope"), str(run_path), 1), str)
+    assert isinstance(COMPILED(str(qrels_path), str(tmp_path), 1), str)  # a folder
+    assert same_outcome(by_compiled(qrels_path, tmp_path / "nope.run", ["AP"]),
+                        by_reference(qrels_path, tmp_path / "nope.run", ["AP"]))

@@ -1,7 +1,11 @@
 """TREC run files scored against TREC qrels by the warehouse's own measure SQL, as trec_eval scores them.
 
-DuckDB reads both files into Arrow columns; the run is ranked with numpy (assay.trec_ranking) and
-the tables the measure files read (``eval_questions``, ``judged_ranking``, ``unit_counts``,
+Where its C code is built (_trec_read.c; hatch_build.py), it reads both files, on every core, and
+ranks the run, giving the columns of the measure tables (assay.trec_tables.from_read). Otherwise, or
+when that code gives up on a file (anything it does not read exactly as the reference reading below
+does, a malformed line or a duplicate among them, or a run whose lines of one query are not all
+together), DuckDB reads both files into Arrow columns; the run is ranked with numpy
+(assay.trec_ranking) and the tables the measure files read (``eval_questions``, ``judged_ranking``, ``unit_counts``,
 ``ideal_gains``, ``levels``) are built from arrays (assay.trec_tables) for one pseudo-run: run
 ``trec``, stage ``final``, level ``doc``, in an in-memory DuckDB database. Every measure is then
 the unchanged ``sql/measures/*.sql`` file of the registry, so a TREC run and a stored run are
@@ -47,6 +51,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 from assay import trec_ranking, trec_tables
 from assay.errors import AssayError, ConfigError, FormatError
@@ -91,7 +96,43 @@ def parse_trec_measures(names: list[str] | None = None) -> list[Measure]:
 
 def open_trec(qrels_path, run_path, *, complete: bool = False):
     """An in-memory DuckDB connection holding both files and the tables the measure SQL reads."""
-    return _open(lambda con: (_load(con, Path(qrels_path), "qrels"), _load(con, Path(run_path), "run")), complete)
+    qrels_path, run_path = Path(qrels_path), Path(run_path)
+    read = _compiled_read(qrels_path, run_path)
+    if read is not None:
+        return _connect(*trec_tables.from_read(read, complete), ids=read["query_ids"])
+    return _open(lambda con: (_load(con, qrels_path, "qrels"), _load(con, run_path, "run")), complete)
+
+
+_COMPILED: list = []
+
+
+def compiled_reader():
+    """_trec_read.c's ``read``, or None when it is not built, or was built from another version of its
+    source (hatch_build.py builds it; `make install` again after editing it)."""
+    if not _COMPILED:
+        import hashlib
+
+        try:
+            from assay import _trec_read
+        except ImportError:
+            _COMPILED.append(None)
+        else:
+            source = Path(__file__).with_name("_trec_read.c")
+            current = not source.exists() or hashlib.sha256(source.read_bytes()).hexdigest() == _trec_read.SOURCE_SHA256
+            _COMPILED.append(_trec_read.read if current else None)
+    return _COMPILED[0]
+
+
+def _compiled_read(qrels_path: Path, run_path: Path) -> dict | None:
+    """Both files read and the run ranked by _trec_read.c, on every core this process may use; None when
+    it is not built or gives up on a file (a malformed line, a duplicate: the reference reading then
+    decides and names the line; a run whose query's lines are not together: DuckDB's reading takes it)."""
+    read = compiled_reader()
+    if read is None:
+        return None
+    with trec_ranking.small_pages():
+        answer = read(os.fspath(qrels_path), os.fspath(run_path), len(os.sched_getaffinity(0)))
+    return None if isinstance(answer, str) else answer
 
 
 def open_trec_tables(qrels, run, *, complete: bool = False):
@@ -131,12 +172,27 @@ def _open(load, complete: bool):
             ranks, lines = trec_ranking.ranks(query, run.value, run.docno, rows, len(names))
             # trec_eval scores the qrels' queries the run answers; with -c (complete) every one
             questions = np.arange(len(names)) if complete else np.flatnonzero(lines)
-            tables = trec_tables.tables(names, qrels, relevant, found, ranks, questions)
+            tables = trec_tables.tables(names, relevant.query, qrels.value[relevant.rows], relevant.docno, found,
+                                        ranks, questions)
             del qrels, run, relevant, query, rows
+    except BaseException:
+        con.close()
+        raise
+    return _connect(names, tables, con)
+
+
+def _connect(names: pa.Array, tables: dict, con=None, ids: list[str] | None = None):
+    """`con` (or a new in-memory connection) with `tables` registered and the measure views over them;
+    ``ids``: names as a list, when at hand."""
+    import duckdb
+
+    if con is None:
+        con = duckdb.connect(":memory:", config={"preserve_insertion_order": False})
+    try:
         for name, table in tables.items():
             con.register(name, table)  # for the connection's life: measure_views.sql makes views over them
         con.execute(load_sql("trec/measure_views"))
-        ids = names.to_pylist()
+        ids = names.to_pylist() if ids is None else ids
         _QUERY_IDS[con] = ids, {q: code for code, q in enumerate(ids)}
     except BaseException:
         con.close()

@@ -47,17 +47,18 @@ def relevant(qrels: Rows, query: np.ndarray) -> Relevant:
     return Relevant(rows, qrels.h[rows], query[rows], take(qrels.docno, rows))
 
 
-def tables(names: pa.Array, qrels: Rows, relevant: Relevant, found: np.ndarray, rank: np.ndarray,
-           questions: np.ndarray) -> dict[str, pa.Table]:
+def tables(names: pa.Array, query: np.ndarray, grade: np.ndarray, docno: pa.Array, found: np.ndarray,
+           rank: np.ndarray, questions: np.ndarray) -> dict[str, pa.Table]:
     """The Arrow tables measure_views.sql reads: ``_assay_names`` (qcode, query_id), ``_assay_questions``
     (query_id: the codes scored), ``_assay_units`` (query_id, n_units), ``_assay_ideal`` (query_id,
-    gain, ideal_rank) and ``_assay_judged`` (query_id, rank, item, gain): the relevant judgments
-    ``found`` (indices into ``relevant``) at their ``rank``."""
-    grade = qrels.value[relevant.rows].astype(np.int64)
-    units = np.bincount(relevant.query, minlength=len(names))
+    gain, ideal_rank) and ``_assay_judged`` (query_id, rank, item, gain). ``query``, ``grade`` and
+    ``docno``: the relevant judgments (any order); ``found``: those the run retrieves (indices into
+    them), at ``rank``."""
+    grade = grade.astype(np.int64)
+    units = np.bincount(query, minlength=len(names))
     judged = np.flatnonzero(units)
     # The ideal ranking: each query's relevant grades, highest first (one sort of query << 32 | ~grade).
-    key = relevant.query.astype(np.uint64) << np.uint64(_GRADE_BITS)
+    key = query.astype(np.uint64) << np.uint64(_GRADE_BITS)
     key |= ((1 << _GRADE_BITS) - 1 - grade).astype(np.uint64)  # grades are int32, >= 1
     key.sort()
     ideal_query = (key >> np.uint64(_GRADE_BITS)).astype(np.int32)
@@ -70,10 +71,45 @@ def tables(names: pa.Array, qrels: Rows, relevant: Relevant, found: np.ndarray, 
         "_assay_questions": _table(query_id=arrow(questions.astype(np.int32))),
         "_assay_units": _table(query_id=arrow(judged.astype(np.int32)), n_units=arrow(units[judged])),
         "_assay_ideal": _table(query_id=arrow(ideal_query), gain=arrow(ideal_gain), ideal_rank=arrow(ideal_rank)),
-        "_assay_judged": _table(query_id=arrow(relevant.query[found].astype(np.int32)), rank=arrow(rank),
-                                item=relevant.docno.take(arrow(found)),
-                                gain=arrow(grade[found].astype(np.int32))),
+        "_assay_judged": _table(query_id=arrow(query[found].astype(np.int32)), rank=arrow(rank),
+                                item=docno.take(arrow(found)), gain=arrow(grade[found].astype(np.int32))),
     }
+
+
+def from_read(read: dict, complete: bool) -> tuple[pa.Array, dict[str, pa.Table]]:
+    """The query ids (``names``) and the tables of ``tables()`` from what _trec_read.c's ``read`` gives,
+    the columns of each table already computed there: the ideal ranking (each query's relevant grades,
+    highest first), the units, the relevant documents the run retrieves at their ranks, and the run's
+    lines of each query."""
+    n_relevant, n_units, n_found = read["sizes"]
+    # Arrow strings from their buffers: pa.array of a list imports pandas (0.4 s) to ask if it is one
+    names = strings(read, "query_id", len(read["query_ids"]))
+
+    def column(name: str, dtype, n: int) -> pa.Array:
+        return pa.Array.from_buffers(pa.from_numpy_dtype(np.dtype(dtype)), n, [None, pa.py_buffer(read[name])])
+
+    items = strings(read, "judged_item", n_found)
+    lines = np.frombuffer(read["lines"], np.int64, len(names))
+    # trec_eval scores the qrels' queries the run answers; with -c (complete) every one
+    questions = np.arange(len(names)) if complete else np.flatnonzero(lines)
+    return names, {
+        "_assay_names": _table(qcode=arrow(np.arange(len(names), dtype=np.int32)), query_id=names),
+        "_assay_questions": _table(query_id=arrow(questions.astype(np.int32))),
+        "_assay_units": _table(query_id=column("unit_query", np.int32, n_units),
+                               n_units=column("n_units", np.int64, n_units)),
+        "_assay_ideal": _table(query_id=column("ideal_query", np.int32, n_relevant),
+                               gain=column("ideal_gain", np.int32, n_relevant),
+                               ideal_rank=column("ideal_rank", np.int64, n_relevant)),
+        "_assay_judged": _table(query_id=column("judged_query", np.int32, n_found),
+                                rank=column("judged_rank", np.int64, n_found), item=items,
+                                gain=column("judged_gain", np.int32, n_found)),
+    }
+
+
+def strings(read: dict, name: str, n: int) -> pa.Array:
+    """The Arrow strings (large_string) whose offsets and bytes _trec_read.c gives as name_offsets, name_data."""
+    return pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(read[f"{name}_offsets"]),
+                                                         pa.py_buffer(read[f"{name}_data"])])
 
 
 def _table(**columns) -> pa.Table:
