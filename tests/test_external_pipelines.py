@@ -63,7 +63,8 @@ def test_command_pipeline_failure_is_clear(tmp_path, mini_corpus, mini_judgments
                                    "--corpus", str(mini_corpus), "--judgments", str(mini_judgments),
                                    "--warehouse", str(tmp_path / "w.duckdb")])
     assert out.exit_code == 5 and "exited with code 3" in out.stderr
-    assert not (tmp_path / "w.duckdb").exists() or "runs" not in out.stdout
+    # no run id printed, and nothing stored: the command failed before the warehouse was opened
+    assert out.stdout == "" and not (tmp_path / "w.duckdb").exists()
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -96,7 +96,9 @@ def test_stages_print_in_pipeline_order_with_the_answer(runs):
     assert re.search(r"^  claim 0 (kept|dropped \(\w+\)): ", out, re.M)
     assert re.search(r"^    cites \S+#\d+-\d+, (valid|invalid \(\w+\)):", out, re.M)
     ranks = [int(m) for m in re.findall(r"^ +(\d+)  \S+  \S+  \S+#\d+-\d+", out, re.M)]
-    assert max(ranks) <= 2 or "(below the depth: the stage's first relevant hit)" in out
+    # two hits in each of the four stages, and every stage's first relevant hit is among them (no line below the
+    # depth for it)
+    assert ranks == [1, 2] * 4 and "(below the depth: the stage's first relevant hit)" not in out
 
 
 def test_stage_and_depth_choose_what_is_shown(runs):

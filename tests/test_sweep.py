@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -99,7 +100,10 @@ def test_report_sweep_shows_it_again_in_every_format(demo_sweep):
     assert lines[2].split()[:5] == ["#", "point", "pipeline", "chunks", "tok/result"]
     best_row = next(line for line in lines if line.startswith(f"{result['best']} "))
     assert "BEST" in best_row
-    assert sum("≈ best" in line or "worse" in line for line in lines[4:9]) == 4
+    # each point's verdict against the best, and its Holm p on the side of 0.05 the verdict says
+    verdicts = [re.search(r"BEST|(≈ best|worse) \(p([=<])(\d\.\d{3})\)", line) for line in lines[4:9]]
+    assert [v.group(1) or v.group(0) for v in verdicts] == ["≈ best", "BEST", "≈ best", "worse", "worse"]
+    assert all((float(v.group(3)) >= 0.05) == (v.group(1) == "≈ best") for v in verdicts if v.group(1))
     again = json.loads(invoke("report", "--sweep", "latest", "--format", "json", "--warehouse", path).stdout)
     assert again["points"] == result["points"]
     rows = list(csv.DictReader(io.StringIO(invoke("report", "--sweep", result["sweep_id"][:14], "--format", "csv",
