@@ -29,6 +29,7 @@ import platform
 import secrets
 import subprocess
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
@@ -205,14 +206,21 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     s = pipeline.settings
     chunker = make_chunker(s["chunker"], s["chunk_size"], s["overlap"])
     started = datetime.now(timezone.utc).replace(tzinfo=None)
+    from assay.judgments.drift import warn_of_drift
     from assay.stored import is_ref, stored_corpus, stored_judgments
 
-    judgments = stored_judgments(get_wh(), judgments_path) if is_ref(judgments_path) else load_judgments(judgments_path)
-    corpus = (stored_corpus(get_wh(), corpus_dir) if is_ref(corpus_dir)
-              else load_corpus(corpus_dir, max_file_mb(project, options.max_file_mb)))
-    from assay.judgments.drift import warn_of_drift
-
-    warn_of_drift(get_wh(), judgments, corpus, say)  # before resolving: most useful when a quote no longer does
+    wh = get_wh()
+    # A stored corpus and what else is read before chunking come through one open of the warehouse (a brief
+    # warehouse opens its file for each statement otherwise). A corpus read from files is read outside it, so
+    # the file is not held while they are parsed; the reads then open it as before.
+    reads = wh is not None and is_ref(corpus_dir)
+    with wh.reading() if reads else nullcontext(wh) as reader:
+        judgments = (stored_judgments(reader, judgments_path) if is_ref(judgments_path)
+                     else load_judgments(judgments_path))
+        corpus = (stored_corpus(reader, corpus_dir) if is_ref(corpus_dir)
+                  else load_corpus(corpus_dir, max_file_mb(project, options.max_file_mb)))
+        warn_of_drift(reader, judgments, corpus, say)  # before resolving: most useful when a quote no longer does
+        calibration = load_calibration(reader, s["calibration"]) if s["calibration"] else None
     gold = resolve_gold(judgments, corpus)
     say(f"resolved {len(gold)} gold entries for {len(judgments.judgments)} questions "
         f"against {len(corpus.documents)} documents")
@@ -222,7 +230,6 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     n_chunked = len(chunks)
     say(f"{len(chunks)} chunks, {chunker_label(chunker.config())}; pipeline {pipeline.name}: "
         f"{' -> '.join(pipeline.stages)}")
-    calibration = load_calibration(get_wh(), s["calibration"]) if s["calibration"] else None
     stats: dict = {}
     opened: list = []  # built stages that hold resources (an index, a process), closed whatever happens
     try:
@@ -253,7 +260,7 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         chunk_set = sha256_text(chunk_set + canonical_json(sorted(c.chunk_id for c in chunks[n_chunked:])))
     if calibration is not None:
         # the list the calibration judged is the last stage before final, cut: non-empty iff that stage is
-        before = {q for q, stage, *_ in hit_rows if stage == pipeline.stages[-2]}
+        before = {q for q, stage, hits in hit_rows.lists() if stage == pipeline.stages[-2] and len(hits)}
         empty = {q for q, _, n in query_rows if n == 0}
         stats["calibration"] = {"calibration_id": calibration["calibration_id"],
                                 "fitted_on_run": calibration["fitted_on_run"],
@@ -334,12 +341,13 @@ def _build_stages(s, pipeline, chunks, corpus, texts, calibration, options, get_
 def _ask(judgments, pipeline, stages, answer, say):
     """Every question through every stage, timed: (status, reason, (query rows, hit rows, latency rows))."""
     from assay import progress
+    from assay.hit_store import RunHits
 
     lists_of = [st for st in stages if st.name != "answer"]
     # work done once for all questions (the dense stage embeds them in one batch), charged in equal shares
     prep = {st.name: st.prepare([j.query for j in judgments.judgments]) for st in lists_of if hasattr(st, "prepare")}
     prep_ms = sum(prep.values())
-    query_rows, hit_rows, latency_rows = [], [], []
+    query_rows, hit_rows, latency_rows = [], RunHits(), []
     status, reason = "complete", None
     with progress.task("asking questions", total=len(judgments.judgments), unit="questions") as shown:
         for j in judgments.judgments:
@@ -355,8 +363,7 @@ def _ask(judgments, pipeline, stages, answer, say):
             query_rows.append((j.query_id, latency_ms, len(lists["final"])))
             for stage in pipeline.stages:
                 latency_rows.append((j.query_id, stage, timing[stage]))
-                hit_rows.extend((j.query_id, stage, rank, h.chunk_id, h.doc_id, h.score)
-                                for rank, h in enumerate(lists[stage], 1))
+                hit_rows.add(j.query_id, stage, lists[stage])  # kept as the stage made it: columns stay columns
             if answer is not None and not answer.run(question, lists):
                 status = "blocked"
                 reason = (f"the model endpoint answered HTTP 429 three times in a row at question {j.query_id} "
@@ -440,11 +447,16 @@ def _external(s: dict, corpus, python_retriever):
 def _external_chunks(corpus, chunks, hit_rows) -> list:
     """Chunks for hits whose span no chunker produced (external retrievers return their own spans)."""
     from assay.chunking import Chunk
+    from assay.retrieval.ranking import Ranking
 
+    # an index's ranking names only chunks it indexed, this run's; other lists may name any span
+    others = [hits for _, _, hits in hit_rows.lists() if not isinstance(hits, Ranking)]
+    if not others:
+        return []
     known = {c.chunk_id for c in chunks}
     texts = corpus.by_id()
     extra = {}
-    for _, _, _, chunk_id, doc_id, _ in hit_rows:
+    for chunk_id, doc_id, _ in (h for hits in others for h in hits):
         if chunk_id not in known and chunk_id not in extra:
             start, end = (int(x) for x in chunk_id.rsplit("#", 1)[1].split("-"))
             extra[chunk_id] = Chunk(doc_id, -1, start, end, texts[doc_id].text[start:end])

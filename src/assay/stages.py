@@ -13,10 +13,12 @@ import time
 
 def deepen(search, query: str, depth: int, doc_depth: int):
     """Top ``depth`` chunks, deepened until ``doc_depth`` distinct documents exist (or the matches run out)."""
+    from assay.retrieval.ranking import doc_ids
+
     limit = depth
     while True:
         hits = search(query, limit)
-        if len({h.doc_id for h in hits}) >= doc_depth or len(hits) < limit:
+        if len(hits) < limit or len(set(doc_ids(hits))) >= doc_depth:
             return hits
         limit *= 2
 

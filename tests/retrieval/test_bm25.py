@@ -1,4 +1,5 @@
-"""BM25 through tantivy: hits, scores and the tie order against a plain tantivy index read the slow way."""
+"""BM25 through tantivy: hits, scores and the tie order against a plain tantivy index read the slow way, both as the
+columns a search returns (a Ranking: positions in the index's chunk table, scores) and as the hits they read as."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from assay.chunking import Chunk
 from assay.retrieval import Hit
 from assay.retrieval import bm25
 from assay.retrieval.bm25 import AnalyzerOptions, BM25Index
+from assay.retrieval.ranking import Ranking
 
 WORDS = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
 
@@ -67,7 +69,19 @@ def test_hits_match_a_plain_index_sorted_by_score_then_chunk_id(seed, path):
             index._one_segment = False
         for question in QUESTIONS:
             for limit in (1, 3, 10, 25, 200):
-                assert index.search(question, limit) == reference(chunks, question, limit), (question, limit)
+                expected = reference(chunks, question, limit)
+                found = index.search(question, limit)
+                assert isinstance(found, Ranking) and found.table is index.table
+                assert columns(found) == ([h.chunk_id for h in expected], [h.doc_id for h in expected],
+                                          [h.score for h in expected]), (question, limit)
+                assert found == expected and list(found) == expected, (question, limit)
+
+
+def columns(ranking: Ranking) -> tuple[list, list, list]:
+    """What a ranking's columns name, read without making a Hit."""
+    table = ranking.table
+    return ([table.chunk_ids[p] for p in ranking.positions], [table.doc_ids[p] for p in ranking.positions],
+            list(ranking.scores))
 
 
 def test_ties_across_the_cut_off_go_by_chunk_id():
@@ -75,7 +89,10 @@ def test_ties_across_the_cut_off_go_by_chunk_id():
     chunks = [Chunk(f"doc{9 - i}", 0, 0, len(t), t) for i, t in enumerate(texts)]  # ids descend in input order
     with BM25Index(chunks) as index:
         hits = index.search("kiwi", 3)
+        index._one_segment = False
+        assert index.search("kiwi", 3) == hits  # fetched past the cut-off while tied there, sorted, cut
     assert [h.chunk_id for h in hits] == ["doc4#0-9", "doc5#0-4", "doc6#0-4"]  # then doc7..doc9, as tied
+    assert hits.positions == [0, 1, 2]  # the table is in chunk-id order: doc4 first
     assert hits[0].score > hits[1].score == hits[2].score == index_score(chunks, "kiwi", "doc9#0-4")
     assert isinstance(hits[0].score, float)
 
@@ -96,9 +113,10 @@ def test_without_fast_field_reading_the_stored_rank_gives_the_same_hits(monkeypa
 
 def test_a_question_without_terms_or_a_limit_of_zero_finds_nothing():
     with BM25Index(corpus(1)) as index:
-        assert index.search("the and of", 10) == []  # stop words only: abstention
-        assert index.search("", 10) == []
-        assert index.search("kiwi", 0) == []
+        for question, limit in (("the and of", 10), ("", 10), ("kiwi", 0), ("banana", 10)):  # stop words only:
+            found = index.search(question, limit)                                         # abstention
+            assert isinstance(found, Ranking) and len(found) == 0 and found == [] and list(found) == []
+            assert (found.positions, found.scores, found.doc_ids()) == ([], [], [])
 
 
 def test_configuration_is_what_old_runs_stored():

@@ -13,7 +13,16 @@ stored document per hit, and the rank names the chunk. tantivy breaks equal
 scores by document address, which in an index of one segment is rank order, so
 its top hits are already ranked as every stage ranks (score desc, chunk_id asc);
 an index of several segments fetches past the cut-off while scores tie there and
-sorts.
+sorts. A search returns those ranks and scores as they come (a ``Ranking``): no
+``Hit`` is made unless one is read, and the run stores the columns.
+
+tantivy-py 0.27 gives no faster way to the same hits: ``Searcher.search`` returns
+a list of (score, address) pairs, ``order_by_field`` orders by a fast field instead
+of the score, and ``aggregate`` computes aggregations, not a top-k by score. Its
+BM25 parameters are constants in tantivy (``K1 = 1.2``, ``B = 0.75`` in
+``src/query/bm25.rs``; its ARCHITECTURE.md: "The relevance score implemented in
+tantivy is not configurable"), and tantivy-py has no setting for them:
+``Query.explain`` on 0.27 reports k1 1.2 and b 0.75.
 """
 
 from __future__ import annotations
@@ -23,10 +32,9 @@ import tempfile
 from dataclasses import dataclass
 
 from assay import progress
-from assay.retrieval import Hit
+from assay.retrieval.ranking import ChunkTable, Ranking
 
 TOKENIZER_NAME = "assay_en"
-_hit = tuple.__new__  # Hit(...) without the call through its generated __new__: a search builds a hundred
 
 
 @dataclass(frozen=True)
@@ -69,8 +77,7 @@ class BM25Index:
         chunks = list(chunks)
         ids = [c.chunk_id for c in chunks]
         order = sorted(range(len(chunks)), key=ids.__getitem__)
-        self._ids = [ids[i] for i in order]  # by rank
-        self._docs = [chunks[i].doc_id for i in order]
+        self.table = ChunkTable([ids[i] for i in order], [chunks[i].doc_id for i in order])  # by rank
         self._fast = _fast_fields(tantivy)
         self._dir = tempfile.mkdtemp(prefix="assay-bm25-")
         schema_builder = tantivy.SchemaBuilder()
@@ -116,18 +123,20 @@ class BM25Index:
             return self._searcher.fast_field_values("rank", addresses)
         return [self._searcher.doc(a)["rank"][0] for a in addresses]
 
-    def search(self, text: str, limit: int) -> list[Hit]:
-        """The top ``limit`` chunks, ties ordered by chunk id (also across the cut-off)."""
+    def search(self, text: str, limit: int) -> Ranking:
+        """The top ``limit`` chunks, ties ordered by chunk id (also across the cut-off), as columns: each hit's
+        rank (its position in ``table``) and score. No ``Hit`` is made until one is read."""
         query = self._query(text)
         if query is None or limit <= 0:
-            return []
-        ids, docs = self._ids, self._docs
+            return Ranking(self.table, [], [])
         if self._one_segment:
             # tantivy breaks equal scores by ascending document address, which in one segment is rank order:
             # its top ``limit`` are ours, in our order
             found = self._searcher.search(query, limit=limit, count=False).hits
-            ranks = self._ranks([address for _, address in found])
-            return [_hit(Hit, (ids[r], docs[r], score)) for (score, _), r in zip(found, ranks)]
+            if not found:
+                return Ranking(self.table, [], [])
+            scores, addresses = zip(*found)
+            return Ranking(self.table, self._ranks(addresses), list(scores))
         fetch = limit
         while True:
             found = self._searcher.search(query, limit=fetch + 1, count=False).hits
@@ -135,6 +144,7 @@ class BM25Index:
             if len(found) <= fetch or found[fetch][0] < found[limit - 1][0]:
                 break
             fetch *= 2
-        ranks = self._ranks([address for _, address in found])
-        ranked = sorted(zip([-score for score, _ in found], ranks))[:limit]
-        return [_hit(Hit, (ids[r], docs[r], -score)) for score, r in ranked]
+        if not found:
+            return Ranking(self.table, [], [])
+        ranked = sorted(zip([-score for score, _ in found], self._ranks([address for _, address in found])))[:limit]
+        return Ranking(self.table, [r for _, r in ranked], [-score for score, _ in ranked])
