@@ -87,3 +87,20 @@ def test_parquet_export_loads_pyarrow_but_no_pandas(tmp_path, warehouse):
 def test_the_html_report_loads_altair_and_no_pandas(tmp_path, warehouse):
     modules = loaded(tmp_path, "report", "latest", "--format", "html", "--output", "r.html", "--warehouse", warehouse)
     assert "altair" in modules and "pandas" not in modules
+
+
+def test_the_normal_and_t_functions_load_without_scipys_packages_and_scipy_imports_whole_after():
+    """metrics.stats loads scipy.special's compiled ufuncs under bare stand-ins of scipy, scipy._lib and
+    scipy.special (their imports cost more than a report): the functions are scipy's own, and a later plain
+    import of scipy.special and scipy.stats works and gives the same values."""
+    code = ("import sys\n"
+            "from assay.metrics.stats import _normal_and_t\n"
+            "ndtr, ndtri, stdtrit = _normal_and_t()\n"
+            "assert not {'scipy', 'scipy._lib', 'scipy.special', 'scipy._lib._testutils'} & set(sys.modules)\n"
+            "import scipy.special, scipy.stats\n"
+            "assert (ndtr, ndtri, stdtrit) == (scipy.special.ndtr, scipy.special.ndtri, scipy.special.stdtrit)\n"
+            "assert ndtr(0.3) == scipy.stats.norm.cdf(0.3) and ndtri(0.2) == scipy.stats.norm.ppf(0.2)\n"
+            "assert stdtrit(5, 0.975) == scipy.stats.t.ppf(0.975, 5)\n"
+            "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr

@@ -23,7 +23,7 @@ def sql_root() -> Path:
 def _index() -> dict[str, Path]:
     root = sql_root()
     index: dict[str, Path] = {}
-    for path in sorted(root.rglob("*.sql")):
+    for path in sorted(root.rglob("*.sql"), key=lambda p: p.parts):  # Path's own order, without its slow __lt__
         name = path.relative_to(root).with_suffix("").as_posix()
         key = name.lower()
         if key in index:

@@ -189,10 +189,13 @@ def read_families(name: str) -> list[MeasureFamily]:
     return families
 
 
+_STANDARD_FAMILIES = [re.match(r"[A-Za-z_]+", text).group(0) for text in STANDARD]
+
+
 def _listing_key(fam: MeasureFamily) -> tuple:
     """Ranking measures, then span (chunk-only), per-question and answer measures; the standard set's
     order within each group."""
-    standard = [re.match(r"[A-Za-z_]+", text).group(0) for text in STANDARD]
+    standard = _STANDARD_FAMILIES
     return (LEVELS.index(fam.levels[0]), -len(fam.levels),
             standard.index(fam.name) if fam.name in standard else len(standard))
 

@@ -295,10 +295,11 @@ def _normal_and_t():
 
     They are ufuncs of the compiled module scipy.special._ufuncs. The package scipy.special around it wraps
     each of its ~300 functions for other array libraries and parses their docstrings on import, three times
-    numpy's own import, more than a whole `assay report` may take. So when scipy.special is not imported
-    yet, the compiled module is loaded under a bare stand-in for the package, which is then taken away (a
-    later ``import scipy.special`` runs as usual and finds the module loaded); anything unexpected falls back
-    to the plain import.
+    numpy's own import, more than a whole `assay report` may take; the packages above it (scipy, scipy._lib)
+    load a test runner with subprocess and shutil. So the packages not imported yet are bare stand-ins while the
+    compiled module (and the one it needs, scipy._lib._ccallback) loads, and are then taken away (a later
+    ``import scipy.special`` runs as usual and finds the modules loaded); anything unexpected falls back to the
+    plain import.
     """
     import sys
 
@@ -317,17 +318,20 @@ def _bare_ufuncs():
     import sys
     import types
 
-    import scipy  # noqa: F401  (the parent package, cheap: its submodules load lazily)
-
-    spec = importlib.util.find_spec("scipy.special")
-    bare = types.ModuleType("scipy.special")
-    bare.__spec__, bare.__path__ = spec, list(spec.submodule_search_locations)
-    sys.modules["scipy.special"] = bare
+    bare = {}
     try:
+        for name in ("scipy", "scipy._lib", "scipy.special"):
+            if name in sys.modules:
+                continue
+            spec = importlib.util.find_spec(name)
+            module = types.ModuleType(name)
+            module.__spec__, module.__path__ = spec, list(spec.submodule_search_locations)
+            sys.modules[name] = bare[name] = module
         return importlib.import_module("scipy.special._ufuncs")
     finally:
-        if sys.modules.get("scipy.special") is bare:
-            del sys.modules["scipy.special"]
+        for name, module in bare.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
 
 
 def _row_quantiles(ordered, q):
