@@ -9,10 +9,11 @@ after install under 30 s; a fresh clone's `make demo` under 60 s.
 
 Each round runs `python -c pass` and then each command, so a command and its peer share the machine's load; the
 ratio is taken within the round. Three rounds by default: min, median and max are printed, and the load average
-before and after. Commands run as a user's shell runs them: bytecode written (PYTHONDONTWRITEBYTECODE is unset),
-one untimed run first. `--make-demo` clones the committed HEAD (twice by default) and times `make demo` there: it
-installs what the machine's caches lack (uv's and pip's), so it is not part of a plain run; `--cold` gives it empty
-caches, as on a machine that never installed these packages (everything is downloaded).
+before and after. Commands run as a user's shell runs them: the `assay` script of this interpreter's environment,
+bytecode written (PYTHONDONTWRITEBYTECODE is unset), one untimed run first. `--make-demo` clones the committed HEAD
+(twice by default) and times `make demo` there: it installs what the machine's caches lack (uv's and pip's), so it
+is not part of a plain run; `--cold` gives it empty caches, as on a machine that never installed these packages
+(everything is downloaded).
 
 `--before DIR` times a second version of assay in the same rounds: DIR is a source tree of it (e.g. `git archive
 COMMIT | tar -x -C DIR`), run by this interpreter with DIR/src first on the path, on a demo warehouse of its own
@@ -33,7 +34,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ASSAY = [sys.executable, "-m", "assay"]
+# the `assay` a user's shell runs (the console script beside this interpreter), else `python -m assay` (which adds
+# runpy's ~4 ms)
+SCRIPT = Path(sys.executable).with_name("assay")
+ASSAY = [str(SCRIPT)] if SCRIPT.is_file() else [sys.executable, "-m", "assay"]
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
