@@ -7,7 +7,7 @@ INSTALL := $(PYTHON) tools/install.py $(VENV)
 RUNTIME := $(VENV)/.installed-runtime
 TESTING := $(VENV)/.installed-test
 
-.PHONY: install browser demo test bench clean
+.PHONY: install browser demo test goldens bench clean
 
 MODEL  := models/all-MiniLM-L6-v2-int8/model.onnx
 
@@ -55,6 +55,11 @@ browser:
 
 test: install browser
 	$(BIN)/python -m pytest -q
+
+# Rewrite the demo report's golden snapshots (tests/golden/) after an intended change; review the diff and
+# commit it. Never part of `make test` or CI: the tests only read the snapshots.
+goldens: $(RUNTIME) $(MODEL)
+	$(BIN)/python tools/update_goldens.py
 
 bench: install
 	$(BIN)/python bench/bench_cli.py

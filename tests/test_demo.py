@@ -1,23 +1,22 @@
 """The bundled demo golden set: every quote resolves, and the demo report matches its golden snapshot.
 
-Regenerate the snapshots after an intended change with: ASSAY_UPDATE_GOLDEN=1 make test
+These tests only read the snapshots (tests/golden/). After an intended change, rewrite them with
+`make goldens` (tools/update_goldens.py; never run by `make test` or CI), review the diff and commit it.
 """
 
-import json
+import importlib.util
 import os
 from collections import Counter
 from pathlib import Path
 
+import demo_snapshots
 import pytest
+from demo_snapshots import GOLDEN
 
 from assay.corpus import load_corpus
 from assay.judgments import load_judgments, resolve_gold
 from assay.judgments.resolve import find_quote
-from assay.report import build_report, render
-from assay.runner import RunOptions, run
-from conftest import DEMO
-
-GOLDEN = Path(__file__).parent / "golden"
+from conftest import DEMO, ROOT
 
 
 def test_every_demo_quote_resolves_exactly_once():
@@ -45,10 +44,11 @@ def test_demo_set_covers_the_contract():
 
 
 def _snapshot(name, actual):
-    path = GOLDEN / name
     if os.environ.get("ASSAY_UPDATE_GOLDEN"):
-        path.write_text(actual)
-    assert path.exists(), f"missing snapshot {path}; run with ASSAY_UPDATE_GOLDEN=1"
+        # it used to rewrite the snapshot and then compare it with itself: a test that could not fail
+        pytest.fail("ASSAY_UPDATE_GOLDEN no longer rewrites snapshots; run `make goldens`, review the diff, commit")
+    path = GOLDEN / name
+    assert path.exists(), f"missing snapshot {path}; run `make goldens`"
     assert actual == path.read_text()
 
 
@@ -57,17 +57,30 @@ def demo_report(tmp_path_factory):
     from assay.warehouse import Warehouse
 
     with Warehouse.open(tmp_path_factory.mktemp("demo") / "w.duckdb") as wh:
-        record = run(wh, DEMO / "corpus", DEMO / "judgments.jsonl", RunOptions())
-        yield build_report(wh, record.run_id)
+        yield demo_snapshots.demo_report(wh)
 
 
 def test_demo_report_metrics_snapshot(demo_report):
-    rows = [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in demo_report["metrics"]]
-    _snapshot("demo_metrics.json", json.dumps(rows, indent=1) + "\n")
+    _snapshot("demo_metrics.json", demo_snapshots.metrics_text(demo_report))
 
 
 def test_demo_report_table_snapshot(demo_report):
-    text = render(demo_report, "table").splitlines()
-    # the first three lines carry the run id, corpus and latency, which change from run to run
-    assert text[0].startswith("run ") and text[2].startswith("latency per question")
-    _snapshot("demo_report.txt", "\n".join(text[1:2] + text[3:]) + "\n")
+    _snapshot("demo_report.txt", demo_snapshots.table_text(demo_report))
+
+
+def test_the_update_command_writes_exactly_what_the_tests_compare(demo_report, tmp_path):
+    spec = importlib.util.spec_from_file_location("update_goldens", ROOT / "tools" / "update_goldens.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.write_snapshots(demo_report, tmp_path) == ["demo_metrics.json", "demo_report.txt"]
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {
+        name: (GOLDEN / name).read_text() for name in demo_snapshots.SNAPSHOTS}
+    assert tool.write_snapshots(demo_report, tmp_path) == []  # unchanged: nothing rewritten
+
+
+def test_the_snapshot_tests_refuse_the_old_update_variable(demo_report, monkeypatch):
+    monkeypatch.setenv("ASSAY_UPDATE_GOLDEN", "1")
+    before = {name: (GOLDEN / name).read_text() for name in demo_snapshots.SNAPSHOTS}
+    with pytest.raises(pytest.fail.Exception, match="run `make goldens`"):
+        _snapshot("demo_report.txt", "anything")
+    assert {name: (GOLDEN / name).read_text() for name in demo_snapshots.SNAPSHOTS} == before

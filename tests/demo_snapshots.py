@@ -1,0 +1,41 @@
+"""The demo report's golden snapshots: what tests/test_demo.py compares and tools/update_goldens.py writes.
+
+One definition of each snapshot's text, so the test and the command that rewrites the files cannot drift
+apart. The test only ever reads tests/golden/; only the command (`make goldens`, never run by `make test`
+or CI) writes there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+GOLDEN = Path(__file__).parent / "golden"
+DEMO = Path(__file__).resolve().parents[1] / "judgments" / "demo"
+
+
+def demo_report(warehouse) -> dict:
+    """A default run over the demo golden set, written into ``warehouse``, and its report."""
+    from assay.report import build_report
+    from assay.runner import RunOptions, run
+
+    record = run(warehouse, DEMO / "corpus", DEMO / "judgments.jsonl", RunOptions())
+    return build_report(warehouse, record.run_id)
+
+
+def metrics_text(report: dict) -> str:
+    rows = [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in report["metrics"]]
+    return json.dumps(rows, indent=1) + "\n"
+
+
+def table_text(report: dict) -> str:
+    """The report's table without its first and third lines (the run id and the latency change from run to run)."""
+    from assay.report import render
+
+    text = render(report, "table").splitlines()
+    if not (text[0].startswith("run ") and text[2].startswith("latency per question")):
+        raise ValueError(f"the report table no longer starts with the run id and the latency: {text[:3]}")
+    return "\n".join(text[1:2] + text[3:]) + "\n"
+
+
+SNAPSHOTS = {"demo_metrics.json": metrics_text, "demo_report.txt": table_text}
