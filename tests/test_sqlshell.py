@@ -179,7 +179,7 @@ def test_time_limit_interrupts_the_query(wh):
     t0 = time.monotonic()
     result = sql(wh, ENDLESS, "--timeout", "0.5")
     elapsed = time.monotonic() - t0
-    assert result.exit_code == 1 and elapsed < 10
+    assert result.exit_code == 1 and elapsed < 60  # the query alone would run for hours: the limit stopped it
     assert result.stderr.splitlines() == [
         "error: query stopped after 0.5 s, the time limit; narrow it, or give --timeout SECONDS a larger value"]
     bad = sql(wh, "SELECT 1", "--timeout", "nan")
@@ -204,8 +204,8 @@ def test_ctrl_c_stops_an_endless_query(wh):
     time.sleep(0.3)
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=20)
-    assert time.monotonic() - t0 < 10
+    out, err = proc.communicate(timeout=120)
+    assert time.monotonic() - t0 < 60  # the query alone would run for hours: Ctrl-C stopped it
     assert (proc.returncode, out, err) == (130, "", "interrupted; nothing was written\n")
     # and the lock went with it: a writer opens the file at once
     con = duckdb.connect(str(wh))

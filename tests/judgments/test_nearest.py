@@ -54,15 +54,17 @@ def test_a_large_document_answers_quickly():
     target = text.index(" ", 600_000) + 1
     sentence = text[target:text.index(" ", target + 80)]
     edited = sentence[:30] + "Z" + sentence[31:]
-    started = time.perf_counter()
+    # CPU time, not wall time: what the search costs, whatever else the machine runs (0.01-0.1 s measured on
+    # the 2-core development machine at load 8; the bounds leave 20 times that)
+    started = time.process_time()
     found = nearest_passage(text, edited)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert (found.start, found.end) == (target, target + len(sentence))
     assert elapsed < 2.0, elapsed
     # a long quote: its start and end are refined one after the other, not pair by pair
     long_passage = text[target:text.index(" ", target + 3000)]
-    started = time.perf_counter()
+    started = time.process_time()
     found = nearest_passage(text, long_passage[:1500] + "ZZZ" + long_passage[1503:])
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert (found.start, found.end) == (target, target + len(long_passage))
     assert elapsed < 3.0, elapsed

@@ -140,7 +140,8 @@ def test_missing_named_model_fails_fast_without_network(tmp_path, monkeypatch, n
     started = time.monotonic()
     with pytest.raises(ModelNotAvailable) as caught:
         CrossEncoderReranker(DEFAULT_MODEL)
-    assert time.monotonic() - started < 5
+    # no_network proves no download was tried; a tried one would retry for ~40 s (the fixture's docstring)
+    assert time.monotonic() - started < 30
     message = str(caught.value)
     assert DEFAULT_MODEL in message
     assert str(cache) in message
