@@ -56,3 +56,19 @@ def test_a_rule_written_at_the_value_on_the_command_line(run_075, rule, code, la
     out = CliRunner().invoke(cli, ["gate", "run-075", "--rule", rule, "--warehouse", str(run_075)])
     assert out.exit_code == code, out.output
     assert out.stdout.splitlines()[-1] == last
+
+
+@pytest.mark.parametrize("rule, fragile", [
+    # 0.75 passes each; its interval (Wilson, 24 of 32: [0.562, 0.879]) reaches past the first two bars only
+    ("Success@1:doc>=0.7", True), ("Success@1:doc<=0.8", True),
+    ("Success@1:doc>=0.5", False), ("Success@1:doc<=0.9", False),
+])
+def test_a_pass_is_fragile_when_its_interval_reaches_past_the_bar(run_075, rule, fragile):
+    """Kills: the far end of the interval taken on the wrong side (ci_low for `<=`, ci_high for `>=`) and the
+    fragile test inverted: each rule passes, and is fragile exactly when the guarded end crosses the bar."""
+    from assay.metrics.stats import wilson
+
+    with Warehouse.open(run_075, read_only=True) as wh:
+        (result,) = gate.check(wh, "run-075", [gate.parse_rule(rule)], seed=0, samples=1000)
+    assert (result["ci_low"], result["ci_high"]) == wilson(24, 32)
+    assert result["passed"] is True and result["fragile"] is fragile
