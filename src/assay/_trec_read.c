@@ -130,7 +130,8 @@ static int valid_utf8(const unsigned char *s, size_t n) {
                 return 0;
             cp = (cp << 6) | (s[i + k] & 0x3F);
         }
-        if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+        if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) /* overlong, a surrogate, past U+10FFFF */
             return 0;
         i += len;
     }
@@ -353,7 +354,9 @@ static inline uint64_t hash_str(Str s) {
     else if (n >= 4)
         a = load32(p), b = load32(p + n - 4);
     else if (n)
-        a = (uint64_t)(unsigned char)p[0] << 16 | (uint64_t)(unsigned char)p[n >> 1] << 8 | (unsigned char)p[n - 1], b = 0;
+        a = (uint64_t)(unsigned char)p[0] << 16 | (uint64_t)(unsigned char)p[n >> 1] << 8 |
+            (unsigned char)p[n - 1],
+        b = 0;
     else
         a = b = 0;
     h = (h ^ a) * 0xbf58476d1ce4e5b9ULL;

@@ -71,6 +71,8 @@ ALL = "all"
 _PROBLEM_LINES = 1000
 # The query id of each query code and the code of each id, per connection (trec_query_codes).
 _QUERY_IDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# The Arrow tables registered on a connection (a cursor of it registers them again).
+_TABLES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # The last list of scored queries a connection's measures were asked about, with their ids and codes.
 _SCORED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # Bytes read at a time when searching a file for a separator (small enough to stay in the CPU cache).
@@ -192,6 +194,7 @@ def _connect(names: pa.Array, tables: dict, con=None, ids: list[str] | None = No
         for name, table in tables.items():
             con.register(name, table)  # for the connection's life: measure_views.sql makes views over them
         con.execute(load_sql("trec/measure_views"))
+        _TABLES[con] = tables
         ids = names.to_pylist() if ids is None else ids
         _QUERY_IDS[con] = ids, {q: code for code, q in enumerate(ids)}
     except BaseException:
@@ -207,7 +210,40 @@ def scored_queries(con) -> list[tuple[str, int]]:
 
 def measure_values(con, measure: Measure, queries: list[tuple[str, int]] | None = None) -> dict[str, float]:
     """{query_id: value} of one measure for every query scored (``queries``: scored_queries(con))."""
-    result = con.execute(load_sql(measure.sql), measure.params(RUN_ID, STAGE)).fetchnumpy()
+    names, values = _values(con, measure, _fetch(con, measure), queries)
+    return dict(zip(names, values))
+
+
+def _fetch(con, measure: Measure) -> dict:
+    """The measure SQL's answer, as numpy columns."""
+    return con.execute(load_sql(measure.sql), measure.params(RUN_ID, STAGE)).fetchnumpy()
+
+
+def _fetch_all(con, measures: list[Measure]) -> list[dict]:
+    """_fetch of each measure, several at a time on the cores this process may use: each on a cursor of
+    its own (a new connection to the same database), with the measure tables registered on it too."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = min(len(measures), len(os.sched_getaffinity(0)))
+    tables = _TABLES.get(con)
+    if workers < 2 or tables is None:
+        return [_fetch(con, measure) for measure in measures]
+
+    def fetch(measure: Measure) -> dict:
+        cursor = con.cursor()
+        try:
+            for name, table in tables.items():
+                cursor.register(name, table)
+            return _fetch(cursor, measure)
+        finally:
+            cursor.close()
+
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fetch, measures))
+
+
+def _values(con, measure: Measure, result: dict, queries: list[tuple[str, int]] | None) -> tuple[list[str], list]:
+    """The ids of the queries scored, in order, and the measure's value of each, from its SQL's answer."""
     ids, code_of = _query_ids(con)
     value, found = np.zeros(len(ids)), np.zeros(len(ids), dtype=bool)
     doc = result["level"] == LEVEL
@@ -222,7 +258,7 @@ def measure_values(con, measure: Measure, queries: list[tuple[str, int]] | None 
         if n_relevant:
             raise AssayError(f"measure {measure.name} gave no value for query {qid!r}, which has "
                              f"{n_relevant} relevant document(s); this is a bug in {measure.family.sql}.sql")
-    return dict(zip(names, value[codes].tolist()))
+    return names, value[codes].tolist()
 
 
 def _codes(con, queries: list[tuple[str, int]]) -> tuple[list[str], np.ndarray]:
@@ -258,11 +294,12 @@ def evaluate_trec(qrels_path, run_path, measures: list[str] | None = None, per_q
     try:
         queries = scored_queries(con)
         rows = []
-        for measure in wanted:
-            values, name = measure_values(con, measure, queries), measure.name
+        for measure, result in zip(wanted, _fetch_all(con, wanted)):
+            names, values = _values(con, measure, result, queries)
+            name = measure.name
             if per_query:
-                rows += [{"metric": name, "query_id": qid, "value": v, "n": 1} for qid, v in values.items()]
-            mean = sum(values.values()) / len(values) if values else None
+                rows += [{"metric": name, "query_id": qid, "value": v, "n": 1} for qid, v in zip(names, values)]
+            mean = sum(values) / len(values) if values else None
             rows.append({"metric": name, "query_id": ALL, "value": mean, "n": len(values)})
         return rows
     finally:
