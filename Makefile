@@ -65,5 +65,18 @@ bench: install
 	$(BIN)/python bench/bench_cli.py
 	$(BIN)/python bench/bench_metrics.py
 
+# Mutation testing, not part of `make test`: mutmut (requirements-mutate.lock, hash-checked) over the Python modules
+# that decide verdicts and compute figures, then tools/mutate_sql.py over the SQL; the score and every surviving
+# mutant to docs/mutation.md. MUTATE_JOBS mutants are tested at once.
+MUTATING    := $(VENV)/.installed-mutate
+MUTATE_JOBS ?= 2
+
+$(MUTATING): $(TESTING) requirements-mutate.lock
+	$(INSTALL) --no-deps --require-hashes -r requirements-mutate.lock
+	touch $@
+
+mutate: $(MUTATING) $(MODEL)
+	$(BIN)/python tools/mutate.py --jobs $(MUTATE_JOBS)
+
 clean:
 	rm -rf $(VENV) warehouse/*.duckdb warehouse/*.wal
