@@ -587,3 +587,23 @@ def test_compiled_reader_gives_up_on_a_missing_file(tmp_path):
     assert isinstance(COMPILED(str(qrels_path), str(tmp_path), 1), str)  # a folder
     assert same_outcome(by_compiled(qrels_path, tmp_path / "nope.run", ["AP"]),
                         by_reference(qrels_path, tmp_path / "nope.run", ["AP"]))
+
+
+@needs_c
+@pytest.mark.parametrize("seed", range(3))
+def test_compiled_reader_ranks_many_relevant_documents_of_one_query(tmp_path, seed):
+    """Past 32 relevant documents retrieved for a query the C code ranks them by sorting and binary search
+    instead of counting per document: the same ranks, ties included."""
+    rng = random.Random(seed)
+    docs = [f"d{i}" for i in range(300)] + [f"d{i}x" for i in range(0, 300, 7)]
+    run = {q: {d: rng.choice([0.0, -0.0, 0.25, 1.0, 1.5, rng.uniform(-2, 2)]) for d in rng.sample(docs, 250)}
+           for q in ("q1", "q2")}
+    qrels = {q: {d: rng.choice([0, 1, 2, 3]) for d in rng.sample(docs, 200)} for q in ("q1", "q2")}
+    qrels_path, run_path = write_trec(tmp_path, qrels, run)
+    measures = ["AP", "nDCG", "RR", "P@100", "R@50"]
+    want = by_reference(qrels_path, run_path, measures)
+    assert by_compiled(qrels_path, run_path, measures, parts=2) == want
+    got = {(r["metric"], r["query_id"]): r["value"] for r in want}
+    for name in measures:
+        for qid, value in pytrec_values(qrels, run, name).items():
+            assert abs(got[(name, qid)] - value) <= 1e-12, (name, qid)

@@ -23,10 +23,10 @@
  * correctly, as DuckDB's cast does). Relevance: [+-]?digits within a 32-bit integer.
  *
  * Ranking, as trec_eval: score descending, ties by document id descending in byte order (-0.0 equals
- * 0.0). The run is cut into one block per query; each block is checked for a repeated document,
- * its relevant documents found through a small hash table of that query's relevant judgments, and the
- * rank of each counted as 1 + the lines of the block ranked ahead of it. Threads take whole queries:
- * the file is cut where one query's lines end. */
+ * 0.0). The run is cut into one block per query; each block is checked for a repeated document
+ * through a hash table of its lines, in which that query's relevant judgments are then looked up, and
+ * the rank of each one found is 1 + the lines of the block ranked ahead of it (rank_found). Threads
+ * take whole queries: the file is cut where one query's lines end. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -710,6 +710,8 @@ static void count_scores(const double *score, size_t n, double mine, int64_t *ah
     *equal = e;
 }
 
+static const char *rank_found(Worker *w, int64_t *rank, size_t m);
+
 /* One query's lines (w->score, doc, hash; w->n of them) of query `code` (-1: not in the qrels). */
 static const char *finish_query(Worker *w, int64_t code, Str id) {
     size_t n = w->n, size = table_size(n);
@@ -738,6 +740,7 @@ static const char *finish_query(Worker *w, int64_t code, Str id) {
         return NULL;
     /* the table now holds every line of the query: look each relevant judgment up in it */
     const uint32_t *relevant = q->by_query + q->starts[code];
+    size_t first = w->n_found;
     for (size_t r = 0; r < k; r++) {
         uint32_t j = relevant[r];
         uint64_t h = q->hash[j];
@@ -745,13 +748,6 @@ static const char *finish_query(Worker *w, int64_t code, Str id) {
         for (; table[i]; i = (i + 1) & (size - 1)) {
             size_t line = table[i] - 1;
             if (w->hash[line] == h && same(w->doc[line], q->doc[j])) {
-                /* 1 + the lines ranked ahead: a greater score, or an equal one and a greater id */
-                double mine = w->score[line];
-                int64_t ahead, equal;
-                count_scores(w->score, n, mine, &ahead, &equal);
-                if (equal > 1)
-                    for (size_t t = 0; t < n; t++)
-                        ahead += w->score[t] == mine && t != line && greater(w->doc[t], w->doc[line]);
                 if (w->n_found == w->found_cap) {
                     size_t cap = w->found_cap ? 2 * w->found_cap : 1024;
                     uint32_t *a = realloc(w->found, cap * sizeof *a);
@@ -765,11 +761,78 @@ static const char *finish_query(Worker *w, int64_t code, Str id) {
                     w->found_cap = cap;
                 }
                 w->found[w->n_found] = j;
-                w->rank[w->n_found++] = ahead + 1;
+                w->rank[w->n_found++] = (int64_t)line; /* its line, until ranked below */
                 break;
             }
         }
     }
+    return rank_found(w, w->rank + first, w->n_found - first);
+}
+
+typedef struct {
+    double score;
+    Str doc;
+    size_t slot;
+} Key;
+
+/* trec_eval's order: a ranks ahead of b */
+static inline int ahead_of(double a_score, Str a_doc, double b_score, Str b_doc) {
+    return a_score > b_score || (a_score == b_score && greater(a_doc, b_doc));
+}
+
+static int compare_keys(const void *x, const void *y) {
+    const Key *a = x, *b = y;
+    return ahead_of(a->score, a->doc, b->score, b->doc) ? -1 : ahead_of(b->score, b->doc, a->score, a->doc);
+}
+
+/* Each of the m found lines (rank[i] holds its line in the block) given its rank: 1 + the block's lines
+ * ranked ahead of it (a greater score, or an equal one and a greater document id). Few of them: each
+ * counts the scores above its own; many: they are sorted, and each line of the block finds by binary
+ * search the first found line it ranks ahead of, so the work grows as n log m, not n m. */
+static const char *rank_found(Worker *w, int64_t *rank, size_t m) {
+    size_t n = w->n;
+    if (m <= 32) {
+        for (size_t i = 0; i < m; i++) {
+            size_t line = (size_t)rank[i];
+            double mine = w->score[line];
+            int64_t ahead, equal;
+            count_scores(w->score, n, mine, &ahead, &equal);
+            if (equal > 1)
+                for (size_t t = 0; t < n; t++)
+                    ahead += w->score[t] == mine && t != line && greater(w->doc[t], w->doc[line]);
+            rank[i] = ahead + 1;
+        }
+        return NULL;
+    }
+    Key *keys = malloc(m * sizeof *keys);
+    int64_t *starting = calloc(m + 1, sizeof *starting);
+    if (!keys || !starting) {
+        free(keys), free(starting);
+        return "out of memory";
+    }
+    for (size_t i = 0; i < m; i++) {
+        keys[i].score = w->score[rank[i]];
+        keys[i].doc = w->doc[rank[i]];
+        keys[i].slot = i;
+    }
+    qsort(keys, m, sizeof *keys, compare_keys); /* the first ranks first */
+    for (size_t t = 0; t < n; t++) {
+        size_t lo = 0, hi = m; /* the first found line that line t ranks ahead of */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (ahead_of(w->score[t], w->doc[t], keys[mid].score, keys[mid].doc))
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        starting[lo]++;
+    }
+    int64_t ahead = 0;
+    for (size_t i = 0; i < m; i++) {
+        ahead += starting[i];
+        rank[keys[i].slot] = ahead + 1;
+    }
+    free(keys), free(starting);
     return NULL;
 }
 
