@@ -15,8 +15,8 @@ MODEL  := models/all-MiniLM-L6-v2-int8/model.onnx
 install: $(RUNTIME) $(TESTING) $(MODEL)
 
 # What every command runs on (requirements.lock), and the project itself. A changed lock installs again, and
-# so does changed C code (hatch_build.py compiles the recursive chunker's at install).
-$(RUNTIME): pyproject.toml requirements.lock tools/install.py $(wildcard hatch_build.py src/assay/chunking/_recursive.c)
+# so does changed C code (hatch_build.py compiles the recursive chunker's and eval-trec's reader at install).
+$(RUNTIME): pyproject.toml requirements.lock tools/install.py $(wildcard hatch_build.py src/assay/chunking/_recursive.c src/assay/_trec_read.c)
 	test -x $(BIN)/python || $(INSTALL) --create
 	$(INSTALL) -r requirements.lock
 	$(INSTALL) --editable .
