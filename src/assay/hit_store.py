@@ -56,12 +56,14 @@ class RunHits(Sequence):
 
     def __init__(self, lists=()):
         self._lists, self._rows = list(lists), None
+        self._read: list | None = None  # the rows, once made for indexing
 
     def add(self, query_id: str, stage: str, hits) -> None:
         if self._rows is not None:
             self._rows.extend((query_id, stage, rank, h.chunk_id, h.doc_id, h.score) for rank, h in enumerate(hits, 1))
         else:
             self._lists.append((query_id, stage, hits))
+            self._read = None
 
     def lists(self) -> list | None:
         """The lists as added, or None once the rows were changed."""
@@ -70,7 +72,7 @@ class RunHits(Sequence):
     def _materialized(self) -> list:
         if self._rows is None:
             self._rows = list(iter(self))
-            self._lists = []
+            self._lists, self._read = [], None
         return self._rows
 
     def __iter__(self):
@@ -83,7 +85,11 @@ class RunHits(Sequence):
         return len(self._rows) if self._rows is not None else sum(len(hits) for _, _, hits in self._lists)
 
     def __getitem__(self, i):
-        return list(self)[i] if self._rows is None else self._rows[i]
+        if self._rows is not None:
+            return self._rows[i]
+        if self._read is None:
+            self._read = list(self)
+        return self._read[i]
 
     def __add__(self, other) -> list:
         return list(self) + list(other)
