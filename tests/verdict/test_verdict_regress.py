@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
+from assay.comparison import run_identity
 from assay.metrics.registry import parse_measure
 from assay.metrics.significance import holm
 from assay.regression import history, lasting_drop, pick_baseline, regress
-from assay.comparison import run_identity
 from assay.warehouse import Warehouse
 from verdict_runs import outcomes, write_outcomes
 
