@@ -1,7 +1,7 @@
 """assay's BM25 (tantivy) against bm25s, side by side: query time, end to end, nDCG@10 on SciFact and Vaswani.
 
     .venv/bin/pip install -r bench/requirements.txt
-    .venv/bin/python bench/bm25_vs_bm25s.py [--repeats 3] [--passes 5] [--variants] [--out FILE]
+    .venv/bin/python bench/bm25_vs_bm25s.py [--repeats 3] [--passes 5] [--variants] [--src DIR] [--out FILE]
 
 Prints one JSON object. Every figure is taken ``--repeats`` times; peers run
 interleaved, and the load average is read before and after each repeat, so read
@@ -11,13 +11,18 @@ the ratios and their spread rather than the seconds.
   builds a fresh index for each side, times the first pass over the questions
   (what a run does) and then ``--passes`` more (the best and the median of
   those). assay's figure is ``BM25Index.search``: the analyzer, tantivy, and the
-  ranked hit objects (chunk id, document id, score) a run stores. bm25s's is
-  tokenize + retrieve (arrays of corpus positions and scores); "bm25s_ids" adds
-  turning those arrays into ranked (document id, score) lists, which any use of
-  them for evaluation needs. Times are CPU (process_time) and wall.
+  ranking a run stores, as columns (each hit's position in the index's chunk
+  table and its score: a ``Ranking``); "assay_hits" adds reading every hit of it
+  as a ``Hit`` (chunk id, document id, score), what code that iterates the
+  hits gets. bm25s's is tokenize + retrieve (arrays of corpus positions and
+  scores); "bm25s_ids" adds turning those arrays into ranked (document id,
+  score) lists, which any use of them for evaluation needs. Times are CPU
+  (process_time) and wall.
 - end_to_end: fresh processes. assay: ``assay import beir`` into a new
   warehouse, ``assay run --chunker document`` (BM25, depth 100) and ``assay
-  report latest``. bm25s: this file with ``--peer-script``: read the BEIR files,
+  report latest``; then ``run_again``, the same run once more (its token tables
+  stored), reported apart and not in the total. ``--src DIR`` adds the same for
+  the assay of another source tree, interleaved (before/after a change). bm25s: this file with ``--peer-script``: read the BEIR files,
   tokenize, index, retrieve the top 100 and score with pytrec_eval (nDCG@10,
   R@100, MAP, MRR). CPU is the children's user + system time.
 - quality: nDCG@10 (and MAP) of each side's ranking at document level, both
@@ -151,7 +156,7 @@ def timed(fn) -> tuple[float, float]:
 def query_speed(repeats: int, passes: int, depth: int = 100) -> dict:
     chunks, qs, _ = collection("scifact")
     questions = [q for _, q in qs]
-    sides = {"assay": [], "bm25s": [], "bm25s_ids": []}
+    sides = {"assay": [], "assay_hits": [], "bm25s": [], "bm25s_ids": []}
     index_s = {"assay": [], "bm25s": []}
     loads = []
     for rep in range(repeats):
@@ -163,6 +168,7 @@ def query_speed(repeats: int, passes: int, depth: int = 100) -> dict:
         b = Bm25s(chunks)
         index_s["bm25s"].append(time.process_time() - c0)
         runs = {"assay": lambda: [a.search(q, depth) for q in questions],
+                "assay_hits": lambda: [list(a.search(q, depth)) for q in questions],
                 "bm25s": lambda: b.retrieve(questions, depth),
                 "bm25s_ids": lambda: b.ranked(questions, depth)}
         order = list(runs) if rep % 2 == 0 else list(reversed(runs))  # who goes first alternates
@@ -179,8 +185,8 @@ def query_speed(repeats: int, passes: int, depth: int = 100) -> dict:
         a.close()
         loads.append(load())
 
-    def ratios(peer: str, key: str) -> dict:
-        return spread([x[key] / y[key] for x, y in zip(sides["assay"], sides[peer])], 2)
+    def ratios(peer: str, key: str, side: str = "assay") -> dict:
+        return spread([x[key] / y[key] for x, y in zip(sides[side], sides[peer])], 2)
 
     return {"questions": len(questions), "depth": depth, "passes_after_first": passes,
             "index_cpu_s": {k: spread(v) for k, v in index_s.items()},
@@ -189,6 +195,8 @@ def query_speed(repeats: int, passes: int, depth: int = 100) -> dict:
                                                                      "first_wall_s", "median_wall_s")},
             "ratio_assay_to_bm25s_ids": {k: ratios("bm25s_ids", k) for k in ("first_cpu_s", "best_cpu_s",
                                                                              "median_cpu_s")},
+            "ratio_assay_hits_to_bm25s_ids": {k: ratios("bm25s_ids", k, "assay_hits")
+                                              for k in ("first_cpu_s", "best_cpu_s", "median_cpu_s")},
             "load_avg_seen": {"min": min(x[0] for x in loads), "max": max(x[0] for x in loads)}}
 
 
@@ -237,16 +245,20 @@ def child(cmd: list[str], env: dict) -> tuple[float, float, str]:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall, done.stdout
 
 
-def assay_end_to_end(tmp: Path) -> tuple[dict, dict]:
+def assay_end_to_end(tmp: Path, src: Path | None = None) -> tuple[dict, dict]:
+    """import + run + report in a new warehouse, then ``run_again``: a second run, its token tables stored (not
+    in the total). ``src``: the assay source tree to run (its ``src`` first on PYTHONPATH), else this one."""
     env = os.environ | {"ASSAY_WAREHOUSE": str(tmp / "w.duckdb"), "ASSAY_QUIET": "1"}
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(src / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
+    run = ["run", "--corpus", "@scifact", "--judgments", "@scifact/test", "--chunker", "document"]
     steps, cpu, wall = {}, 0.0, 0.0
-    for step, args in (("import", ["import", "beir", str(SCIFACT)]),
-                       ("run", ["run", "--corpus", "@scifact", "--judgments", "@scifact/test", "--chunker",
-                                "document"]),
-                       ("report", ["report", "latest", "--format", "json"])):
+    for step, args in (("import", ["import", "beir", str(SCIFACT)]), ("run", run),
+                       ("report", ["report", "latest", "--format", "json"]), ("run_again", run)):
         c, w, out = child(ASSAY + args, env)
         steps[step] = {"cpu_s": round(c, 2), "wall_s": round(w, 2)}
-        cpu, wall = cpu + c, wall + w
+        if step != "run_again":
+            cpu, wall = cpu + c, wall + w
         if step == "report":
             report = json.loads(out)
     return {"cpu_s": round(cpu, 2), "wall_s": round(wall, 2), "steps": steps}, report
@@ -260,26 +272,35 @@ def report_ndcg(report: dict) -> float | None:
     return None
 
 
-def end_to_end(repeats: int) -> dict:
+def end_to_end(repeats: int, src: Path | None = None) -> dict:
     per, loads, sql = [], [], None
     for rep in range(repeats):
         loads.append(load())
         with tempfile.TemporaryDirectory() as tmp:
             sides = {}
-            order = ("assay", "bm25s") if rep % 2 == 0 else ("bm25s", "assay")
-            for side in order:
+            order = ["assay", "bm25s"] + (["assay_src"] if src is not None else [])
+            for side in (order if rep % 2 == 0 else order[::-1]):
                 if side == "assay":
-                    sides["assay"], report = assay_end_to_end(Path(tmp))
+                    sides["assay"], report = assay_end_to_end(Path(tmp) / "assay")
                     sql = report_ndcg(report)
+                elif side == "assay_src":
+                    sides["assay_src"], _ = assay_end_to_end(Path(tmp) / "src", src)
                 else:
                     c, w, out = child([PY, __file__, "--peer-script"], os.environ.copy())
                     sides["bm25s"] = {"cpu_s": round(c, 2), "wall_s": round(w, 2), **json.loads(out)}
         sides["ratio_cpu"] = round(sides["assay"]["cpu_s"] / sides["bm25s"]["cpu_s"], 2)
         sides["ratio_wall"] = round(sides["assay"]["wall_s"] / sides["bm25s"]["wall_s"], 2)
+        if src is not None:
+            sides["ratio_cpu_src"] = round(sides["assay_src"]["cpu_s"] / sides["bm25s"]["cpu_s"], 2)
         per.append(sides)
         loads.append(load())
+    sides = [s for s in ("assay", "assay_src", "bm25s") if s in per[0]]
     return {"per_repeat": per, "ratio_cpu": spread([p["ratio_cpu"] for p in per], 2),
             "ratio_wall": spread([p["ratio_wall"] for p in per], 2),
+            **({"ratio_cpu_src": spread([p["ratio_cpu_src"] for p in per], 2)} if src is not None else {}),
+            "cpu_s": {side: spread([p[side]["cpu_s"] for p in per], 2) for side in sides},
+            "steps_cpu_s": {side: {step: spread([p[side]["steps"][step]["cpu_s"] for p in per], 2)
+                                   for step in per[0][side]["steps"]} for side in sides if side != "bm25s"},
             "assay_sql_nDCG@10_doc": sql,
             "load_avg_seen": {"min": min(x[0] for x in loads), "max": max(x[0] for x in loads)}}
 
@@ -356,17 +377,23 @@ def main() -> None:
     parser.add_argument("--variants", action="store_true", help="also nDCG@10 of analyzer variants")
     parser.add_argument("--skip-end-to-end", action="store_true")
     parser.add_argument("--peer-script", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--src", type=Path, help="also end to end with the assay of this source tree (its src/ on "
+                                                  "PYTHONPATH; e.g. an export of an older commit), interleaved")
+    parser.add_argument("--skip-query", action="store_true")
+    parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if args.peer_script:
         return peer_script()
     import bm25s
 
-    out = {"bm25s_version": bm25s.__version__, "load_avg_start": load(),
-           "query": query_speed(args.repeats, args.passes)}
+    out = {"bm25s_version": bm25s.__version__, "load_avg_start": load()}
+    if not args.skip_query:
+        out["query"] = query_speed(args.repeats, args.passes)
     if not args.skip_end_to_end:
-        out["end_to_end"] = end_to_end(args.repeats)
-    out["quality"] = quality(args.variants)
+        out["end_to_end"] = end_to_end(args.repeats, args.src)
+    if not args.skip_quality:
+        out["quality"] = quality(args.variants)
     out["load_avg_end"] = load()
     text = json.dumps(out, indent=2)
     print(text)

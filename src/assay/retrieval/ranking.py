@@ -11,10 +11,12 @@ need not know; a slice is a ``Ranking`` again (the final stage's cut).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from assay.retrieval import Hit
 
 _hit = tuple.__new__  # Hit(...) without the call through its generated __new__
+_new_hit = partial(tuple.__new__, Hit)  # the same, for map: no Python frame per hit
 
 
 class ChunkTable:
@@ -47,9 +49,8 @@ class Ranking(Sequence):
         return _hit(Hit, (self.table.chunk_ids[p], self.table.doc_ids[p], self.scores[i]))
 
     def __iter__(self):
-        ids, docs = self.table.chunk_ids, self.table.doc_ids
-        for p, score in zip(self.positions, self.scores):
-            yield _hit(Hit, (ids[p], docs[p], score))
+        at, table = self.positions, self.table
+        return map(_new_hit, zip(map(table.chunk_ids.__getitem__, at), map(table.doc_ids.__getitem__, at), self.scores))
 
     def __eq__(self, other) -> bool:
         if isinstance(other, Ranking) and other.table is self.table:
