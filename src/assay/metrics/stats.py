@@ -193,7 +193,7 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
     flat = np.all(data == data[:, :1], axis=1)
     # a share up to `unseen` of questions could score anything and still give this sample (the 95% bound
     # on an event never seen in n draws); where every value is equal that is all the sample says
-    unseen = _wilson(np.zeros(1), n, Z95)[1][0]
+    unseen = _wilson_one(0.0, n, Z95)[1]
     edge_low, edge_high = mean * (1 - unseen), mean + (1 - mean) * unseen
     if n == 1 or flat.all():
         return edge_low, edge_high
