@@ -70,8 +70,10 @@ OUTPUT = ROOT / "docs" / "mutation-sql.json"
 CACHE = ROOT / ".mutation" / "sql-cache.json"
 
 R = "tests/mutation_sql/test_retrieval_measures.py"
+JUDGMENTS = "tests/mutation_sql/test_other_judgments.py"
+SUMS = "tests/mutation_sql/test_rank_order_sums.py"
 RETRIEVAL = {family: (f"{R}::test_every_run_and_stage_matches_pytrec_eval[{family}]",
-                      f"{R}::test_edge_questions_by_hand")
+                      f"{R}::test_edge_questions_by_hand", JUDGMENTS) + ((SUMS,) if family in ("nDCG", "AP") else ())
              for family in ("Success", "R", "P", "RR", "nDCG", "AP")}
 S = "tests/mutation_sql/test_span_measures.py"
 SPAN = {family: (f"{S}::test_every_run_and_stage_matches_character_sets[{family}]",
@@ -86,7 +88,7 @@ ANSWER = {name: tuple(f"{A}[{run}-{family}]" for family in families for run in (
                                  ("faithfulness", ("faithfulness",)),
                                  ("judged_faithfulness", ("judged_faithfulness",)),
                                  ("refusal_rate", ("refusal_rate",)))}
-VIEWS = (R, "tests/mutation_sql/test_judged_views.py")
+VIEWS = (R, "tests/mutation_sql/test_judged_views.py", JUDGMENTS)
 TREC = ("tests/test_trec_eval.py",)
 HISTORY = ("tests/mutation_sql/test_history_sql.py",)
 
