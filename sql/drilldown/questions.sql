@@ -1,7 +1,7 @@
 -- Every question of run $run_id, one row each in query_id order: its labels, how the final list did
 -- (the rank of the first hit overlapping a gold span, chunk level; of the first gold document, document
--- level), where it was lost, and its answer's status when an answer stage ran. NULL where a value does not
--- apply: the successes and ranks of a question without gold, the answer of a run without an answer stage.
+-- level) and where it was lost. NULL where a value does not apply: the successes and ranks of a question without
+-- gold. Its answer is read apart (drilldown/question_answers), only for a run that has answers.
 WITH firsts AS (
     SELECT query_id, level, MIN(rank) AS first_rank
     FROM judged_ranking
@@ -14,14 +14,10 @@ SELECT q.query_id, q.query_text, q.category, q.form, q.hard_class, q.unanswerabl
        CASE WHEN NOT q.answerable THEN NULL WHEN fc.first_rank <= 10 THEN 1 ELSE 0 END AS success_chunk_10,
        fc.first_rank AS first_rank_chunk,
        fd.first_rank AS first_rank_doc,
-       a.lost_at,
-       ans.status AS answer_status,
-       aa.lost_at AS answer_lost_at
+       a.lost_at
 FROM eval_questions q
 LEFT JOIN firsts fc ON fc.query_id = q.query_id AND fc.level = 'chunk'
 LEFT JOIN firsts fd ON fd.query_id = q.query_id AND fd.level = 'doc'
 LEFT JOIN stage_attribution a ON a.run_id = q.run_id AND a.query_id = q.query_id
-LEFT JOIN answers ans ON ans.run_id = q.run_id AND ans.query_id = q.query_id
-LEFT JOIN answer_attribution aa ON aa.run_id = q.run_id AND aa.query_id = q.query_id
 WHERE q.run_id = $run_id
 ORDER BY q.query_id

@@ -57,8 +57,12 @@ def question_rows(source, run_id: str) -> list[dict]:
     """One dict per question of run ``run_id``, in query_id order (keys: see sql/drilldown/questions.sql)."""
     _check_run(source, run_id)
     rows = _rows(source, "questions", run_id=run_id)
+    answered = source.con.execute("SELECT COUNT(*) FROM answers WHERE run_id = ?", [run_id]).fetchall()[0][0]
+    answers = {r["query_id"]: r for r in _rows(source, "question_answers", run_id=run_id)} if answered else {}
     for row in rows:
         row["answerable"] = bool(row["answerable"])
+        answer = answers.get(row["query_id"], {})
+        row["answer_status"], row["answer_lost_at"] = answer.get("answer_status"), answer.get("answer_lost_at")
     return rows
 
 
