@@ -76,11 +76,12 @@ RETRIEVAL = {family: (f"{R}::test_every_run_and_stage_matches_pytrec_eval[{famil
                       f"{R}::test_edge_questions_by_hand", JUDGMENTS) + ((SUMS,) if family in ("nDCG", "AP") else ())
              for family in ("Success", "R", "P", "RR", "nDCG", "AP")}
 S = "tests/mutation_sql/test_span_measures.py"
+EDGES = "tests/mutation_sql/test_budget_edges.py"
 SPAN = {family: (f"{S}::test_every_run_and_stage_matches_character_sets[{family}]",
-                 "tests/metrics/test_span.py::test_a_budget_cuts_the_result_that_fills_it")
+                 "tests/metrics/test_span.py::test_a_budget_cuts_the_result_that_fills_it", EDGES)
         for family in ("SpanRecall", "SpanPrecision", "SpanIoU", "Success", "nDCG")}
 SPAN_ALL = (f"{S}::test_every_run_and_stage_matches_character_sets",
-            "tests/metrics/test_span.py::test_a_budget_cuts_the_result_that_fills_it")
+            "tests/metrics/test_span.py::test_a_budget_cuts_the_result_that_fills_it", EDGES)
 A = "tests/mutation_sql/test_answer_measures.py::test_every_unit_matches_the_rows_written"
 ANSWER = {name: tuple(f"{A}[{run}-{family}]" for family in families for run in ("main", "decoy"))
           for name, families in (("abstention", ("Abstain", "FalseAbstain")), ("answer_rate", ("answer_rate",)),

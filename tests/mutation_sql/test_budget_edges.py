@@ -1,0 +1,51 @@
+"""Context budgets on their edges (sql/measures/span_context.sql, the budget_hits view): a result whose
+pieces fill the budget exactly although its text runs on past its last piece (trailing spaces belong to no
+piece), and a result that starts exactly at the budget next to a gold span that straddles its first
+character. Checked against tests/metrics/test_span.py's computation over sets of characters."""
+
+import pytest
+
+from assay.budget import token_spans
+from assay.chunking import Chunk
+from assay.metrics.compute import per_query
+from assay.metrics.registry import NO_CUTOFF, parse_measure
+from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
+from test_span_measures import REF
+from world import opened
+
+TEXT = ("alpha beta gamma delta epsilon zeta eta theta iota kappa " * 20)[:DOC_LEN]
+FIRST = Chunk("e.md", 0, 0, 11, TEXT[0:11])     # 'alpha beta ': two pieces, then a space of no piece
+SECOND = Chunk("e.md", 1, 17, 36, TEXT[17:36])  # 'delta epsilon zeta ': starts at the budget of 2
+EMPTY = Chunk("e.md", 2, 40, 40, "")        # a result with no text
+QUESTIONS = [QuerySpec("trailing", [("e.md", 3, 11, 1)], [FIRST.chunk_id, SECOND.chunk_id]),
+             QuerySpec("straddle", [("e.md", 14, 20, 2), ("e.md", 3, 5, 1)], [FIRST.chunk_id, SECOND.chunk_id])]
+# gold with no text (a whole document that has none): nothing retrieved, or only a result with no text
+NO_TEXT = [QuerySpec("emptygold", [("e.md", 5, 5, 1)], []),
+           QuerySpec("emptyboth", [("e.md", 40, 40, 1)], [EMPTY.chunk_id])]
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory):
+    syn = Synthetic(["e.md"], [FIRST, SECOND, EMPTY], QUESTIONS + NO_TEXT)
+    wh = opened(tmp_path_factory, "budget-edges", lambda wh: write_synthetic(wh, syn, texts={"e.md": TEXT}))
+    yield wh, syn
+    wh.close()
+
+
+def test_the_text_is_where_the_edges_need_it():
+    pieces = token_spans([TEXT])[0]
+    assert [p for p in pieces if p[0] < 11] == [(0, 5), (6, 10)]  # FIRST: two pieces, ending before its end
+    assert [i for i, p in enumerate(pieces) if p[0] == 17] == [3]  # SECOND starts with the fourth piece
+
+
+@pytest.mark.parametrize("family", ["SpanRecall", "SpanPrecision", "SpanIoU", "Success", "nDCG"])
+@pytest.mark.parametrize("budget", [1, 2, 3, 5])
+def test_budget_edges_match_character_sets(wh, family, budget):
+    wh, syn = wh
+    tokens = {"e.md": token_spans([TEXT])[0]}
+    got = per_query(wh, "synthetic-run", parse_measure(f"{family}@{budget}tok"))
+    want = {(q.query_id, "chunk"): REF.expected(syn, tokens, q, NO_CUTOFF, budget)[family] for q in QUESTIONS}
+    if family in ("Success", "nDCG"):  # text of no length overlaps nothing
+        want.update({(q.query_id, "chunk"): 0.0 for q in NO_TEXT})
+    # the span measures leave out a question with no text on either side (no length to divide by)
+    assert got == pytest.approx(want, abs=1e-12)
