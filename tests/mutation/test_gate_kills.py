@@ -1,0 +1,48 @@
+"""assay gate's outputs pinned exactly, where mutmut's survivors showed the tests were loose (docs/mutation.md):
+the JUnit XML a CI reads, the PASS/FAIL/fragile column of the table, and a preset reaching rules_from."""
+
+from __future__ import annotations
+
+from assay import gate
+
+PASSED = {"rule": "Success@3:doc>=0.5", "passed": True, "fragile": False, "value": 0.75, "n": 4,
+          "ci_low": 0.6, "ci_high": 0.9, "reason": "0.750 >= 0.5"}
+FRAGILE = {"rule": "nDCG@10>=0.7", "passed": True, "fragile": True, "value": 0.75, "n": 4, "ci_low": 0.5,
+           "ci_high": 0.9, "reason": "0.750 >= 0.7, but the 95% interval reaches 0.500"}
+FAILED = {"rule": "R@10<0.2", "passed": False, "fragile": False, "value": 0.25, "n": 4, "ci_low": 0.1,
+          "ci_high": 0.4, "reason": "0.250 is not < 0.2 & <more>"}
+
+
+def test_junit_xml_is_exactly_one_case_per_rule_with_failures_and_fragility():
+    assert gate.junit_xml("run-1", [PASSED, FRAGILE, FAILED]) == (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<testsuites tests="3" failures="1">\n'
+        '  <testsuite name="assay gate run-1" tests="3" failures="1" errors="0" skipped="0">\n'
+        '    <testcase classname="assay.gate" name="Success@3:doc&gt;=0.5" time="0"></testcase>\n'
+        '    <testcase classname="assay.gate" name="nDCG@10&gt;=0.7" time="0"><system-out>fragile: 0.750 &gt;= '
+        '0.7, but the 95% interval reaches 0.500</system-out></testcase>\n'
+        '    <testcase classname="assay.gate" name="R@10&lt;0.2" time="0"><failure message="0.250 is not &lt; 0.2 '
+        '&amp; &lt;more&gt;">0.250 is not &lt; 0.2 &amp; &lt;more&gt;</failure></testcase>\n'
+        '  </testsuite>\n</testsuites>\n')
+
+
+def test_junit_xml_with_every_rule_passing_counts_no_failure():
+    xml = gate.junit_xml("r", [PASSED, PASSED])
+    assert '<testsuites tests="2" failures="0">' in xml and "<failure" not in xml
+
+
+def test_the_table_marks_pass_fail_and_fragile_and_counts_them():
+    text = gate.render("run-1", [PASSED, FRAGILE, FAILED])
+    rows = [line for line in text.splitlines() if "0.750" in line or "0.250" in line]
+    assert [row.split()[0:2] for row in rows] == [["PASS", "Success@3:doc>=0.5"], ["PASS", "(fragile)"],
+                                                  ["FAIL", "R@10<0.2"]]
+    assert "XXXX" not in text and text.count("(fragile)") == 1
+    assert text.startswith("gate on run run-1\n")
+    assert text.endswith("2 passed, 1 failed; exit code 6\n")
+    assert gate.render("run-1", [PASSED]).endswith("1 passed, 0 failed\n")
+
+
+def test_rules_from_takes_the_preset():
+    rules = gate.rules_from({}, (), "retrieval")
+    assert [(r.text, r.source) for r in rules] == [("Success@3:doc>=0.75", "preset retrieval"),
+                                                   ("nDCG@10:chunk>=0.5", "preset retrieval")]
