@@ -123,3 +123,51 @@ def test_configuration_is_what_old_runs_stored():
     with BM25Index(corpus(2)) as index:
         assert index.config() == {"name": "bm25", "engine": "tantivy", "k1": 1.2, "b": 0.75, "analyzer": {
             "tokenizer": "simple", "lowercase": True, "stopwords": True, "stemming": True, "remove_long": 40}}
+
+
+class _SegmentedIndex:
+    """tantivy.Index whose writer commits every ``every`` documents: an index of several segments, as a large
+    corpus (or a heap too small for it) gives, so the general path reads real addresses across segments."""
+
+    def __init__(self, real, every: int):
+        self._real, self._every = real, every
+
+    def __call__(self, *args, **kwargs):
+        index, every = self._real(*args, **kwargs), self._every
+
+        class Writer:
+            def __init__(self, writer):
+                self._writer, self._n = writer, 0
+
+            def add_document(self, doc):
+                self._writer.add_document(doc)
+                self._n += 1
+                if self._n % every == 0:
+                    self._writer.commit()
+
+            def __getattr__(self, name):
+                return getattr(self._writer, name)
+
+        class Index:
+            def writer(self, *a, **k):
+                return Writer(index.writer(*a, **k))
+
+            def __getattr__(self, name):
+                return getattr(index, name)
+
+        return Index()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_index_of_several_segments_gives_the_same_hits(seed, monkeypatch):
+    import tantivy
+
+    chunks = corpus(seed)
+    monkeypatch.setattr(tantivy, "Index", _SegmentedIndex(tantivy.Index, every=9))
+    with BM25Index(chunks) as index:
+        assert index._searcher.num_segments > 1 and not index._one_segment
+        for question in QUESTIONS:
+            for limit in (1, 3, 10, 25, 200):
+                expected = reference(chunks, question, limit)
+                found = index.search(question, limit)
+                assert isinstance(found, Ranking) and found == expected, (question, limit)
