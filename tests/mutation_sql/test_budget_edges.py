@@ -1,7 +1,9 @@
-"""Context budgets on their edges (sql/measures/span_context.sql, the budget_hits view): a result whose
-pieces fill the budget exactly although its text runs on past its last piece (trailing spaces belong to no
-piece), and a result that starts exactly at the budget next to a gold span that straddles its first
-character. Checked against tests/metrics/test_span.py's computation over sets of characters."""
+"""Context budgets and the merging of overlapping text on their edges (sql/measures/span_context.sql, the
+budget_hits view): a result whose pieces fill the budget exactly although its text runs on past its last
+piece (trailing spaces belong to no piece), a result that starts exactly at the budget next to a gold span
+that straddles its first character, a result inside an earlier one after a shorter one ended, results and
+gold spans that start at one character, and text of no length. Checked against
+tests/metrics/test_span.py's computation over sets of characters."""
 
 import pytest
 
@@ -17,8 +19,16 @@ TEXT = ("alpha beta gamma delta epsilon zeta eta theta iota kappa " * 20)[:DOC_L
 FIRST = Chunk("e.md", 0, 0, 11, TEXT[0:11])     # 'alpha beta ': two pieces, then a space of no piece
 SECOND = Chunk("e.md", 1, 17, 36, TEXT[17:36])  # 'delta epsilon zeta ': starts at the budget of 2
 EMPTY = Chunk("e.md", 2, 40, 40, "")        # a result with no text
-QUESTIONS = [QuerySpec("trailing", [("e.md", 3, 11, 1)], [FIRST.chunk_id, SECOND.chunk_id]),
-             QuerySpec("straddle", [("e.md", 14, 20, 2), ("e.md", 3, 5, 1)], [FIRST.chunk_id, SECOND.chunk_id])]
+BIG, INNER, LATER = (Chunk("e.md", 3 + i, s, e, TEXT[s:e]) for i, (s, e) in enumerate(((0, 200), (10, 20), (50, 60))))
+SHORT, LONG = Chunk("e.md", 6, 300, 320, TEXT[300:320]), Chunk("e.md", 7, 300, 340, TEXT[300:340])
+ids = lambda *chunks: [c.chunk_id for c in chunks]  # noqa: E731
+QUESTIONS = [QuerySpec("trailing", [("e.md", 3, 11, 1)], ids(FIRST, SECOND)),
+             QuerySpec("straddle", [("e.md", 14, 20, 2), ("e.md", 3, 5, 1)], ids(FIRST, SECOND)),
+             # the third result lies inside the first, after the second ended: one stretch of text, not two
+             QuerySpec("nested", [("e.md", 55, 58, 1)], ids(BIG, INNER, LATER)),
+             # two results (and two gold spans) start at one character, after a gap: one stretch each
+             QuerySpec("samestart", [("e.md", 3, 5, 1), ("e.md", 305, 310, 2), ("e.md", 305, 330, 1)],
+                       ids(FIRST, SHORT, LONG))]
 # gold with no text (a whole document that has none): nothing retrieved, or only a result with no text
 NO_TEXT = [QuerySpec("emptygold", [("e.md", 5, 5, 1)], []),
            QuerySpec("emptyboth", [("e.md", 40, 40, 1)], [EMPTY.chunk_id])]
@@ -26,7 +36,7 @@ NO_TEXT = [QuerySpec("emptygold", [("e.md", 5, 5, 1)], []),
 
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory):
-    syn = Synthetic(["e.md"], [FIRST, SECOND, EMPTY], QUESTIONS + NO_TEXT)
+    syn = Synthetic(["e.md"], [FIRST, SECOND, EMPTY, BIG, INNER, LATER, SHORT, LONG], QUESTIONS + NO_TEXT)
     wh = opened(tmp_path_factory, "budget-edges", lambda wh: write_synthetic(wh, syn, texts={"e.md": TEXT}))
     yield wh, syn
     wh.close()
@@ -39,7 +49,7 @@ def test_the_text_is_where_the_edges_need_it():
 
 
 @pytest.mark.parametrize("family", ["SpanRecall", "SpanPrecision", "SpanIoU", "Success", "nDCG"])
-@pytest.mark.parametrize("budget", [1, 2, 3, 5])
+@pytest.mark.parametrize("budget", [1, 2, 3, 5, 1000])
 def test_budget_edges_match_character_sets(wh, family, budget):
     wh, syn = wh
     tokens = {"e.md": token_spans([TEXT])[0]}
