@@ -712,6 +712,38 @@ static void count_scores(const double *score, size_t n, double mine, int64_t *ah
 
 static const char *rank_found(Worker *w, int64_t *rank, size_t m);
 
+static int compare_i64_pairs(const void *x, const void *y) {
+    int64_t a = ((const int64_t *)x)[0], b = ((const int64_t *)y)[0];
+    return (a > b) - (a < b);
+}
+
+/* One query's found judgments and their ranks, ordered by rank (ranks are distinct). */
+static void by_rank(uint32_t *found, int64_t *rank, size_t m) {
+    if (m <= 32) {
+        for (size_t i = 1; i < m; i++) {
+            uint32_t f = found[i];
+            int64_t r = rank[i];
+            size_t t = i;
+            for (; t > 0 && rank[t - 1] > r; t--) {
+                found[t] = found[t - 1];
+                rank[t] = rank[t - 1];
+            }
+            found[t] = f;
+            rank[t] = r;
+        }
+        return;
+    }
+    int64_t *pairs = malloc(2 * m * sizeof *pairs);
+    if (!pairs)
+        return; /* left in judgment order: the same values, sorted a little more by DuckDB */
+    for (size_t i = 0; i < m; i++)
+        pairs[2 * i] = rank[i], pairs[2 * i + 1] = found[i];
+    qsort(pairs, m, 2 * sizeof *pairs, compare_i64_pairs);
+    for (size_t i = 0; i < m; i++)
+        rank[i] = pairs[2 * i], found[i] = (uint32_t)pairs[2 * i + 1];
+    free(pairs);
+}
+
 /* One query's lines (w->score, doc, hash; w->n of them) of query `code` (-1: not in the qrels). */
 static const char *finish_query(Worker *w, int64_t code, Str id) {
     size_t n = w->n, size = table_size(n);
@@ -766,7 +798,10 @@ static const char *finish_query(Worker *w, int64_t code, Str id) {
             }
         }
     }
-    return rank_found(w, w->rank + first, w->n_found - first);
+    why = rank_found(w, w->rank + first, w->n_found - first);
+    if (!why) /* by rank: the measure queries sort less (their window and ordered sums sort by rank) */
+        by_rank(w->found + first, w->rank + first, w->n_found - first);
+    return why;
 }
 
 typedef struct {

@@ -219,15 +219,19 @@ def _fetch(con, measure: Measure) -> dict:
     return con.execute(load_sql(measure.sql), measure.params(RUN_ID, STAGE)).fetchnumpy()
 
 
-def _fetch_all(con, measures: list[Measure]) -> list[dict]:
-    """_fetch of each measure, several at a time on the cores this process may use: each on a cursor of
-    its own (a new connection to the same database), with the measure tables registered on it too."""
+@contextmanager
+def _fetching(con, measures: list[Measure]):
+    """The measures' _fetch answers, in order, as an iterator: computed several at a time on the cores
+    this process may use, each on a cursor of its own (a new connection to the same database, the measure
+    tables registered on it too), one DuckDB thread each (the queries are the parallelism; less CPU),
+    while the caller turns the answers already in into rows."""
     from concurrent.futures import ThreadPoolExecutor
 
     workers = min(len(measures), len(os.sched_getaffinity(0)))
     tables = _TABLES.get(con)
     if workers < 2 or tables is None:
-        return [_fetch(con, measure) for measure in measures]
+        yield (_fetch(con, measure) for measure in measures)
+        return
 
     def fetch(measure: Measure) -> dict:
         cursor = con.cursor()
@@ -238,8 +242,13 @@ def _fetch_all(con, measures: list[Measure]) -> list[dict]:
         finally:
             cursor.close()
 
-    with ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(fetch, measures))
+    con.execute("SET threads = 1")
+    pool = ThreadPoolExecutor(workers)
+    try:
+        futures = [pool.submit(fetch, measure) for measure in measures]
+        yield (future.result() for future in futures)
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def _values(con, measure: Measure, result: dict, queries: list[tuple[str, int]] | None) -> tuple[list[str], list]:
@@ -292,15 +301,16 @@ def evaluate_trec(qrels_path, run_path, measures: list[str] | None = None, per_q
     wanted = parse_trec_measures(measures)
     con = open_trec(qrels_path, run_path, complete=complete)
     try:
-        queries = scored_queries(con)
         rows = []
-        for measure, result in zip(wanted, _fetch_all(con, wanted)):
-            names, values = _values(con, measure, result, queries)
-            name = measure.name
-            if per_query:
-                rows += [{"metric": name, "query_id": qid, "value": v, "n": 1} for qid, v in zip(names, values)]
-            mean = sum(values) / len(values) if values else None
-            rows.append({"metric": name, "query_id": ALL, "value": mean, "n": len(values)})
+        with _fetching(con, wanted) as results:
+            queries = scored_queries(con)
+            for measure, result in zip(wanted, results):
+                names, values = _values(con, measure, result, queries)
+                name = measure.name
+                if per_query:
+                    rows += [{"metric": name, "query_id": qid, "value": v, "n": 1} for qid, v in zip(names, values)]
+                mean = sum(values) / len(values) if values else None
+                rows.append({"metric": name, "query_id": ALL, "value": mean, "n": len(values)})
         return rows
     finally:
         con.close()
