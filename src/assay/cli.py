@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from assay.errors import AssayError
-from assay.judgments.model import CATEGORIES, FORMS, UNANSWERABLE
+from assay.judgments.vocabulary import CATEGORIES, FORMS, UNANSWERABLE
 from assay.limits import ALPHA, BUDGET, K, SIMILARITY, TOLERANCE
 from assay.limits import DRAFTS, GRADE
 

@@ -1,11 +1,12 @@
 """Golden sets: the judgments contract users write by hand, its parser, quote resolution and lints."""
 
-from assay.judgments.model import CATEGORIES, FORMS, UNANSWERABLE, GoldEntry, GoldSpan, Judgment, JudgmentSet
+from assay.judgments.vocabulary import CATEGORIES, FORMS, UNANSWERABLE
 
-# the parser and the resolver (corpus reading, markup) load when first asked for: the CLI imports this package for
-# the model's names alone, on every command
-_LAZY = {"load_judgments": "assay.judgments.parse", "parse_judgments": "assay.judgments.parse",
-         "resolve_gold": "assay.judgments.resolve"}
+# the records, the parser and the resolver (corpus reading, markup) load when first asked for: the CLI imports this
+# package for the labels' words alone, on every command
+_LAZY = {"GoldEntry": "assay.judgments.model", "GoldSpan": "assay.judgments.model", "Judgment": "assay.judgments.model",
+         "JudgmentSet": "assay.judgments.model", "load_judgments": "assay.judgments.parse",
+         "parse_judgments": "assay.judgments.parse", "resolve_gold": "assay.judgments.resolve"}
 
 
 def __getattr__(name):

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-CATEGORIES = ("normal", "ambiguous", "adversarial", "no_answer")
-FORMS = ("match", "gap")
-UNANSWERABLE = ("near_miss", "out_of_corpus", "under_specified")
+from assay.judgments.vocabulary import CATEGORIES, FORMS, UNANSWERABLE  # noqa: F401 (part of the model)
 
 
 @dataclass(frozen=True)
