@@ -60,3 +60,13 @@ def test_eval_questions(wh):
                     ("edge-rank1", True, 10), ("edge-rank10", True, 10), ("edge-rank3", True, 10),
                     ("edge-rank5", True, 10), ("edge-ties", True, 1), ("edge-touch", True, 3),
                     ("unanswerable", False, 1)]
+
+
+def test_doc_hits_collapse_chunks_to_documents_at_their_first_rank(wh):
+    rows = _rows(wh, "SELECT query_id, doc_id, first_chunk_rank, rank FROM doc_hits WHERE run_id = 'main' "
+                     "AND stage = 'final' AND query_id IN ('edge-grades', 'edge-touch') ORDER BY query_id")
+    assert rows == [("edge-grades", "b.md", 1, 1), ("edge-touch", "a.md", 1, 1)]
+    # edge-rank5: four other documents' chunks, then b.md's: b.md's document rank counts distinct documents
+    ranks = dict(_rows(wh, "SELECT doc_id, first_chunk_rank FROM doc_hits WHERE run_id = 'main' AND stage = 'final' "
+                           "AND query_id = 'edge-rank5'"))
+    assert ranks["b.md"] == 5

@@ -21,8 +21,9 @@ RANKING = {"q1": [IDS[i] for i in (3, 0, 5, 1, 7)], "q2": [IDS[i] for i in (2, 4
            "q3": [IDS[i] for i in (9, 8)], "nx": [IDS[0]], "only2": [IDS[i] for i in (1, 2)]}
 GOLD_ONE = {"q1": [("a.md", 10, 20, 1), ("a.md", 160, 170, 3), ("a.md", 360, 370, 2)],
             "q2": [("a.md", 110, 120, 2)], "q3": [("a.md", 460, 470, 1), ("a.md", 410, 415, 1)]}
-GOLD_TWO = {"q1": [("a.md", 60, 70, 2)], "q2": [("a.md", 210, 220, 1), ("a.md", 310, 320, 3)],
-            "only2": [("a.md", 60, 70, 1)]}  # q3 is no_answer under these judgments
+# q3 is no_answer under these judgments; q1's chunk [50, 100) newly covers two units at once: credited grade 2
+GOLD_TWO = {"q1": [("a.md", 60, 70, 2), ("a.md", 80, 90, 1)], "q2": [("a.md", 210, 220, 1), ("a.md", 310, 320, 3)],
+            "only2": [("a.md", 60, 70, 1)]}
 
 
 def _synthetic(gold):
