@@ -887,7 +887,12 @@ static const char *read_run(Worker *w) {
             if (id.p && (why = finish_query(w, code, id)))
                 return why;
             id = f[0];
-            code = find_query(w->qrels, id, hash_str(id));
+            /* a run lists its queries mostly in the qrels' order: try the one after the last first */
+            const Qrels *q = w->qrels;
+            if (code >= 0 && (size_t)code + 1 < q->n_queries && same(q->ids[code + 1], id))
+                code++;
+            else
+                code = find_query(q, id, hash_str(id));
             w->n = 0;
         }
         if (w->n == w->cap && (why = grow_block(w)))
@@ -952,6 +957,15 @@ static int compare_str(const void *a, const void *b) {
     return c ? c : (x->n > y->n) - (x->n < y->n);
 }
 
+typedef struct {
+    Str id;
+    uint32_t code;
+} Named;
+
+static int compare_named(const void *a, const void *b) {
+    return compare_str(&((const Named *)a)->id, &((const Named *)b)->id);
+}
+
 /* -- Python --------------------------------------------------------------------------------------- */
 /* A bytearray of n items of `size` bytes (at least one byte: Arrow wants a buffer), or NULL. */
 static PyObject *buffer(PyObject *out, const char *name, size_t n, size_t size, void **data) {
@@ -978,19 +992,24 @@ static PyObject *result(const Qrels *q, Worker *workers, int n_workers) {
     for (int t = 0; t < n_workers; t++)
         n_found += workers[t].n_found;
     Str *sorted = malloc((nq + 1) * sizeof *sorted);
-    uint32_t *code = malloc((nq + 1) * sizeof *code);
+    uint32_t *code = malloc((nq + 1) * sizeof *code), *first_seen = malloc((nq + 1) * sizeof *first_seen);
+    Named *named = malloc((nq + 1) * sizeof *named);
     PyObject *out = PyDict_New(), *ids = PyList_New((Py_ssize_t)nq);
-    if (!sorted || !code || !out || !ids) {
+    if (!sorted || !code || !first_seen || !named || !out || !ids) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto fail;
     }
     /* the ids in byte order; each id's place there is its code (ids are distinct: ties never occur) */
-    memcpy(sorted, q->ids, nq * sizeof *sorted);
-    qsort(sorted, nq, sizeof *sorted, compare_str);
+    for (size_t c = 0; c < nq; c++) {
+        named[c].id = q->ids[c];
+        named[c].code = (uint32_t)c;
+    }
+    qsort(named, nq, sizeof *named, compare_named);
     for (size_t p = 0; p < nq; p++) {
-        int64_t first_seen = find_query(q, sorted[p], hash_str(sorted[p]));
-        code[first_seen] = (uint32_t)p;
+        sorted[p] = named[p].id;
+        first_seen[p] = named[p].code;
+        code[named[p].code] = (uint32_t)p;
         PyObject *id = PyUnicode_DecodeUTF8(sorted[p].p, (Py_ssize_t)sorted[p].n, "strict");
         if (!id)
             goto fail;
@@ -1030,7 +1049,7 @@ static PyObject *result(const Qrels *q, Worker *workers, int n_workers) {
     /* the ideal ranking and the units, query by query in code order */
     size_t at = 0, u = 0;
     for (size_t p = 0; p < nq; p++) {
-        int64_t c = find_query(q, sorted[p], hash_str(sorted[p]));
+        size_t c = first_seen[p];
         size_t k = q->starts[c + 1] - q->starts[c];
         const uint32_t *relevant = q->by_query + q->starts[c];
         for (size_t r = 0; r < k; r++, at++) {
@@ -1063,10 +1082,10 @@ static PyObject *result(const Qrels *q, Worker *workers, int n_workers) {
         goto fail;
     }
     Py_DECREF(sizes);
-    free(sorted), free(code);
+    free(sorted), free(code), free(first_seen), free(named);
     return out;
 fail:
-    free(sorted), free(code);
+    free(sorted), free(code), free(first_seen), free(named);
     Py_XDECREF(ids);
     Py_XDECREF(out);
     return NULL;
