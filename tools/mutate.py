@@ -1,7 +1,7 @@
 """Mutation testing of the Python modules that decide verdicts and compute figures (`make mutate`).
 
-    python tools/mutate.py                     mutmut over every module, module by module; then the report
-    python tools/mutate.py --module assay.gate run one module (repeatable); then the report
+    python tools/mutate.py                     mutmut over every module (one run); then the report
+    python tools/mutate.py --module assay.gate only that module (repeatable); then the report
     python tools/mutate.py --survivors         run again only the mutants that did not die (after new tests)
     python tools/mutate.py --report            only the report, from the results mutmut keeps in mutants/
     --jobs N                                   mutants tested at once (default 2)
@@ -15,7 +15,9 @@ The report, docs/mutation.md, gives per module the mutants killed, timed out (co
 equivalent (listed in tools/mutation_equivalent.toml with the reason) and not covered (no selected test calls the
 function: counted as not detected), the score, and every mutant that did not die with its file, line and diff.
 
-    score = (killed + timeout) / (mutants - equivalent)
+    score = (killed + timeout) / (mutants tested - equivalent)
+
+A mutant mutmut has not tested yet (a run cut short) is counted apart as "not run", in no score.
 
 When tools/mutate_sql.py (the SQL mutation runner) is present it runs afterwards, unless --no-sql, and the
 report adds its results (docs/mutation-sql.json). The printed last line is the Python score.
@@ -27,6 +29,7 @@ import argparse
 import fnmatch
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -75,12 +78,17 @@ def mutmut(*args: str) -> list[str]:
     return [sys.executable, "-m", "mutmut", *args]
 
 
-def run_module(path: str, jobs: int, names: list[str] | None = None) -> tuple[int, float]:
-    """mutmut run over one module's mutants (or ``names`` of them); its output to mutants/logs/."""
-    log = MUTANTS / "logs" / f"{module_name(path)}.log"
+def run_mutmut(files: list[str], jobs: int, names: list[str] | None = None) -> tuple[int, float]:
+    """One mutmut run over the modules' mutants (or ``names`` of them), its output to mutants/logs/run.log.
+    One run, not one per module: each run first checks every mutated file and runs the clean tests (minutes),
+    and mutmut orders the mutants of one run fastest first, so a run cut short has tested the cheap ones of
+    every module."""
+    log = MUTANTS / "logs" / "run.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     # a module's own functions are named `<module>.x_...` (methods `<module>.xǁClassǁ...`): not a submodule's
-    patterns = names or [f"{module_name(path)}.x*"]
+    patterns = names or [f"{module_name(path)}.x*" for path in files]
+    # mutmut copies tests/ over its old copy and never deletes: a test file removed or moved since would still run
+    shutil.rmtree(MUTANTS / "tests", ignore_errors=True)
     start = time.monotonic()
     with log.open("w", encoding="utf-8") as out:
         done = subprocess.run(mutmut("run", "--max-children", str(jobs), *patterns), cwd=ROOT, stdout=out,
@@ -178,7 +186,7 @@ def apply_equivalence(mutants: list[Mutant], entries: list[dict]) -> list[dict]:
     return stale
 
 
-COLUMNS = ("killed", "timeout", "survived", "equivalent", "not covered", "other")
+COLUMNS = ("killed", "timeout", "survived", "equivalent", "not covered", "other", "not run")
 
 
 def counts(mutants: list[Mutant]) -> dict[str, int]:
@@ -190,7 +198,8 @@ def counts(mutants: list[Mutant]) -> dict[str, int]:
 
 
 def score(c: dict[str, int]) -> float | None:
-    denominator = c["total"] - c["equivalent"]
+    """Over the mutants tested: one mutmut has not run yet (a run cut short) counts in no score."""
+    denominator = c["total"] - c["equivalent"] - c["not run"]
     return (c["killed"] + c["timeout"]) / denominator if denominator else None
 
 
@@ -237,7 +246,7 @@ def sql_section() -> list[str]:
     return out
 
 
-def render(by_file: dict[str, list[Mutant]], stale: list[dict], timing: dict[str, float]) -> str:
+def render(by_file: dict[str, list[Mutant]], stale: list[dict], seconds: float | None) -> str:
     cfg = config()
     import importlib.metadata as md
 
@@ -249,14 +258,15 @@ def render(by_file: dict[str, list[Mutant]], stale: list[dict], timing: dict[str
            "tests, of the selection below, that called its function. The C chunker (_recursive.c) is not "
            "mutated (no Python tool mutates C); its Python twin `python_spans` is, and tests/chunking holds both "
            "to one reference.", "",
-           "Score = (killed + timeout) / (mutants - equivalent). Not covered: no selected test calls the "
+           "Score = (killed + timeout) / (mutants tested - equivalent). Not covered: no selected test calls the "
            "function (counted as not detected). Equivalent: listed in tools/mutation_equivalent.toml with the "
-           "reason.", "",
+           "reason. Not run: not tested yet (a run cut short), in no score.", "",
            f"**Python score: {percent(score(total))}** ({total['killed'] + total['timeout']} of "
-           f"{total['total'] - total['equivalent']} non-equivalent mutants detected).", "",
+           f"{total['total'] - total['equivalent'] - total['not run']} non-equivalent mutants tested detected; "
+           f"{total['not run']} of {total['total']} not run).", "",
            "Tests run: " + ", ".join(f"`{t}`" for t in cfg["pytest_add_cli_args_test_selection"]) + ".", "",
-           "| module | mutants | killed | timeout | survived | equivalent | not covered | other | score |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| module | mutants | killed | timeout | survived | equivalent | not covered | other | not run | score |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for path, mutants in by_file.items():
         c = counts(mutants)
         out.append(f"| `{path}` | {c['total']} | " + " | ".join(str(c[k]) for k in COLUMNS)
@@ -264,14 +274,16 @@ def render(by_file: dict[str, list[Mutant]], stale: list[dict], timing: dict[str
     out.append("| **all** | " + str(total["total"]) + " | " + " | ".join(str(total[k]) for k in COLUMNS)
                + f" | **{percent(score(total))}** |")
     out.append("")
-    if timing:
-        out += ["Time per module in the last run (seconds, wall): "
-                + ", ".join(f"{m} {t:.0f}" for m, t in timing.items()) + ".", ""]
+    if seconds is not None:
+        out += [f"The mutmut run that wrote this took {seconds / 60:.1f} minutes (wall, `--jobs` mutants at once).",
+                ""]
     out += sql_section()
     not_run = [m for ms in by_file.values() for m in ms if m.status == "not run"]
     if not_run:
+        modules = sorted({m.file for m in not_run}, key=list(by_file).index)
         out += [f"## Not run ({len(not_run)})", "", "mutmut has not tested these yet (the run was cut short): "
-                "run `make mutate` again to finish it.", ""]
+                "`make mutate` runs them. Modules with mutants not run: "
+                + ", ".join(f"`{f}` ({sum(m.file == f for m in not_run)})" for f in modules) + ".", ""]
     for title, wanted in (("Surviving mutants", ("survived", "other")),
                           ("Not covered", ("not covered",)), ("Equivalent mutants", ("equivalent",))):
         listed = [m for ms in by_file.values() for m in ms if m.status in wanted]
@@ -304,22 +316,15 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"not a mutated module: {', '.join(sorted(unknown))}; choose from "
                      + ", ".join(module_name(f) for f in files))
         files = [f for f in files if module_name(f) in args.module]
-    timing: dict[str, float] = {}
+    seconds = None
     if not args.report:
-        for path in files:
-            names = None
-            if args.survivors:
-                names = [n for n, s in results(path).items() if s not in DETECTED]
-                if not names:
-                    continue
-            code, seconds = run_module(path, args.jobs, names)
-            timing[module_name(path)] = seconds
-            c = counts([Mutant(n, path, s) for n, s in results(path).items()])
-            print(f"{module_name(path)}: {c['total']} mutants, {c['killed']} killed, {c['timeout']} timeout, "
-                  f"{c['survived']} survived, {c['not covered']} not covered ({seconds:.0f} s)", flush=True)
+        names = None
+        if args.survivors:
+            names = [n for path in files for n, status in results(path).items() if status not in DETECTED]
+        if names != []:
+            code, seconds = run_mutmut(files, args.jobs, names)
             if code not in (0, None):
-                print(f"mutmut run failed for {path} (exit {code}); see mutants/logs/{module_name(path)}.log",
-                      file=sys.stderr)
+                print(f"mutmut run failed (exit {code}); see mutants/logs/run.log", file=sys.stderr)
                 return code
         if SQL_RUNNER.is_file() and not args.no_sql and not args.module:
             sql = subprocess.run([sys.executable, str(SQL_RUNNER), "--jobs", str(args.jobs)], cwd=ROOT)
@@ -327,11 +332,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"tools/mutate_sql.py failed (exit {sql.returncode})", file=sys.stderr)
                 return sql.returncode
     by_file, stale = collect()
-    REPORT.write_text(render(by_file, stale, timing), encoding="utf-8")
+    REPORT.write_text(render(by_file, stale, seconds), encoding="utf-8")
     total = counts([m for ms in by_file.values() for m in ms])
     print(f"Python mutation score: {percent(score(total))} ({total['killed'] + total['timeout']} of "
-          f"{total['total'] - total['equivalent']} non-equivalent mutants detected; {total['survived']} survived, "
-          f"{total['not covered']} not covered, {total['equivalent']} equivalent); report: docs/mutation.md")
+          f"{total['total'] - total['equivalent'] - total['not run']} non-equivalent mutants tested detected; "
+          f"{total['survived']} survived, {total['not covered']} not covered, {total['equivalent']} equivalent, "
+          f"{total['not run']} not run); report: docs/mutation.md")
     return 0
 
 
