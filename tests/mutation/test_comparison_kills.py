@@ -1,0 +1,85 @@
+"""compare's pure parts pinned exactly (docs/mutation.md): the configuration difference and how it is said,
+the refusal to pair runs over other questions or documents, the kind of test a measure gets, p-values as
+printed, and the text `assay compare` prints."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay import comparison
+from assay.metrics.registry import parse_measure
+
+
+def test_config_diff_is_every_differing_setting_sorted_with_whole_sections_once():
+    a = {"chunker": {"size": 800, "overlap": 0}, "pipeline": "bm25", "rerank": {"model": "x"}, "depth": 100}
+    b = {"chunker": {"size": 400, "overlap": 0}, "pipeline": "hybrid", "fusion": {"k": 60}, "depth": 100}
+    assert comparison.config_diff(a, b) == [("chunker.size", 800, 400), ("fusion", "<absent>", {"k": 60}),
+                                            ("pipeline", "bm25", "hybrid"), ("rerank", {"model": "x"}, "<absent>")]
+    assert comparison.config_diff(a, a) == []
+    assert comparison.config_diff({"x": {"y": {"z": 1}}}, {"x": {"y": {"z": 2}}}, "top") == [("top.x.y.z", 1, 2)]
+
+
+def test_describe_diff_writes_strings_quoted_and_the_rest_as_json():
+    assert comparison.describe_diff([]) == ["configurations are identical"]
+    assert comparison.describe_diff([("a", "bm25", "hybrid"), ("b", "<absent>", {"k": 60, "a": [1]}),
+                                     ("c", None, True)]) == [
+        "a: 'bm25' -> 'hybrid'", 'b: <absent> -> {"a": [1], "k": 60}', "c: null -> true"]
+
+
+def identity(run_id, judgments="j" * 16, corpus="c" * 16, config=None):
+    return {"run_id": run_id, "judgments_hash": judgments, "corpus_hash": corpus, "config": config or {"k": 1}}
+
+
+def test_runs_over_other_questions_or_documents_are_not_comparable():
+    comparison.check_comparable(identity("a"), identity("b", config={"k": 2}))  # only the configuration differs
+    with pytest.raises(comparison.NotComparable) as error:
+        comparison.check_comparable(identity("a"), identity("b", judgments="J" * 16, corpus="C" * 16,
+                                                            config={"k": 2}))
+    assert str(error.value) == (
+        "runs a and b are not comparable: judgments differ (jjjjjjjjjjjj vs JJJJJJJJJJJJ); corpora differ "
+        "(cccccccccccc vs CCCCCCCCCCCC). Their questions or documents are not the same, so no paired comparison "
+        "is meaningful. Configuration difference:\n  k: 1 -> 2")
+    with pytest.raises(comparison.NotComparable) as error:
+        comparison.check_comparable(identity("a"), identity("b", corpus="C" * 16))
+    assert "not comparable: corpora differ (cccccccccccc vs CCCCCCCCCCCC). Their" in str(error.value)
+    assert str(error.value).endswith("Configuration difference:\n  configurations are identical")
+
+
+def test_a_hit_measure_is_tested_as_binary_and_a_graded_one_as_continuous():
+    assert comparison.metric_kind(parse_measure("Success@3")) == "binary"
+    assert comparison.metric_kind(parse_measure("nDCG@10")) == "continuous"
+    assert comparison.SAMPLES == 10000
+
+
+def test_p_values_print_to_three_places_and_below_a_thousandth_as_such():
+    assert [comparison._p(v) for v in (0.0009999, 0.001, 0.0426, 1.0)] == ["<0.001", "0.001", "0.043", "1.000"]
+
+
+def row(metric, level, slice_, a, b, p):
+    return {"metric": metric, "level": level, "slice": slice_, "n": 4, "a": a, "b": b, "delta": b - a,
+            "ci_low": b - a - 0.25, "ci_high": b - a + 0.25, "test": "mcnemar", "p_value": p, "p_holm": min(1, 2 * p),
+            "n_tests": 2}
+
+
+def test_render_says_the_difference_the_tables_and_the_flips():
+    result = {"a": {"run_id": "A1", "pipeline": "bm25"}, "b": {"run_id": "B1", "pipeline": "hybrid"},
+              "config_diff": [{"key": "pipeline", "a": "bm25", "b": "hybrid"}],
+              "units": {"warning": "A retrieves chunks, B documents"},
+              "rows": [row("Success@3", "doc", "all", 0.5, 0.75, 0.0004), row("RR@10", "chunk", "all", 0.5, 0.25, 0.2),
+                       row("Success@3", "doc", "form=gap", 0.25, 0.5, 0.3), row("RR@10", "chunk", "form=gap", 0, 0, 1)],
+              "flips": {"metric": "Success@3", "level": "doc", "won": [{"query_id": "007", "rank_a": None, "rank_b": 2}],
+                        "lost": []}}
+    lines = comparison.render(result).splitlines()
+    assert lines[:6] == ["compare A A1 (bm25)  ->  B B1 (hybrid)", "", "configuration difference:",
+                         "  pipeline: 'bm25' -> 'hybrid'", "", "WARNING: A retrieves chunks, B documents"]
+    assert lines[7] == "all questions (p-values Holm-adjusted across the 2 tests of this table):"
+    assert lines[11].split() == ["Success@3", "doc", "0.500", "0.750", "+0.250", "[+0.000,", "+0.500]", "mcnemar",
+                                 "<0.001", "<0.001", "4"]
+    assert lines[12].split() == ["RR@10", "chunk", "0.500", "0.250", "-0.250", "[-0.500,", "+0.000]", "mcnemar",
+                                 "0.200", "0.400", "4"]
+    at = lines.index("questions that flipped on Success@3 (doc level): 1 won, 0 lost (rank of the first relevant "
+                     "result in A and in B; - when none was retrieved)")
+    assert lines[at + 4].split() == ["won", "007", "-", "2"]
+    sliced = lines.index("by slice (headline metrics; p-values Holm-adjusted within each slice over all its tests):")
+    assert [line.split()[:2] for line in lines[sliced + 4:-2]] == [["form=gap", "Success@3"]]
+    assert lines[-1] == "JSON output (--format json) has every metric for every slice."
