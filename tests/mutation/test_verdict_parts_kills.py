@@ -84,3 +84,22 @@ def test_why_a_file_was_not_read():
     assert _why_not_read(corpus(("a.pdf", "encrypted")), "a.pdf.txt") == ""
     assert _why_not_read(corpus(("dir/", "unreadable")), "other/a.txt") == ""
     assert _why_not_read(corpus(), "a.txt") == ""
+
+
+def test_the_randomization_test_draws_10000_samples_by_default():
+    before, after = [0.0] * (EXACT_MAX_N + 1), [0.5] * (EXACT_MAX_N + 1)
+    assert paired_test(before, after, "continuous", seed=0)["samples"] == 10000
+
+
+@pytest.mark.parametrize("typed, suggested", [
+    ("ndcg", ["nDCG"]), ("ndgc@10", ["nDCG@10"]), ("Sucess", ["Success@10"]), ("sucess@3", ["Success@3"]),
+    ("Succes_5", ["Success@5"]), ("mrr@10", ["RR@10"]), ("recal@10", ["R@10"]), ("SpanRecal", ["SpanRecall@10"]),
+    ("SpanRecal@1000tok", ["SpanRecall@1000tok"]), ("Sucess@1000tok", ["Success@1000tok"]),
+    ("abstain_rate", ["Abstain"]), ("faithfulnes", ["faithfulness"]), ("citation", ["citation_precision"]),
+    ("spanpre", ["SpanRecall@10", "SpanPrecision@10"]), ("spanr@5", ["SpanIoU@5", "SpanRecall@5"]),
+    ("xyz", []), ("faith", [])])
+def test_suggestions_for_a_misspelled_measure(typed, suggested):
+    from assay.metrics.registry import suggestions
+
+    assert suggestions(typed, n=5) == suggested
+    assert suggestions(typed, n=1) == suggested[:1]
