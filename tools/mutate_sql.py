@@ -77,11 +77,14 @@ RETRIEVAL = {family: (f"{R}::test_every_run_and_stage_matches_pytrec_eval[{famil
              for family in ("Success", "R", "P", "RR", "nDCG", "AP")}
 S = "tests/mutation_sql/test_span_measures.py"
 EDGES = "tests/mutation_sql/test_budget_edges.py"
+SPAN_TEXT = f"{JUDGMENTS}::test_each_run_reads_its_own_gold_text"
+SPAN_SUMS = f"{SUMS}::test_budgeted_ndcg_is_the_rank_ordered_sum_bit_for_bit"
 SPAN = {family: (f"{S}::test_every_run_and_stage_matches_character_sets[{family}]",
-                 "tests/metrics/test_span.py::test_a_budget_cuts_the_result_that_fills_it", EDGES)
+                 "tests/metrics/test_span.py::test_a_budget_cuts_the_result_that_fills_it", EDGES, SPAN_TEXT)
+        + ((SPAN_SUMS,) if family == "nDCG" else ())
         for family in ("SpanRecall", "SpanPrecision", "SpanIoU", "Success", "nDCG")}
 SPAN_ALL = (f"{S}::test_every_run_and_stage_matches_character_sets",
-            "tests/metrics/test_span.py::test_a_budget_cuts_the_result_that_fills_it", EDGES)
+            "tests/metrics/test_span.py::test_a_budget_cuts_the_result_that_fills_it", EDGES, SPAN_TEXT, SPAN_SUMS)
 A = "tests/mutation_sql/test_answer_measures.py::test_every_unit_matches_the_rows_written"
 ANSWER = {name: tuple(f"{A}[{run}-{family}]" for family in families for run in ("main", "decoy"))
           for name, families in (("abstention", ("Abstain", "FalseAbstain")), ("answer_rate", ("answer_rate",)),
@@ -89,7 +92,7 @@ ANSWER = {name: tuple(f"{A}[{run}-{family}]" for family in families for run in (
                                  ("faithfulness", ("faithfulness",)),
                                  ("judged_faithfulness", ("judged_faithfulness",)),
                                  ("refusal_rate", ("refusal_rate",)))}
-VIEWS = (R, "tests/mutation_sql/test_judged_views.py", JUDGMENTS)
+VIEWS = (R, "tests/mutation_sql/test_judged_views.py", JUDGMENTS, *ANSWER["abstention"])  # Abstain reads n_results
 TREC = ("tests/test_trec_eval.py",)
 HISTORY = ("tests/mutation_sql/test_history_sql.py",)
 

@@ -2,7 +2,8 @@
 faithfulness,judged_faithfulness}.sql), every unit of two runs against a computation in Python over the
 rows written, on data built to sit on each rule's edges: a citation whose chunk or quote ends exactly where
 the gold starts or starts where it ends, a chunk of the right offsets in another document, a gold span of
-another question, a dropped claim, one result against none, gold and chunks stored under other hashes."""
+another question, a dropped claim, one result against none, gold and chunks stored under other hashes, and
+a second run that reads other judgments and another chunk set."""
 
 import pytest
 
@@ -80,10 +81,25 @@ def _write(wh):
                                [judgments, corpus, q, n, d, DOC_LEN])
     for c in CHUNKS.values():
         wh.con.execute("INSERT INTO chunks VALUES (?, ?, 'z.md', 0, 0, ?, 'x', 'x')", ["t" * 64, c.chunk_id, DOC_LEN])
+    # the decoy run reads those: the other judgments (the same questions, gold everywhere) and chunk set
+    wh.con.execute("INSERT INTO queries SELECT * REPLACE (? AS judgments_hash) FROM queries WHERE judgments_hash = ?",
+                   [OTHER_JUDGMENTS, JUDGMENTS])
+    wh.con.execute("UPDATE runs SET judgments_hash = ?, chunk_set = ? WHERE run_id = 'decoy'",
+                   [OTHER_JUDGMENTS, "t" * 64])
 
 
-def _overlaps(q, doc, s, e):
-    return any(d == doc and s < ge and gs < e for d, gs, ge, _ in GOLD[q])
+def _gold(run):
+    """The decoy run reads the other judgments: every question's gold is both documents, whole."""
+    return GOLD if run == "main" else {q: [("a.md", 0, DOC_LEN, 1), ("b.md", 0, DOC_LEN, 1)] for q in GOLD}
+
+
+def _chunk(run, c):
+    """(document, start, end) of a chunk in the run's chunk set: the decoy's are all of z.md."""
+    return (CHUNKS[c].doc_id, CHUNKS[c].start, CHUNKS[c].end) if run == "main" else ("z.md", 0, DOC_LEN)
+
+
+def _overlaps(gold, doc, s, e):
+    return any(d == doc and s < ge and gs < e for d, gs, ge, _ in gold)
 
 
 def _answerable(q):
@@ -101,10 +117,10 @@ def expected(run: str, family: str) -> dict:
     if family == "refusal_rate":
         return {(q, "answer"): float(k == 0) for q, k in KEPT[run].items() if not _answerable(q)}
     if family == "citation_precision":
-        return {(f"{q}|{i}|{n}", "answer"): float(_overlaps(q, CHUNKS[c].doc_id, CHUNKS[c].start, CHUNKS[c].end))
+        return {(f"{q}|{i}|{n}", "answer"): float(_overlaps(_gold(run)[q], *_chunk(run, c)))
                 for (q, i), cites in kept_claims.items() for n, (c, _, _, _) in enumerate(cites)}
     if family == "faithfulness":
-        return {(f"{q}|{i}", "answer"): float(all(_overlaps(q, d, s, e) for _, d, s, e in cites))
+        return {(f"{q}|{i}", "answer"): float(all(_overlaps(_gold(run)[q], d, s, e) for _, d, s, e in cites))
                 for (q, i), cites in kept_claims.items()}
     if family == "judged_faithfulness":
         return {(f"{q}|{i}", "answer"): float(v == "supported") for (r, q, i), v in VERDICTS.items()

@@ -32,11 +32,16 @@ QUESTIONS = [QuerySpec("trailing", [("e.md", 3, 11, 1)], ids(FIRST, SECOND)),
 # gold with no text (a whole document that has none): nothing retrieved, or only a result with no text
 NO_TEXT = [QuerySpec("emptygold", [("e.md", 5, 5, 1)], []),
            QuerySpec("emptyboth", [("e.md", 40, 40, 1)], [EMPTY.chunk_id])]
+QUESTIONS += [QuerySpec("touchend", [("e.md", 11, 16, 1)], ids(FIRST)),  # gold starts where the result ends
+              QuerySpec("onechar", [("e.md", 100, 101, 1)], [])]           # one character of gold, none retrieved
+# gold with no text inside a result: no recall (nothing to cover), no precision gained, but the result that
+# holds its place is credited by nDCG, as a result is for any gold entry it overlaps
+INSIDE = QuerySpec("emptyinside", [("e.md", 5, 5, 1)], ids(FIRST))
 
 
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory):
-    syn = Synthetic(["e.md"], [FIRST, SECOND, EMPTY, BIG, INNER, LATER, SHORT, LONG], QUESTIONS + NO_TEXT)
+    syn = Synthetic(["e.md"], [FIRST, SECOND, EMPTY, BIG, INNER, LATER, SHORT, LONG], QUESTIONS + NO_TEXT + [INSIDE])
     wh = opened(tmp_path_factory, "budget-edges", lambda wh: write_synthetic(wh, syn, texts={"e.md": TEXT}))
     yield wh, syn
     wh.close()
@@ -57,5 +62,10 @@ def test_budget_edges_match_character_sets(wh, family, budget):
     want = {(q.query_id, "chunk"): REF.expected(syn, tokens, q, NO_CUTOFF, budget)[family] for q in QUESTIONS}
     if family in ("Success", "nDCG"):  # text of no length overlaps nothing
         want.update({(q.query_id, "chunk"): 0.0 for q in NO_TEXT})
+    # FIRST holds [0, 11) from a budget of 2 pieces, [0, 5) from 1
+    want[("emptyinside", "chunk")] = {"SpanPrecision": 0.0, "SpanIoU": 0.0, "Success": 0.0,
+                                      "nDCG": 1.0 if budget >= 2 else 0.0}.get(family)
+    if family == "SpanRecall":
+        del want[("emptyinside", "chunk")]
     # the span measures leave out a question with no text on either side (no length to divide by)
     assert got == pytest.approx(want, abs=1e-12)

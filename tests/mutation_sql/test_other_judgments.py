@@ -9,7 +9,7 @@ import pytest
 from assay.chunking import Chunk
 from assay.metrics.compute import per_query
 from assay.metrics.registry import parse_measure
-from synthetic import QuerySpec, Synthetic, write_synthetic
+from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 from world import opened, pytrec_reference
 
 REF = pytrec_reference()
@@ -86,3 +86,22 @@ def test_each_run_reads_its_own_judgments(wh, family, k):
         for q, units in gold.items():
             want[(q, "chunk")], want[(q, "doc")] = _expected(units, _ranking(run, q), family, k)
         assert got == pytest.approx(want, abs=1e-12), (family, k, run)
+
+
+@pytest.mark.parametrize("measure", ["SpanRecall@3", "SpanPrecision@3", "SpanIoU@3", "SpanRecall@1000tok",
+                                     "SpanIoU@8tok", "Success@8tok", "nDCG@8tok", "nDCG@1000tok"])
+def test_each_run_reads_its_own_gold_text(wh, measure):
+    """The span and budgeted measures (sql/measures/span_*.sql, ndcg_budget.sql, success_budget.sql) against
+    tests/metrics/test_span.py's computation over sets of characters."""
+    from assay.budget import token_spans
+    from assay.metrics.registry import NO_CUTOFF
+    from test_span_measures import REF as SPAN
+
+    tokens = {"a.md": token_spans(["x" * DOC_LEN])[0]}
+    m = parse_measure(measure)
+    for run, gold in (("one", GOLD_ONE), ("two", GOLD_TWO)):
+        got = per_query(wh, run, m)
+        syn = Synthetic(["a.md"], CHUNKS, [QuerySpec(q, units, _ranking(run, q)) for q, units in gold.items()])
+        want = {(q.query_id, "chunk"): SPAN.expected(syn, tokens, q, m.cutoff or NO_CUTOFF, m.budget or NO_CUTOFF)[
+            m.family.name] for q in syn.queries}
+        assert got == pytest.approx(want, abs=1e-12), (measure, run)

@@ -108,3 +108,31 @@ def test_ap_is_the_rank_ordered_sum_bit_for_bit(wh, k):
                 assert value == want, (run, stage, q, level, value - want)
                 differs += _in_order(reversed(terms)) != _in_order(terms)
     assert differs
+
+
+@pytest.mark.parametrize("budget", [40, 100000])
+def test_budgeted_ndcg_is_the_rank_ordered_sum_bit_for_bit(wh, budget):
+    """nDCG@Ntok (sql/measures/ndcg_budget.sql): each gold entry credited at the first rank within the budget
+    whose text overlaps it, a rank worth the best grade it newly covers (tests/metrics/test_span.py's rule)."""
+    from assay.budget import token_spans
+    from synthetic import DOC_LEN
+    from test_span_measures import REF as SPAN
+
+    syn = _long_sums()
+    pieces = token_spans(["x" * DOC_LEN])[0]
+    tokens = {d: pieces for d in syn.docs}
+    got = per_query(wh, "main", parse_measure(f"nDCG@{budget}tok"))
+    differs = 0
+    for q in syn.queries:
+        credited, terms = set(), []
+        for rank, d, s, e in SPAN._context(syn, tokens, q, 10**9, budget):
+            new = [i for i, (gd, gs, ge, _) in enumerate(q.gold) if i not in credited and gd == d and s < ge and gs < e]
+            credited.update(new)
+            if new:
+                terms.append(max(q.gold[i][3] for i in new) / (math.log(rank + 1) / math.log(2)))
+        ideal = [g / (math.log(i + 1) / math.log(2))
+                 for i, g in enumerate(sorted((u[3] for u in q.gold), reverse=True), 1)]
+        want = (_in_order(terms) if terms else 0.0) / _in_order(ideal)
+        assert got[(q.query_id, "chunk")] == want, (q.query_id, got[(q.query_id, "chunk")] - want)
+        differs += _in_order(reversed(terms)) != _in_order(terms) or _in_order(reversed(ideal)) != _in_order(ideal)
+    assert differs
