@@ -122,6 +122,7 @@ def test_pieces_are_the_same_in_small_batches(monkeypatch):
     texts = _generated(random.Random(9), 200)
     whole = budget.piece_offsets(texts)
     monkeypatch.setattr(budget, "BATCH_CHARS", 50)  # about a text a batch; the word cache carries over
+    monkeypatch.setattr(budget, "PART_CHARS", 7)  # the tokenizer given a word or run at a time, or a few
     batches = list(budget.piece_batches(texts))
     assert len(batches) > 50 and [b[0] for b in batches] == sorted({b[0] for b in batches})
     for got, want in zip(budget.piece_offsets(texts), whole):

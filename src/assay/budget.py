@@ -68,6 +68,7 @@ def count_tokens(text: str) -> int:
 # tests/test_budget_tokens.py holds this to the tokenizer's own output on real, generated and arbitrary text.
 _SPACE, _WORD, _PUNCT, _OTHER = 0, 1, 2, 3
 BATCH_CHARS = 4_000_000  # characters tokenized at once: bounded memory on large corpora
+PART_CHARS = 100_000  # characters in one text given to the tokenizer, which tokenizes several in parallel
 
 
 @lru_cache(maxsize=1)
@@ -113,14 +114,22 @@ class _Words:
 
 def _encoded(texts: list[str]):
     """The tokenizer's pieces of ``texts``, none of which holds ASCII whitespace: pieces per text, and each piece's
-    start and end within its text. The texts are tokenized as one, a space between each two (the pieces of each
-    run between whitespace are its own, as above): one call instead of an encoding object per text."""
+    start and end within its text. The texts are tokenized joined, a space between each two (the pieces of each
+    run between whitespace are its own, as above), in parts of about ``PART_CHARS`` that the tokenizer's threads
+    share: a few encoding objects instead of one per text (14 us each)."""
     import numpy as np
 
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    at = np.cumsum(lengths + 1) - lengths - 1
-    offsets = tokenizer().encode(" ".join(texts), add_special_tokens=False).offsets
-    flat = np.fromiter(chain.from_iterable(offsets), dtype=np.int64, count=2 * len(offsets)).reshape(-1, 2)
+    at = np.cumsum(lengths + 1) - lengths - 1  # where each text starts in the joined text
+    joined = " ".join(texts)
+    bounds = np.unique(np.searchsorted(at, np.arange(0, len(joined), PART_CHARS)))  # texts that start a part
+    bounds = bounds[bounds < len(texts)]
+    part_at, part_end = at[bounds], np.append(at[bounds[1:]] - 1, len(joined))
+    parts = [joined[s:e] for s, e in zip(part_at.tolist(), part_end.tolist())]
+    offsets = [e.offsets for e in tokenizer().encode_batch(parts, add_special_tokens=False)]
+    counts = np.fromiter(map(len, offsets), dtype=np.int64, count=len(offsets))
+    flat = np.fromiter(chain.from_iterable(chain.from_iterable(offsets)), dtype=np.int64,
+                       count=2 * int(counts.sum())).reshape(-1, 2) + np.repeat(part_at, counts)[:, None]
     text = np.searchsorted(at, flat[:, 0], side="right") - 1
     return np.bincount(text, minlength=len(texts)), flat[:, 0] - at[text], flat[:, 1] - at[text]
 
