@@ -56,3 +56,18 @@ def test_an_unknown_measure_suggests_the_closest_or_ends_the_sentence():
         parse_measure("zzzz")
     assert str(error.value).startswith("unknown measure 'zzzz'. Measures: Success@k|@Ntok, R@k, ")
     assert str(error.value).endswith(", judged_faithfulness (other spellings: `assay measures --aliases`)")
+
+
+def test_answer_level_and_the_header_errors_of_levels_budget_and_definition():
+    assert family(levels="answer").levels == ("answer",)
+    assert family(levels="doc, chunk").levels == ("chunk", "doc")
+    for changes, message in (
+            ({"levels": "query, answer"}, "m.sql:9: levels: 'query, answer'; chunk and/or doc, or query, or answer"),
+            ({"levels": "chunk, chunk"}, "m.sql:9: levels: 'chunk, chunk'; chunk and/or doc, or query, or answer"),
+            ({"budget": "measures/x_budget"},
+             "m.sql:9: budget: budgets (@Ntok) are chunk level; add chunk to levels or drop budget"),
+            ({"definition": ""}, "m.sql:9: definition: empty; say what one value is"),
+            ({"measure": "nDCG2"}, "m.sql:9: measure: 'nDCG2' is not a measure name (letters and _ only)")):
+        with pytest.raises(ConfigError) as error:
+            family(**changes)
+        assert str(error.value) == message
