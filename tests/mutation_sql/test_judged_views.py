@@ -70,3 +70,35 @@ def test_doc_hits_collapse_chunks_to_documents_at_their_first_rank(wh):
     ranks = dict(_rows(wh, "SELECT doc_id, first_chunk_rank FROM doc_hits WHERE run_id = 'main' AND stage = 'final' "
                            "AND query_id = 'edge-rank5'"))
     assert ranks["b.md"] == 5
+
+
+VIEWS = ("eval_questions", "gold_units", "unit_counts", "ideal_gains", "chunk_gold_overlaps", "chunk_credits",
+         "doc_hits", "judged_ranking", "budget_hits")
+
+
+def test_a_run_that_is_not_complete_is_never_judged(wh):
+    """A failed run holding the main run's hits and questions: no judged view shows a row of it, and the
+    complete runs' rows are the same as without it."""
+    count = lambda view, run: _rows(wh, f"SELECT COUNT(*) FROM {view} WHERE run_id = ?", run)[0][0]  # noqa: E731
+    before = {(view, run): count(view, run) for view in VIEWS for run in ("main", "decoy")}
+    tables = ("runs", "run_queries", "hit_lists", "run_stages")
+    for table in tables:
+        wh.con.execute(f"INSERT INTO {table} SELECT * REPLACE ('failed' AS run_id) FROM {table} WHERE run_id = 'main'")
+    wh.con.execute("UPDATE runs SET status = 'failed' WHERE run_id = 'failed'")
+    try:
+        assert {view: count(view, "failed") for view in VIEWS} == dict.fromkeys(VIEWS, 0)
+        assert {(view, run): count(view, run) for view in VIEWS for run in ("main", "decoy")} == before
+    finally:
+        for table in tables:
+            wh.con.execute(f"DELETE FROM {table} WHERE run_id = 'failed'")
+
+
+def test_every_ranked_item_has_a_row_and_a_gain_zero_when_not_relevant(wh):
+    rows = _rows(wh, "SELECT rank, item, gain, new_units FROM judged_ranking WHERE run_id = 'main' "
+                     "AND stage = 'final' AND level = 'doc' AND query_id = 'edge-rank5' ORDER BY rank")
+    docs = _rows(wh, "SELECT doc_id FROM doc_hits WHERE run_id = 'main' AND stage = 'final' AND query_id = 'edge-rank5' "
+                     "ORDER BY rank")
+    assert [r[1] for r in rows] == [d for (d,) in docs] and len(rows) >= 2  # b.md and the documents before it
+    assert [r[2:] for r in rows if r[1] != "b.md"] == [(0, 0)] * (len(rows) - 1)
+    assert [r[2:] for r in rows if r[1] == "b.md"] == [(1, 1)]
+    assert _rows(wh, "SELECT COUNT(*) FROM judged_ranking WHERE gain IS NULL OR new_units IS NULL") == [(0,)]
