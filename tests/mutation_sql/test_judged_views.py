@@ -96,8 +96,8 @@ def test_a_run_that_is_not_complete_is_never_judged(wh):
 def test_every_ranked_item_has_a_row_and_a_gain_zero_when_not_relevant(wh):
     rows = _rows(wh, "SELECT rank, item, gain, new_units FROM judged_ranking WHERE run_id = 'main' "
                      "AND stage = 'final' AND level = 'doc' AND query_id = 'edge-rank5' ORDER BY rank")
-    docs = _rows(wh, "SELECT doc_id FROM doc_hits WHERE run_id = 'main' AND stage = 'final' AND query_id = 'edge-rank5' "
-                     "ORDER BY rank")
+    docs = _rows(wh, "SELECT doc_id FROM doc_hits WHERE run_id = 'main' AND stage = 'final' "
+                     "AND query_id = 'edge-rank5' ORDER BY rank")
     assert [r[1] for r in rows] == [d for (d,) in docs] and len(rows) >= 2  # b.md and the documents before it
     assert [r[2:] for r in rows if r[1] != "b.md"] == [(0, 0)] * (len(rows) - 1)
     assert [r[2:] for r in rows if r[1] == "b.md"] == [(1, 1)]
