@@ -1,0 +1,99 @@
+"""The mutation-testing set-up (`make mutate`) names things that exist, and its report reads back.
+
+Mutation testing itself is not run here (it takes far longer than the suite): tools/mutate.py runs it."""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.util
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+from conftest import ROOT
+
+spec = importlib.util.spec_from_file_location("mutate_tool", ROOT / "tools" / "mutate.py")
+mutate = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = mutate  # its dataclasses look their module up there
+spec.loader.exec_module(mutate)
+
+CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]
+
+
+def test_every_pattern_names_modules_that_exist():
+    files = [p.relative_to(ROOT).as_posix() for p in (ROOT / "src").rglob("*.py")]
+    for pattern in CONFIG["only_mutate"]:
+        assert [f for f in files if fnmatch.fnmatch(f, pattern)], f"{pattern} matches no module"
+
+
+def test_the_modules_that_decide_verdicts_are_mutated():
+    names = {mutate.module_name(f) for f in mutate.module_files()}
+    assert {"assay.gate", "assay.regression", "assay.comparison", "assay.fusion.rrf", "assay.metrics.stats",
+            "assay.chunking.recursive", "assay.judgments.resolve"} <= names
+    assert "assay.cli" not in names
+
+
+def test_module_names_are_mutmuts():
+    assert mutate.module_name("src/assay/chunking/__init__.py") == "assay.chunking"
+    assert mutate.module_name("src/assay/fusion/rrf.py") == "assay.fusion.rrf"
+
+
+def test_every_selected_test_path_and_copied_path_exists():
+    for path in CONFIG["pytest_add_cli_args_test_selection"] + CONFIG["also_copy"]:
+        assert (ROOT / path).exists(), path
+
+
+def test_the_lock_pins_every_package_with_a_hash():
+    text = (ROOT / "requirements-mutate.lock").read_text(encoding="utf-8")
+    entries = re.findall(r"^(\S+)==(\S+) \\\n\s+--hash=sha256:([0-9a-f]{64})", text, re.M)
+    names = [name for name, _, _ in entries]
+    requirement_lines = [line for line in text.splitlines() if line and not line.startswith(("#", " "))]
+    assert len(entries) == len(requirement_lines) and "mutmut" in names
+
+
+def test_make_test_does_not_run_mutation_testing():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    test_target = re.search(r"^test:(.*)\n((?:\t.*\n)+)", makefile, re.M)
+    assert "mutate" not in test_target.group(0)
+    assert re.search(r"^mutate:.*\n\t.*tools/mutate\.py", makefile, re.M)
+
+
+def test_the_equivalence_list_is_complete_per_entry():
+    for entry in mutate.equivalence_list():
+        assert (ROOT / entry["file"]).is_file(), entry
+        assert entry["reason"].strip() and entry["original"].strip() != entry["mutated"].strip(), entry
+
+
+def test_the_report_reads_back():
+    """docs/mutation.md: the score, and one table row per mutated module whose counts add up."""
+    text = (ROOT / "docs" / "mutation.md").read_text(encoding="utf-8")
+    score = re.search(r"\*\*Python score: ([\d.]+)%\*\* \((\d+) of (\d+) non-equivalent mutants tested detected; "
+                      r"(\d+) of (\d+) not run\)", text)
+    assert score, "no score line"
+    rows = {m.group(1): [int(x) for x in m.group(2, 3, 4, 5, 6, 7, 8, 9)]
+            for m in re.finditer(r"^\| `([^`]+)` \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| "
+                                 r"(\d+) \|", text, re.M)}
+    assert set(rows) == set(mutate.module_files())
+    for path, (total, *parts) in rows.items():
+        assert sum(parts) == total, path
+    # columns: mutants, killed, timeout, survived, equivalent, not covered, other, not run
+    detected = sum(r[1] + r[2] for r in rows.values())
+    tested = sum(r[0] - r[4] - r[7] for r in rows.values())
+    assert [int(g) for g in score.group(2, 3, 4, 5)] == [detected, tested, sum(r[7] for r in rows.values()),
+                                                         sum(r[0] for r in rows.values())]
+    assert abs(float(score.group(1)) - 100 * detected / tested) < 0.051
+
+
+def test_a_surviving_mutant_is_found_at_its_line(tmp_path):
+    """The report's line for a mutant is where its change is in the file, found from the function's diff."""
+    source = (ROOT / "src" / "assay" / "fusion" / "rrf.py").read_text(encoding="utf-8").splitlines()
+    real = [" def rrf(lists: dict[str, list[Hit]], k: int = 60) -> list[Hit]:",
+            "     scores: dict[str, float] = {}", "     docs: dict[str, str] = {}",
+            "-    for name in sorted(lists):  # a fixed order of summation: identical floats on every run",
+            "+    for name in lists:  # a fixed order of summation: identical floats on every run"]
+    line = mutate.source_line("src/assay/fusion/rrf.py", ["@@ -1,4 +1,4 @@", *real])
+    assert source[line - 1].strip().startswith("for name in sorted(lists):")
+    # a function no longer in the file (the source changed since the run): no line rather than a wrong one
+    assert mutate.source_line("src/assay/fusion/rrf.py", ["@@ -1,2 +1,2 @@", " def gone():", "-    x = 1",
+                                                          "+    x = 2"]) == 0
