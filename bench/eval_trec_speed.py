@@ -9,7 +9,9 @@ What is timed: each tool in a fresh Python process of its own, started by this s
 the other (the order alternating between repeats):
 
 - assay: ``evaluate_trec(qrels, run, MEASURES, per_query=True)``, the library call behind
-  ``assay eval-trec --per-query`` (everything but printing the rows): DuckDB reads both files.
+  ``assay eval-trec --per-query`` (everything but printing the rows): its C reader (_trec_read.c)
+  reads both files and ranks the run where it is built, DuckDB otherwise (the first line printed says
+  which; ``--reference`` times DuckDB's reading even where the C reader is built).
 - pytrec_eval, used the usual way: ``parse_qrel`` and ``parse_run`` (its own readers, into its
   nested dicts), then one ``RelevanceEvaluator(qrels, measures).evaluate(run)``.
 
@@ -27,7 +29,7 @@ the last lines give the ratios' spread (min-max over repeats) against the target
 wall <= 0.25x). The first repeat also checks parity: the largest difference per query between the
 tools, over every measure.
 
-Run: .venv/bin/python bench/eval_trec_speed.py [--sizes 10000x1000,100000x100] [--repeats 3]
+Run: .venv/bin/python bench/eval_trec_speed.py [--sizes 10000x1000,100000x100] [--repeats 3] [--reference]
 """
 
 from __future__ import annotations
@@ -104,7 +106,11 @@ def write_collection(directory: Path, n_queries: int, depth: int) -> tuple[Path,
 
 # -- one tool, in a child process ------------------------------------------------------------------
 def run_assay(qrels_path: str, run_path: str) -> dict[str, dict[str, float]]:
+    from assay import trec_eval
     from assay.trec_eval import evaluate_trec
+
+    if os.environ.get("ASSAY_BENCH_REFERENCE"):
+        trec_eval._COMPILED[:] = [None]
 
     out: dict[str, dict[str, float]] = {m: {} for m in MEASURES}
     for row in evaluate_trec(qrels_path, run_path, list(MEASURES), per_query=True):
@@ -168,9 +174,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/assay-eval-trec-bench"))
     parser.add_argument("--only", choices=TOOLS, help="time one tool only (profiling)")
+    parser.add_argument("--reference", action="store_true",
+                        help="assay reads with DuckDB even where its C reader is built (the path without it)")
     args = parser.parse_args()
+    from assay.trec_eval import compiled_reader
+
+    if args.reference:
+        os.environ["ASSAY_BENCH_REFERENCE"] = "1"  # the children read it
+    reading = "DuckDB's (--reference)" if args.reference else (
+        "the C reader's (_trec_read.c)" if compiled_reader() else "DuckDB's (the C reader is not built)")
     print(f"cpus {os.cpu_count()}; measures {', '.join(MEASURES)} per query; each tool a fresh process, "
-          "reading both files included")
+          f"reading both files included; assay's reading: {reading}")
     summary = []
     for size in args.sizes.split(","):
         n_queries, depth = (int(x) for x in size.split("x"))
