@@ -71,3 +71,41 @@ def test_answer_level_and_the_header_errors_of_levels_budget_and_definition():
         with pytest.raises(ConfigError) as error:
             family(**changes)
         assert str(error.value) == message
+
+
+def test_read_header_reads_fields_continuations_and_a_second_measure():
+    from assay.metrics.registry import read_header
+
+    text = ("-- measure: Foo\n-- interval: wilson\n-- definition: one value\n--   per question\n--\n"
+            "-- measure: Bar\n-- cutoff: none\n--\nSELECT 1\n")
+    assert read_header(text, "m.sql") == [
+        {"measure": ("Foo", 1), "interval": ("wilson", 2), "definition": ("one value per question", 3)},
+        {"measure": ("Bar", 6), "cutoff": ("none", 7)}]
+    # the header may be the whole file, its closing `--` the last line
+    assert read_header("-- measure: Foo\n-- interval: wilson\n--", "m.sql") == [
+        {"measure": ("Foo", 1), "interval": ("wilson", 2)}]
+    assert read_header("", "m.sql") == []
+    assert read_header("SELECT 1\n", "m.sql") == []
+
+
+@pytest.mark.parametrize("text, message", [
+    ("-- measure: Foo\n-- interval: wilson\n-- interval: bootstrap\n",
+     "m.sql:3: interval given twice for measure Foo"),
+    ("-- measure: Foo\n--\n-- measure: Bar\n-- cutoff: none\n-- cutoff: optional\n",
+     "m.sql:5: cutoff given twice for measure Bar"),
+    ("-- measure: Foo\n-- colour: red\n",
+     "m.sql:2: unknown header field 'colour'; fields: measure, interval, cutoff, levels, budget, answerable_only, "
+     "unit, reads_tokens, definition"),
+    ("-- measure: Foo\n-- not a field\n",
+     "m.sql:2: expected '-- field: value', a continuation indented two more spaces, or an empty '--' line ending "
+     "the header"),
+    ("-- interval: wilson\n-- measure: Foo\n", "m.sql:1: a measure header starts with '-- measure: NAME'"),
+])
+def test_read_header_errors_say_where_and_what(text, message):
+    from assay.metrics.registry import FIELDS, read_header
+
+    assert FIELDS == ("measure", "interval", "cutoff", "levels", "budget", "answerable_only", "unit",
+                      "reads_tokens", "definition")
+    with pytest.raises(ConfigError) as error:
+        read_header(text, "m.sql")
+    assert str(error.value) == message
