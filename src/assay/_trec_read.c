@@ -7,7 +7,8 @@
  *   read(qrels_path: str, run_path: str, threads: int, part_bytes: int = 8 MiB) -> dict | str
  *
  * The run is read by up to `threads` threads, one part of at least `part_bytes` bytes each (tests cut
- * small files into many parts).
+ * small files into many parts). progress() -> (qrels bytes, run bytes) says how far the latest read()
+ * has got, for a progress bar's thread to ask while it runs.
  *
  * A str is the reason this code gives up; the reference reading then decides, and names the line. It
  * gives up on anything it does not take exactly as the reference reading takes it: a line of another
@@ -54,6 +55,11 @@ typedef struct {
     const char *p;
     size_t n;
 } Str;
+
+/* Bytes of the qrels and of the run read so far by the latest read(), for progress(): a progress bar's
+ * thread asks while read() runs. Stored as whole words by one writer each (the run's: added to). */
+static size_t read_qrels_bytes, read_run_bytes;
+#define PROGRESS_STEP (1u << 20)
 
 typedef struct {
     const char *data;
@@ -520,7 +526,10 @@ static const char *read_qrels(Qrels *q, const char *path) {
     size_t pos = 0, end = q->map.size;
     Str f[4], last = {NULL, 0};
     int32_t code = -1;
+    size_t told = 0;
     while (pos < end) {
+        if (pos - told >= PROGRESS_STEP)
+            __atomic_store_n(&read_qrels_bytes, told = pos, __ATOMIC_RELAXED);
         int n = split_line(s, end, &pos, f, 4);
         if (n == 0)
             continue;
@@ -557,6 +566,7 @@ static const char *read_qrels(Qrels *q, const char *path) {
         q->hash[q->n] = hash_str(f[2]);
         q->n++;
     }
+    __atomic_store_n(&read_qrels_bytes, end, __ATOMIC_RELAXED);
     if (q->n >= UINT32_MAX)
         return "too many judgments";
     /* every judgment by query (a counting sort), then each query checked for a repeated document */
@@ -873,7 +883,7 @@ static const char *rank_found(Worker *w, int64_t *rank, size_t m) {
 
 static const char *read_run(Worker *w) {
     const char *s = w->s;
-    size_t pos = w->begin, end = w->end;
+    size_t pos = w->begin, end = w->end, told = pos;
     Str f[6], id = {NULL, 0};
     int64_t code = -1;
     const char *why;
@@ -886,6 +896,10 @@ static const char *read_run(Worker *w) {
         if (!id.p || !same(f[0], id)) {
             if (id.p && (why = finish_query(w, code, id)))
                 return why;
+            if (pos - told >= PROGRESS_STEP) {
+                __atomic_fetch_add(&read_run_bytes, pos - told, __ATOMIC_RELAXED);
+                told = pos;
+            }
             id = f[0];
             /* a run lists its queries mostly in the qrels' order: try the one after the last first */
             const Qrels *q = w->qrels;
@@ -905,6 +919,7 @@ static const char *read_run(Worker *w) {
         if (w->n >= UINT32_MAX)
             return "too many lines for one query";
     }
+    __atomic_fetch_add(&read_run_bytes, end - told, __ATOMIC_RELAXED);
     return id.p ? finish_query(w, code, id) : NULL;
 }
 
@@ -1110,6 +1125,8 @@ static PyObject *py_read(PyObject *self, PyObject *args) {
     memset(workers, 0, sizeof workers);
     int n_workers = 0;
     const char *why = NULL;
+    __atomic_store_n(&read_qrels_bytes, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&read_run_bytes, 0, __ATOMIC_RELAXED);
     Py_BEGIN_ALLOW_THREADS;
     why = read_qrels(&q, qrels_path);
     if (!why)
@@ -1184,9 +1201,17 @@ static PyObject *py_read(PyObject *self, PyObject *args) {
     return out;
 }
 
+static PyObject *py_progress(PyObject *self, PyObject *args) {
+    (void)self, (void)args;
+    return Py_BuildValue("(nn)", (Py_ssize_t)__atomic_load_n(&read_qrels_bytes, __ATOMIC_RELAXED),
+                         (Py_ssize_t)__atomic_load_n(&read_run_bytes, __ATOMIC_RELAXED));
+}
+
 static PyMethodDef methods[] = {
     {"read", py_read, METH_VARARGS,
      "read(qrels_path, run_path, threads, part_bytes=8 MiB) -> dict, or a str: why this code gives up on the files"},
+    {"progress", py_progress, METH_NOARGS,
+     "progress() -> (qrels bytes, run bytes): how far the latest read() has got (asked from another thread)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_trec_read", NULL, -1, methods};

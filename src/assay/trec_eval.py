@@ -132,8 +132,21 @@ def _compiled_read(qrels_path: Path, run_path: Path) -> dict | None:
     read = compiled_reader()
     if read is None:
         return None
-    with trec_ranking.small_pages():
+    from assay import _trec_read, progress
+
+    def size(path: Path) -> int | None:
+        try:
+            return os.stat(path).st_size or None
+        except OSError:
+            return None
+
+    with progress.task(f"reading {qrels_path.name}", total=size(qrels_path), unit="bytes") as qrels_task, \
+            progress.task(f"reading {run_path.name}", total=size(run_path), unit="bytes") as run_task, \
+            qrels_task.polling(lambda: _trec_read.progress()[0]), run_task.polling(lambda: _trec_read.progress()[1]):
         answer = read(os.fspath(qrels_path), os.fspath(run_path), len(os.sched_getaffinity(0)))
+        if not isinstance(answer, str):
+            qrels_task.update(completed=_trec_read.progress()[0])
+            run_task.update(completed=_trec_read.progress()[1])
     return None if isinstance(answer, str) else answer
 
 
