@@ -156,6 +156,14 @@ def source_line(file: str, hunk_lines: list[str]) -> int:
     return 0
 
 
+def to_kill_list() -> list[dict]:
+    """[[to_kill]] entries of the equivalence file: survivors of one function (file, function as mutmut names it,
+    e.g. x__means) that are not equivalent, with the test that will kill them (`test`)."""
+    if not EQUIVALENT.is_file():
+        return []
+    return tomllib.loads(EQUIVALENT.read_text(encoding="utf-8")).get("to_kill", [])
+
+
 def equivalence_list() -> list[dict]:
     if not EQUIVALENT.is_file():
         return []
@@ -216,7 +224,13 @@ def collect() -> tuple[dict[str, list[Mutant]], list[dict]]:
         for m in mutants:
             if m.status not in (*DETECTED, "not run"):
                 describe(m)
-    stale = apply_equivalence([m for ms in by_file.values() for m in ms], equivalence_list())
+    everything = [m for ms in by_file.values() for m in ms]
+    stale = apply_equivalence(everything, equivalence_list())
+    for entry in to_kill_list():
+        for m in everything:
+            if (m.status == "survived" and m.file == entry["file"]
+                    and m.name.rpartition(".")[2].split("__mutmut_")[0] == entry["function"]):
+                m.note = entry
     return by_file, stale
 
 
@@ -289,7 +303,8 @@ def render(by_file: dict[str, list[Mutant]], stale: list[dict], seconds: float |
         listed = [m for ms in by_file.values() for m in ms if m.status in wanted]
         out += [f"## {title} ({len(listed)})", ""]
         for m in listed:
-            why = f" Reason: {m.note['reason']}" if m.note.get("reason") else ""
+            why = (f" Reason: {m.note['reason']}" if m.note.get("reason") else
+                   f" Not killed yet; the test that will kill it: {m.note['test']}" if m.note.get("test") else "")
             status = f" ({m.status})" if m.status not in ("survived", "equivalent", "not covered") else ""
             out += [f"### `{m.file}:{m.line}` {m.name}{status}", "", *([why.strip(), ""] if why else []),
                     "```diff", m.diff, "```", ""]
