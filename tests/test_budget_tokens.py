@@ -3,7 +3,10 @@ write_tokens fills are row for row those of the algorithm before migration 015 (
 span and budgeted measure reads the same values from them, and a warehouse of schema 014 keeps its rows."""
 
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -307,3 +310,27 @@ def test_a_warehouse_of_schema_014_keeps_its_token_rows(tmp_path):
         record = run(wh, DEMO / "corpus", DEMO / "judgments.jsonl", RunOptions())  # and takes new runs
         assert wh.con.execute("SELECT COUNT(*) FROM doc_tokens").fetchall() == [(len(in_order[0]),)]
         assert per_query(wh, record.run_id, parse_measure("SpanRecall@1000tok"))
+
+
+def test_two_runs_racing_for_the_write_store_a_corpus_once(tmp_path):
+    """Two `assay run` processes on one new corpus compute side by side and race for the warehouse's lock: the one
+    that writes second finds the pieces the first wrote, so no key repeats without an index to refuse it."""
+    path = tmp_path / "w.duckdb"
+    Warehouse.open(path).close()
+    env = {**os.environ, "ASSAY_WAREHOUSE": str(path)}
+    procs = [subprocess.Popen([sys.executable, "-m", "assay", "run", "--corpus", str(DEMO / "corpus"), "--judgments",
+                               str(DEMO / "judgments.jsonl"), "--chunk-size", str(size)], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for size in (300, 500)]
+    results = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], results
+    with Warehouse.open(tmp_path / "one.duckdb") as alone:  # the corpus written by one run alone
+        run(alone, DEMO / "corpus", DEMO / "judgments.jsonl", RunOptions(chunk_size=300))
+        docs_alone = token_rows(alone.con)[0]
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        docs, chunks = token_rows(con)
+        assert docs == docs_alone
+        assert len(chunks) == len(set(chunks)) == con.execute(
+            "SELECT COUNT(*) FROM chunks").fetchall()[0][0] and len({c[1] for c in chunks}) == 2
+    finally:
+        con.close()
