@@ -157,7 +157,7 @@ def source_line(file: str, hunk_lines: list[str]) -> int:
 
 
 def to_kill_list() -> list[dict]:
-    """[[to_kill]] entries of the equivalence file: survivors of one function (file, function as mutmut names it,
+    """[[to_kill]] entries of the equivalence file: survivors (or mutants no selected test reaches) of one function (file, function as mutmut names it,
     e.g. x__means) that are not equivalent, with the test that will kill them (`test`)."""
     if not EQUIVALENT.is_file():
         return []
@@ -228,7 +228,7 @@ def collect() -> tuple[dict[str, list[Mutant]], list[dict]]:
     stale = apply_equivalence(everything, equivalence_list())
     for entry in to_kill_list():
         for m in everything:
-            if (m.status == "survived" and m.file == entry["file"]
+            if (m.status in ("survived", "not covered") and m.file == entry["file"]
                     and m.name.rpartition(".")[2].split("__mutmut_")[0] == entry["function"]):
                 m.note = entry
     return by_file, stale
