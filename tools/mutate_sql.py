@@ -27,7 +27,7 @@ Each mutant's SQL is written into a private copy of src/assay and sql/ (one per 
 directory; the working tree is never written), and its file's tests run there (PYTHONPATH points at the
 copy, so assay.sqlfiles loads the copy's sql/) with -x and a timeout. At most --jobs (default 2) at once.
 Results are cached in .mutation/sql-cache.json keyed by the mutant and a hash of the mutated file and every
-file under sql/; a result holds while the test files its file runs (and tests/mutation_sql's helpers) are
+file in scope (other SQL, a new migration included, does not invalidate it); a result holds while the test files its file runs (and tests/mutation_sql's helpers) are
 unchanged, and a kill also while the test module that killed it is: a rerun runs only what changed, and a new
 test reruns only the survivors (--fresh ignores the cache; a change under src/ does not invalidate it).
 
@@ -388,8 +388,8 @@ def tests_digest(tests: tuple[str, ...]) -> str:
     return _digest(" ".join(tests).encode(), *(p.read_bytes() if p.exists() else b"" for p in files))
 
 
-def mutant_key(m: Mutant, mutated: str, sql_tree: str) -> str:
-    return _digest(m.id.encode(), mutated.encode(), sql_tree.encode())
+def mutant_key(m: Mutant, mutated: str, scope: str) -> str:
+    return _digest(m.id.encode(), mutated.encode(), scope.encode())
 
 
 def still_valid(entry: dict, target: Target) -> bool:
@@ -408,13 +408,10 @@ def read(file: str, from_head: bool) -> str:
     return (ROOT / file).read_text(encoding="utf-8")
 
 
-def sql_tree_digest(from_head: bool) -> str:
-    if from_head:
-        listing = subprocess.run(["git", "ls-tree", "-r", "HEAD", "sql"], cwd=ROOT, capture_output=True, text=True,
-                                 check=True).stdout
-        return _digest(listing.encode())  # blob hashes name the contents
-    files = sorted((ROOT / "sql").rglob("*.sql"))
-    return _digest(*(p.relative_to(ROOT).as_posix().encode() + b"\0" + p.read_bytes() for p in files))
+def scope_digest(from_head: bool) -> str:
+    """The SQL every result depends on: the files in scope (TARGETS). Other SQL (a report's, a new migration
+    that leaves the judged views alone) does not invalidate the cache; --fresh runs everything again."""
+    return _digest(*(t.file.encode() + b"\0" + read(t.file, from_head).encode() for t in TARGETS))
 
 
 class Workspace:
@@ -515,8 +512,8 @@ def main(argv=None) -> int:
 def run(targets, work, args) -> int:
     began = time.monotonic()
     cache = {} if args.fresh or not CACHE.exists() else json.loads(CACHE.read_text(encoding="utf-8"))
-    tree = sql_tree_digest(args.from_head)
-    keys = {m.id: mutant_key(m, mutated, tree) for t, m, mutated in work}
+    scope = scope_digest(args.from_head)
+    keys = {m.id: mutant_key(m, mutated, scope) for t, m, mutated in work}
     todo = [(t, m, mutated) for t, m, mutated in work
             if keys[m.id] not in cache or not still_valid(cache[keys[m.id]], t)]
     print(f"{len(work)} mutants in {len(targets)} files, {len(work) - len(todo)} cached, {len(todo)} to run "
