@@ -69,6 +69,8 @@ EQUIVALENT = ROOT / "tools" / "sql_mutation_equivalent.toml"
 OUTPUT = ROOT / "docs" / "mutation-sql.json"
 CACHE = ROOT / ".mutation" / "sql-cache.json"
 
+# Each file runs only the tests that read it (pytest node ids), the ones that kill most first: with -x a
+# mutant's run ends at its first failure, so a kill costs seconds and only a survivor runs them all.
 R = "tests/mutation_sql/test_retrieval_measures.py"
 JUDGMENTS = "tests/mutation_sql/test_other_judgments.py"
 SUMS = "tests/mutation_sql/test_rank_order_sums.py"
@@ -562,6 +564,14 @@ def run(targets, work, args) -> int:
     return report(work, keys, cache, args.output, time.monotonic() - began, targets)
 
 
+def _dumps(result: dict) -> str:
+    """JSON with one line per file and per mutant: a rerun's changes read as a diff."""
+    files = ",\n".join(f"  {json.dumps(f)}: {json.dumps(s)}" for f, s in result["files"].items())
+    mutants = ",\n".join(f"  {json.dumps(m, ensure_ascii=False)}" for m in result["mutants"])
+    return (f'{{"tool": {json.dumps(result["tool"])}, "format": {result["format"]},\n'
+            f' "score": {json.dumps(result["score"])},\n "files": {{\n{files}\n }},\n "mutants": [\n{mutants}\n ]}}\n')
+
+
 def report(work, keys, cache, output: Path, wall: float, targets) -> int:
     equivalent = load_equivalent()
     used = set()
@@ -581,7 +591,7 @@ def report(work, keys, cache, output: Path, wall: float, targets) -> int:
     files = {t.file: summarize([r for r in rows if r["file"] == t.file]) for t in targets}
     result = {"tool": "tools/mutate_sql.py", "format": 1, "score": summarize(rows), "files": files, "mutants": rows}
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    output.write_text(_dumps(result), encoding="utf-8")
     width = max(len(f) for f in files)
     print(f"\n{'file':{width}}  mutants  killed  timeout  survived  equivalent  error  score")
     for f, s in [*files.items(), ("all", result["score"])]:
