@@ -61,25 +61,44 @@ def row(metric, level, slice_, a, b, p):
             "n_tests": 2}
 
 
-def test_render_says_the_difference_the_tables_and_the_flips():
-    result = {"a": {"run_id": "A1", "pipeline": "bm25"}, "b": {"run_id": "B1", "pipeline": "hybrid"},
-              "config_diff": [{"key": "pipeline", "a": "bm25", "b": "hybrid"}],
-              "units": {"warning": "A retrieves chunks, B documents"},
-              "rows": [row("Success@3", "doc", "all", 0.5, 0.75, 0.0004), row("RR@10", "chunk", "all", 0.5, 0.25, 0.2),
-                       row("Success@3", "doc", "form=gap", 0.25, 0.5, 0.3), row("RR@10", "chunk", "form=gap", 0, 0, 1)],
-              "flips": {"metric": "Success@3", "level": "doc", "won": [{"query_id": "007", "rank_a": None, "rank_b": 2}],
-                        "lost": []}}
-    lines = comparison.render(result).splitlines()
-    assert lines[:6] == ["compare A A1 (bm25)  ->  B B1 (hybrid)", "", "configuration difference:",
-                         "  pipeline: 'bm25' -> 'hybrid'", "", "WARNING: A retrieves chunks, B documents"]
-    assert lines[7] == "all questions (p-values Holm-adjusted across the 2 tests of this table):"
-    assert lines[11].split() == ["Success@3", "doc", "0.500", "0.750", "+0.250", "[+0.000,", "+0.500]", "mcnemar",
-                                 "<0.001", "<0.001", "4"]
-    assert lines[12].split() == ["RR@10", "chunk", "0.500", "0.250", "-0.250", "[-0.500,", "+0.000]", "mcnemar",
-                                 "0.200", "0.400", "4"]
-    at = lines.index("questions that flipped on Success@3 (doc level): 1 won, 0 lost (rank of the first relevant "
-                     "result in A and in B; - when none was retrieved)")
-    assert lines[at + 4].split() == ["won", "007", "-", "2"]
-    sliced = lines.index("by slice (headline metrics; p-values Holm-adjusted within each slice over all its tests):")
-    assert [line.split()[:2] for line in lines[sliced + 4:-2]] == [["form=gap", "Success@3"]]
-    assert lines[-1] == "JSON output (--format json) has every metric for every slice."
+RESULT = {"a": {"run_id": "A1", "pipeline": "bm25"}, "b": {"run_id": "B1", "pipeline": "hybrid"},
+          "config_diff": [{"key": "pipeline", "a": "bm25", "b": "hybrid"}],
+          "units": {"warning": "A retrieves chunks, B documents"},
+          "rows": [row("Success@3", "doc", "all", 0.5, 0.75, 0.0004), row("RR@10", "chunk", "all", 0.5, 0.25, 0.2),
+                   row("Success@3", "doc", "form=gap", 0.25, 0.5, 0.3), row("RR@10", "chunk", "form=gap", 0, 0, 1)],
+          "flips": {"metric": "Success@3", "level": "doc", "won": [{"query_id": "007", "rank_a": None, "rank_b": 2}],
+                    "lost": [{"query_id": "12", "rank_a": 1, "rank_b": None}]}}
+
+
+def test_render_is_the_difference_the_tables_and_the_flips_exactly():
+    """Every line of `assay compare`'s text: the overall table, the flips (all-digit query ids kept left, - for no
+    relevant result retrieved), the headline metrics by slice (RR@10 is not one)."""
+    assert comparison.render(RESULT) == (
+        "compare A A1 (bm25)  ->  B B1 (hybrid)\n\nconfiguration difference:\n  pipeline: 'bm25' -> 'hybrid'\n\n"
+        "WARNING: A retrieves chunks, B documents\n\n"
+        "all questions (p-values Holm-adjusted across the 2 tests of this table):\n\n"
+        "metric     level      A      B   delta   95% CI (paired)  test          p  p (Holm)  n\n"
+        "--------------------------------------------------------------------------------------\n"
+        "Success@3  doc    0.500  0.750  +0.250  [+0.000, +0.500]  mcnemar  <0.001    <0.001  4\n"
+        "RR@10      chunk  0.500  0.250  -0.250  [-0.500, +0.000]  mcnemar   0.200     0.400  4\n\n"
+        "questions that flipped on Success@3 (doc level): 1 won, 1 lost (rank of the first relevant result in A and "
+        "in B; - when none was retrieved)\n\n"
+        "flip  query_id  rank in A  rank in B\n"
+        "------------------------------------\n"
+        "won   007               -          2\n"
+        "lost  12                1          -\n\n"
+        "by slice (headline metrics; p-values Holm-adjusted within each slice over all its tests):\n\n"
+        "slice     metric     level  n      A      B   delta   95% CI (paired)  p (Holm)\n"
+        "-------------------------------------------------------------------------------\n"
+        "form=gap  Success@3  doc    4  0.250  0.500  +0.250  [+0.000, +0.500]     0.600\n\n"
+        "JSON output (--format json) has every metric for every slice.\n")
+
+
+def test_render_without_a_unit_warning_or_flips_says_neither():
+    calm = dict(RESULT, units={"a": "chunk", "b": "chunk", "warning": None},
+                flips={"metric": "Success@3", "level": "doc", "won": [], "lost": []})
+    text = comparison.render(calm)
+    assert "WARNING" not in text and "flip  query_id" not in text
+    assert "questions that flipped on Success@3 (doc level): 0 won, 0 lost (rank" in text
+    assert comparison.render(dict(calm, units={})) == text
+    assert "across the 0 tests" in comparison.render(dict(calm, rows=[]))
