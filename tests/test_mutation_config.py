@@ -101,3 +101,14 @@ def test_a_surviving_mutant_is_found_at_its_line(tmp_path):
     # a function no longer in the file (the source changed since the run): no line rather than a wrong one
     assert mutate.source_line("src/assay/fusion/rrf.py", ["@@ -1,2 +1,2 @@", " def gone():", "-    x = 1",
                                                           "+    x = 2"]) == 0
+
+
+def test_only_a_change_of_case_in_sql_text_is_taken_as_equivalent():
+    def mutant(original, mutated):
+        return mutate.Mutant("m", "f.py", "survived", original=original, mutated=mutated)
+
+    assert mutate.sql_case_only(mutant('"SELECT COUNT(*) FROM answers WHERE run_id = ?",',
+                                       '"select count(*) from answers where run_id = ?",'))
+    assert not mutate.sql_case_only(mutant("\"ON j.stage = 'final' AND\"", "\"ON J.STAGE = 'FINAL' AND\""))
+    assert not mutate.sql_case_only(mutant('reason = "the run used"', 'reason = "THE RUN USED"'))
+    assert not mutate.sql_case_only(mutant('"SELECT a FROM t"', '"SELECT b FROM t"'))

@@ -29,6 +29,7 @@ import argparse
 import fnmatch
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -180,6 +181,21 @@ def matches(entry: dict, mutant: Mutant) -> bool:
             and entry["mutated"].strip() == mutant.mutated)
 
 
+SQL_CASE = {"file": "", "line": 0, "original": "", "mutated": "",
+            "reason": "Only the case of SQL keywords and unquoted names changed (string literals in '...' are the "
+                      "same): SQL reads keywords in any case and DuckDB matches unquoted names in any case, so it "
+                      "is the same query. (Recognised by tools/mutate.py, not listed one by one.)"}
+_SQL_WORD = re.compile(r"\b(select|from|where|join|group by|order by|coalesce|count)\b", re.I)
+_SQL_LITERAL = re.compile(r"'[^']*'")
+
+
+def sql_case_only(mutant: Mutant) -> bool:
+    """The mutant changes only the case of a SQL text's keywords and unquoted names."""
+    o, m = mutant.original, mutant.mutated
+    return (bool(o) and "\n" not in o and o != m and o.lower() == m.lower() and bool(_SQL_WORD.search(o))
+            and _SQL_LITERAL.findall(o) == _SQL_LITERAL.findall(m))
+
+
 def apply_equivalence(mutants: list[Mutant], entries: list[dict]) -> list[dict]:
     """Mark the survivors the list names as equivalent (same file and change; the nearest line when the change
     occurs more than once); returns the entries that matched no survivor (stale)."""
@@ -191,6 +207,9 @@ def apply_equivalence(mutants: list[Mutant], entries: list[dict]) -> list[dict]:
             continue
         chosen = min(candidates, key=lambda m: abs(m.line - entry["line"]))
         chosen.status, chosen.note = "equivalent", entry
+    for m in mutants:
+        if m.status == "survived" and not m.note and sql_case_only(m):
+            m.status, m.note = "equivalent", SQL_CASE
     return stale
 
 
