@@ -46,3 +46,21 @@ def test_rules_from_takes_the_preset():
     rules = gate.rules_from({}, (), "retrieval")
     assert [(r.text, r.source) for r in rules] == [("Success@3:doc>=0.75", "preset retrieval"),
                                                    ("nDCG@10:chunk>=0.5", "preset retrieval")]
+
+
+def test_parse_rule_defaults_and_errors_exactly():
+    import pytest
+
+    from assay.errors import UsageError
+
+    rule = gate.parse_rule("Success@3>=0.5")
+    assert (rule.source, rule.level, rule.slice, rule.op, rule.bar) == ("--rule", "chunk", "all", ">=", 0.5)
+    assert gate.parse_rule("faithfulness>=0.5").level == "answer"
+    assert gate.parse_rule("Abstain<0.5").level == "query"
+    with pytest.raises(UsageError) as error:
+        gate.parse_rule("R@10:answer>=0.5")
+    assert str(error.value) == "gate rule 'R@10:answer>=0.5' (--rule): R@10 has level(s) chunk, doc, not answer"
+    with pytest.raises(UsageError) as error:
+        gate.parse_rule("Success@3>=1.5", "assay.toml")
+    assert str(error.value) == ("gate rule 'Success@3>=1.5' (assay.toml): the bar 1.5 is outside [0, 1], where every "
+                                "measure lies, so the rule could never fail or never pass")
