@@ -285,7 +285,7 @@ def _keys(con):
                               "'PRIMARY KEY' AND table_name IN ('doc_tokens', 'chunk_tokens')").fetchall())
 
 
-def test_a_warehouse_of_schema_014_keeps_its_token_rows(tmp_path):
+def test_a_warehouse_of_schema_014_keeps_its_token_rows(tmp_path, capsys):
     path = tmp_path / "w014.duckdb"
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
@@ -302,8 +302,13 @@ def test_a_warehouse_of_schema_014_keeps_its_token_rows(tmp_path):
     in_order = [con.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in ("doc_tokens", "chunk_tokens")]
     before = measure_values(old)
     con.close()
+    capsys.readouterr()
     with Warehouse.open(path) as wh:
         assert wh.schema_version() == migrations()[-1][0] >= 15 and _keys(wh.con) == []
+        # rewritten once, so the keyed tables' blocks are given back, and nothing left beside the file
+        assert f"note: warehouse {path} upgraded: token tables stored without their keys, the file rewritten (" \
+            in capsys.readouterr().err
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
         assert [wh.con.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall()
                 for t in ("doc_tokens", "chunk_tokens")] == in_order
         assert measure_values(wh) == before

@@ -27,6 +27,7 @@ from assay.sqlfiles import latest_migration, load_sql, migrations
 
 BUDGET_MIGRATION = 10  # the migration that added token tables; older runs are tokenized when it applies
 COMPACT_MIGRATION = 13  # hits stored compactly: a warehouse that had hits is rewritten once after it (_rewrite)
+UNKEYED_TOKENS_MIGRATION = 15  # token tables rewritten without their keys: likewise, when it had token rows
 
 
 def resolve_path(path: str | os.PathLike | None) -> Path:
@@ -310,7 +311,11 @@ class Warehouse:
                 f"warehouse {self.path} has schema version {current}, this assay needs {latest}; "
                 "run any writing command (e.g. `assay ingest`) once to upgrade it"
             )
-        rewrite = 0 < current < COMPACT_MIGRATION and self._exists("hits", "TRUE", [])
+        rewrite = None  # what the upgrade rewrote, leaving the old blocks free: the file is then copied once
+        if 0 < current < COMPACT_MIGRATION and self._exists("hits", "TRUE", []):
+            rewrite = ("hits stored compactly", "old hits")
+        elif BUDGET_MIGRATION <= current < UNKEYED_TOKENS_MIGRATION and self._exists("doc_tokens", "TRUE", []):
+            rewrite = ("token tables stored without their keys", "old token tables")
         with self.transaction(journal=False):
             self.con.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -326,11 +331,11 @@ class Warehouse:
 
                     backfill(self)
         if rewrite:
-            self._rewrite()
+            self._rewrite(*rewrite)
 
-    def _rewrite(self) -> None:
+    def _rewrite(self, what: str = "hits stored compactly", space: str = "old hits") -> None:
         """Put a copy of the warehouse in place of its file. Migration 013 leaves the blocks of the old hits
-        table free, and DuckDB keeps a file's free blocks for later writes instead of giving them back: without
+        table free (015 those of the keyed token tables), and DuckDB keeps a file's free blocks for later writes instead of giving them back: without
         this a warehouse of a hundred runs stays its old size until hundreds more fill it. Skipped with a note
         when the copy cannot be made (a full disk): the warehouse is whole either way."""
         import duckdb
@@ -355,11 +360,11 @@ class Warehouse:
             if not isinstance(exc, (duckdb.Error, OSError)):
                 raise
             progress.say(f"note: warehouse {self.path} was upgraded but not rewritten to give back the space its "
-                         f"old hits took ({str(exc).splitlines()[0]}); it fills that space before it grows")
+                         f"{space} took ({str(exc).splitlines()[0]}); it fills that space before it grows")
             return
         self.con.close()
         self.con = connect(self.path, read_only=False)
-        progress.say(f"note: warehouse {self.path} upgraded: hits stored compactly, the file rewritten "
+        progress.say(f"note: warehouse {self.path} upgraded: {what}, the file rewritten "
                      f"({before / 1e6:.1f} MB -> {self.path.stat().st_size / 1e6:.1f} MB)")
 
     @contextmanager
