@@ -204,7 +204,8 @@ def test_parse_drop_lists_every_level_of_the_measure():
 
 
 REGRESS_TEXT = """\
-regress: candidate u against baseline v (--baseline latest); a drop counts when it exceeds its allowance AND p (Holm, within its slice) < 0.05
+regress: candidate u against baseline v (--baseline latest); a drop counts when it exceeds its allowance AND \
+p (Holm, within its slice) < 0.05
 status  measure          slice              baseline  candidate    drop  allowed   95% CI of delta  p (Holm)  n
 ---------------------------------------------------------------------------------------------------------------
 ok      Success@1:chunk  all                   0.750      0.625  +0.125      0.1  [-0.644, +0.497]    1.0000  8
