@@ -3,6 +3,7 @@
     python tools/mutate.py                     mutmut over every module (one run); then the report
     python tools/mutate.py --module assay.gate only that module (repeatable); then the report
     python tools/mutate.py --survivors         run again only the mutants that did not die (after new tests)
+    python tools/mutate.py --not-run           only the mutants not tested yet (resume a run cut short)
     python tools/mutate.py --report            only the report, from the results mutmut keeps in mutants/
     --jobs N                                   mutants tested at once (default 2)
 
@@ -339,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--module", action="append", help="only this module, e.g. assay.gate (repeatable)")
     ap.add_argument("--survivors", action="store_true", help="run again only the mutants that did not die")
+    ap.add_argument("--not-run", action="store_true", help="run only the mutants not tested yet (resume a run "
+                    "cut short)")
     ap.add_argument("--report", action="store_true", help="write the report from the last run; run nothing")
     ap.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
     ap.add_argument("--no-sql", action="store_true", help="do not run tools/mutate_sql.py")
@@ -353,8 +356,10 @@ def main(argv: list[str] | None = None) -> int:
     seconds = None
     if not args.report:
         names = None
-        if args.survivors:
-            names = [n for path in files for n, status in results(path).items() if status not in DETECTED]
+        if args.survivors or args.not_run:
+            # mutmut reruns every mutant a run names (and tests only the untested ones of a run naming none)
+            names = [n for path in files for n, status in results(path).items()
+                     if (args.survivors and status not in DETECTED) or (args.not_run and status == "not run")]
         if names != []:
             code, seconds = run_mutmut(files, args.jobs, names)
             if code not in (0, None):
