@@ -67,16 +67,18 @@ bench: install
 
 # Mutation testing, not part of `make test`: mutmut (requirements-mutate.lock, hash-checked) over the Python modules
 # that decide verdicts and compute figures, then tools/mutate_sql.py over the SQL; the score and every surviving
-# mutant to docs/mutation.md. MUTATE_JOBS mutants are tested at once.
+# mutant to docs/mutation.md. MUTATE_JOBS mutants are tested at once; MUTATE_ARGS go to tools/mutate.py
+# (e.g. MUTATE_ARGS="--module assay.gate", or "--not-run" to resume a run cut short).
 MUTATING    := $(VENV)/.installed-mutate
 MUTATE_JOBS ?= 2
+MUTATE_ARGS ?=
 
 $(MUTATING): $(TESTING) requirements-mutate.lock
 	$(INSTALL) --no-deps --require-hashes -r requirements-mutate.lock
 	touch $@
 
 mutate: $(MUTATING) $(MODEL)
-	$(BIN)/python tools/mutate.py --jobs $(MUTATE_JOBS)
+	$(BIN)/python tools/mutate.py --jobs $(MUTATE_JOBS) $(MUTATE_ARGS)
 
 clean:
 	rm -rf $(VENV) warehouse/*.duckdb warehouse/*.wal

@@ -112,3 +112,21 @@ def test_only_a_change_of_case_in_sql_text_is_taken_as_equivalent():
     assert not mutate.sql_case_only(mutant("\"ON j.stage = 'final' AND\"", "\"ON J.STAGE = 'FINAL' AND\""))
     assert not mutate.sql_case_only(mutant('reason = "the run used"', 'reason = "THE RUN USED"'))
     assert not mutate.sql_case_only(mutant('"SELECT a FROM t"', '"SELECT b FROM t"'))
+
+
+def test_a_resumed_run_names_only_the_mutants_it_must_test(tmp_path, monkeypatch):
+    """--not-run names the untested mutants only; --survivors every one not detected (untested included);
+    killed and timed-out mutants are never named again (mutmut would test them anew)."""
+    meta = tmp_path / "src" / "assay" / "gate.py.meta"
+    meta.parent.mkdir(parents=True)
+    codes = {"assay.gate.x_a__mutmut_1": 1, "assay.gate.x_a__mutmut_2": 0, "assay.gate.x_a__mutmut_3": None,
+             "assay.gate.x_a__mutmut_4": 36, "assay.gate.x_a__mutmut_5": 33, "assay.gate.x_a__mutmut_6": 3}
+    meta.write_text(__import__("json").dumps({"exit_code_by_key": codes}), encoding="utf-8")
+    monkeypatch.setattr(mutate, "MUTANTS", tmp_path)
+    files = ["src/assay/gate.py", "src/assay/regression.py"]  # the second has no record yet: nothing to name
+    assert mutate.to_rerun(files, survivors=False, not_run=True) == ["assay.gate.x_a__mutmut_3"]
+    assert mutate.to_rerun(files, survivors=True, not_run=False) == [
+        "assay.gate.x_a__mutmut_2", "assay.gate.x_a__mutmut_3", "assay.gate.x_a__mutmut_5"]
+    assert mutate.to_rerun(files, survivors=True, not_run=True) == mutate.to_rerun(files, survivors=True,
+                                                                                  not_run=False)
+    assert mutate.to_rerun(files, survivors=False, not_run=False) == []

@@ -107,6 +107,14 @@ def results(path: str) -> dict[str, str]:
     return {name: STATUS.get(code, "other") for name, code in codes.items()}
 
 
+def to_rerun(files: list[str], *, survivors: bool, not_run: bool) -> list[str]:
+    """The mutants of ``files`` a run must name: those not detected (``survivors``: survived, not covered,
+    other, not run) and/or those not tested yet (``not_run``). mutmut reruns every mutant a run names, and tests
+    only the untested ones of a run naming none."""
+    return [n for path in files for n, status in results(path).items()
+            if (survivors and status not in DETECTED) or (not_run and status == "not run")]
+
+
 @dataclass
 class Mutant:
     name: str
@@ -357,9 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report:
         names = None
         if args.survivors or args.not_run:
-            # mutmut reruns every mutant a run names (and tests only the untested ones of a run naming none)
-            names = [n for path in files for n, status in results(path).items()
-                     if (args.survivors and status not in DETECTED) or (args.not_run and status == "not run")]
+            names = to_rerun(files, survivors=args.survivors, not_run=args.not_run)
         if names != []:
             code, seconds = run_mutmut(files, args.jobs, names)
             if code not in (0, None):
