@@ -130,3 +130,28 @@ def test_a_resumed_run_names_only_the_mutants_it_must_test(tmp_path, monkeypatch
     assert mutate.to_rerun(files, survivors=True, not_run=True) == mutate.to_rerun(files, survivors=True,
                                                                                   not_run=False)
     assert mutate.to_rerun(files, survivors=False, not_run=False) == []
+
+
+def test_under_mutmut_the_cheapest_test_modules_run_first(tmp_path, monkeypatch):
+    """With a mutant applied, tests/conftest.py orders whole modules by their tests' total time from mutmut's
+    stats, each module keeping its own order; with no mutant (a plain `make test`), the order is untouched."""
+    import types
+
+    import conftest
+
+    (tmp_path / "mutmut-stats.json").write_text(__import__("json").dumps({"duration_by_test": {
+        "tests/a.py::slow": 20.0, "tests/a.py::fast": 0.1, "tests/b.py::one": 1.0, "tests/b.py::two": 1.0,
+        "tests/c.py::x": 0.5}}), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    names = ["tests/a.py::slow", "tests/a.py::fast", "tests/b.py::one", "tests/c.py::x", "tests/b.py::two"]
+    items = [types.SimpleNamespace(nodeid=n) for n in names]
+    monkeypatch.delenv("MUTANT_UNDER_TEST", raising=False)
+    conftest.pytest_collection_modifyitems(None, items)
+    assert [i.nodeid for i in items] == names
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "stats")  # mutmut's own full runs: untouched too
+    conftest.pytest_collection_modifyitems(None, items)
+    assert [i.nodeid for i in items] == names
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "assay.gate.x_check__mutmut_7")
+    conftest.pytest_collection_modifyitems(None, items)
+    assert [i.nodeid for i in items] == ["tests/c.py::x", "tests/b.py::one", "tests/b.py::two",
+                                         "tests/a.py::slow", "tests/a.py::fast"]
