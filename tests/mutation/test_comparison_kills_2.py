@@ -1,0 +1,353 @@
+"""`assay compare` on a real warehouse, pinned whole, where mutmut's survivors in src/assay/comparison.py and
+src/assay/metrics/significance.py showed the tests checked only parts (docs/mutation.md): every key of the
+result, the units warning, the full text, the rows (in order, with the seeded randomization p-values) read on
+each path (SQL on a Warehouse; Ibis on a brief warehouse and on a source that offers only an Ibis backend), the
+refusal's configuration lines, and paired_tests_many's results and messages.
+
+The runs (20 questions q000-q019, odd ones category=easy, even ones category=hard; every question's relevant
+document is d0.md, judged whole; 20 > EXACT_MAX_N, so the randomization tests over all questions are sampled):
+
+    run  unit                          rank of the first relevant result (0: not retrieved)
+    a    100-character chunks          A_RANKS: Success@1 = 9/20
+    d    whole documents (chunker      D_RANKS (the document's place: 1 or 2): Success@1 = 15/20
+         "document")
+    e    as a, but other judgments (hash k...) and depth 50, doc_depth 5, seed 3: not comparable with a
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta
+
+import pytest
+
+from assay.chunking import Chunk
+from assay.comparison import NotComparable, compare, paired_rows, render, run_identity
+from assay.metrics.registry import parse_measure
+from assay.metrics.significance import fisher_randomization, holm, paired_tests_many
+from assay.warehouse import Warehouse
+from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
+
+HIT = Chunk("d0.md", 0, 0, 100, "x" * 100)
+OTHERS = [Chunk("d1.md", j, 100 * j, 100 * j + 100, "x" * 100) for j in range(10)]  # d1.md, in order
+WHOLE = [Chunk("d0.md", 0, 0, DOC_LEN, "x" * DOC_LEN), Chunk("d1.md", 1, 0, DOC_LEN, "x" * DOC_LEN)]
+T0 = datetime(2026, 1, 1)
+A_RANKS = [1, 2, 0, 1, 3, 1, 5, 0, 1, 2, 1, 10, 1, 4, 0, 1, 2, 1, 7, 1]
+D_RANKS = [1, 2, 1, 1, 0, 1, 1, 2, 1, 1, 1, 0, 1, 1, 2, 1, 1, 1, 1, 1]
+
+
+class _Held:
+    """Takes the record write_synthetic builds, so its start, chunk set, judgments and config can be set."""
+
+    def write_run(self, record):
+        self.record = record
+
+
+def write(wh, run_id, ranks, minutes, whole=False, other=False):
+    """A run whose question i finds d0.md's chunk at rank ranks[i] after chunks of d1.md (0: only d1.md's first
+    chunk); with ``whole``, the two whole documents (d0.md first, or second after d1.md; 0: d1.md alone)."""
+    syn = Synthetic(["d0.md", "d1.md"], WHOLE if whole else [HIT, *OTHERS])
+    for i, rank in enumerate(ranks):
+        if whole:
+            ranking = [WHOLE[1].chunk_id, WHOLE[0].chunk_id][2 - rank:] if rank else [WHOLE[1].chunk_id]
+        else:
+            ranking = [c.chunk_id for c in OTHERS[:rank - 1]] + [HIT.chunk_id] if rank else [OTHERS[0].chunk_id]
+        syn.queries.append(QuerySpec(f"q{i:03d}", [("d0.md", None, None, 1)], ranking,
+                                     category="easy" if i % 2 else "hard"))
+    held = _Held()
+    write_synthetic(held, syn, run_id=run_id)
+    record, started = held.record, T0 + timedelta(minutes=minutes)
+    config = dict(record.config, chunker={"name": "document"}) if whole else record.config
+    if other:
+        config = dict(config, depth=50, doc_depth=5, seed=3)
+        record = dataclasses.replace(record, judgments=dataclasses.replace(record.judgments, sha256="k" * 64))
+    wh.write_run(dataclasses.replace(record, started_at=started, finished_at=started, config=config,
+                                     chunk_set=("w" if whole else "s") * 64))
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("compare2") / "w.duckdb"
+    with Warehouse.open(path) as wh:
+        write(wh, "a", A_RANKS, 0)
+        write(wh, "d", D_RANKS, 1, whole=True)
+        write(wh, "e", A_RANKS, 2, other=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def result(path):
+    with Warehouse.open(path, read_only=True) as wh:
+        return compare(wh, "a", "d")
+
+
+WARNING = ("retrieval units differ: A ranks synthetic chunks (mean 100 characters, 1 tokens), B ranks whole documents "
+           "(mean 1,000 characters, 1 tokens); chunk-level hit measures (Success, R, P, RR, nDCG, AP at chunk level) "
+           "credit any result that overlaps a gold span, so the larger unit scores higher without being better "
+           "context; read SpanRecall/SpanPrecision and the @Ntok measures (e.g. SpanRecall@1000tok, "
+           "Success@1000tok), which charge each result for its size (docs/chunking.md)")
+
+
+def test_compare_gives_every_key_and_the_units_of_both_runs(result):
+    """Kills: in _units, each key ('a', 'b', 'warning') misspelt or upper-cased (x__units__mutmut_14-19); in
+    compare, the 'randomization_samples' and 'units' keys misspelt or upper-cased (x_compare__mutmut_69, 70, 86,
+    87). Every key but the rows, exactly: run d ranks whole documents, run a 100-character chunks."""
+    assert {k: v for k, v in result.items() if k != "rows"} == {
+        "a": {"run_id": "a", "pipeline": "synthetic"}, "b": {"run_id": "d", "pipeline": "synthetic"},
+        "config_diff": [{"key": "chunker.name", "a": "synthetic", "b": "document"}],
+        "seed": 0, "bootstrap_samples": 1000, "randomization_samples": 10000,
+        "flips": {"metric": "Success@3", "level": "doc",
+                  "won": [{"query_id": "q002", "rank_a": None, "rank_b": 1},
+                          {"query_id": "q007", "rank_a": None, "rank_b": 2},
+                          {"query_id": "q014", "rank_a": None, "rank_b": 2}],
+                  "lost": [{"query_id": "q004", "rank_a": 2, "rank_b": None},
+                           {"query_id": "q011", "rank_a": 2, "rank_b": None}]},
+        "units": {"a": {"kind": "chunks", "label": "synthetic chunks", "mean_chars": 100.0, "mean_tokens": 1.0,
+                        "n_results": 47},
+                  "b": {"kind": "documents", "label": "whole documents", "mean_chars": 1000.0, "mean_tokens": 1.0,
+                        "n_results": 23},
+                  "warning": WARNING}}
+    assert len(result["rows"]) == 21 * 5  # 21 (measure, level) pairs of the default measures, 5 slices each
+
+
+HEAD = """\
+compare A a (synthetic)  ->  B d (synthetic)
+
+configuration difference:
+  chunker.name: 'synthetic' -> 'document'
+"""
+
+FLIPS = """
+questions that flipped on Success@3 (doc level): 3 won, 2 lost (rank of the first relevant result in A and in \
+B; - when none was retrieved)
+
+flip  query_id  rank in A  rank in B
+------------------------------------
+won   q002              -          1
+won   q007              -          2
+won   q014              -          2
+lost  q004              2          -
+lost  q011              2          -
+"""
+
+TABLES = """
+all questions (p-values Holm-adjusted across the 21 tests of this table):
+
+metric                 level      A      B   delta   95% CI (paired)  test                       p  p (Holm)   n
+----------------------------------------------------------------------------------------------------------------
+Success@1              chunk  0.450  0.750  +0.300  [+0.039, +0.606]  mcnemar-exact          0.031     0.469  20
+Success@1              doc    0.450  0.750  +0.300  [+0.039, +0.606]  mcnemar-exact          0.031     0.469  20
+Success@3              chunk  0.650  0.900  +0.250  [-0.018, +0.529]  mcnemar-exact          0.125     1.000  20
+Success@3              doc    0.850  0.900  +0.050  [-0.180, +0.300]  mcnemar-exact          1.000     1.000  20
+Success@10             chunk  0.850  0.900  +0.050  [-0.180, +0.300]  mcnemar-exact          1.000     1.000  20
+Success@10             doc    0.850  0.900  +0.050  [-0.180, +0.300]  mcnemar-exact          1.000     1.000  20
+R@10                   chunk  0.850  0.900  +0.050  [-0.180, +0.300]  fisher-randomization   1.000     1.000  20
+R@10                   doc    0.850  0.900  +0.050  [-0.180, +0.300]  fisher-randomization   1.000     1.000  20
+P@5                    chunk  0.150  0.180  +0.030  [-0.176, +0.224]  fisher-randomization   0.370     1.000  20
+P@5                    doc    0.170  0.180  +0.010  [-0.192, +0.208]  fisher-randomization   1.000     1.000  20
+RR@10                  chunk  0.576  0.825  +0.249  [-0.002, +0.470]  fisher-randomization   0.008     0.160  20
+RR@10                  doc    0.650  0.825  +0.175  [-0.061, +0.360]  fisher-randomization   0.091     1.000  20
+nDCG@10                chunk  0.642  0.845  +0.203  [-0.038, +0.406]  fisher-randomization   0.026     0.450  20
+nDCG@10                doc    0.702  0.845  +0.142  [-0.087, +0.334]  fisher-randomization   0.111     1.000  20
+AP                     chunk  0.576  0.825  +0.249  [-0.002, +0.470]  fisher-randomization   0.008     0.160  20
+AP                     doc    0.650  0.825  +0.175  [-0.061, +0.360]  fisher-randomization   0.091     1.000  20
+SpanRecall@1000tok     chunk  0.085  0.900  +0.815  [+0.355, +0.920]  fisher-randomization  <0.001     0.002  20
+SpanPrecision@1000tok  chunk  0.576  0.825  +0.249  [-0.002, +0.470]  fisher-randomization   0.008     0.160  20
+Success@1000tok        chunk  0.850  0.900  +0.050  [-0.180, +0.300]  mcnemar-exact          1.000     1.000  20
+nDCG@1000tok           chunk  0.642  0.845  +0.203  [-0.038, +0.406]  fisher-randomization   0.026     0.450  20
+FalseAbstain           query  0.000  0.000  +0.000  [-0.200, +0.200]  mcnemar-exact          1.000     1.000  20
+""" + FLIPS + """
+by slice (headline metrics; p-values Holm-adjusted within each slice over all its tests):
+
+slice              metric      level   n      A      B   delta   95% CI (paired)  p (Holm)
+------------------------------------------------------------------------------------------
+category=easy      Success@3   doc    10  0.900  0.900  +0.000  [-0.345, +0.345]     1.000
+category=hard      Success@3   doc    10  0.800  0.900  +0.100  [-0.300, +0.504]     1.000
+form=match         Success@3   doc    20  0.850  0.900  +0.050  [-0.180, +0.300]     1.000
+hard_class=normal  Success@3   doc    20  0.850  0.900  +0.050  [-0.180, +0.300]     1.000
+category=easy      Success@10  chunk  10  0.900  0.900  +0.000  [-0.345, +0.345]     1.000
+category=hard      Success@10  chunk  10  0.800  0.900  +0.100  [-0.300, +0.504]     1.000
+form=match         Success@10  chunk  20  0.850  0.900  +0.050  [-0.180, +0.300]     1.000
+hard_class=normal  Success@10  chunk  20  0.850  0.900  +0.050  [-0.180, +0.300]     1.000
+category=easy      nDCG@10     chunk  10  0.698  0.826  +0.128  [-0.261, +0.428]     1.000
+category=hard      nDCG@10     chunk  10  0.585  0.863  +0.278  [-0.162, +0.603]     1.000
+form=match         nDCG@10     chunk  20  0.642  0.845  +0.203  [-0.038, +0.406]     0.450
+hard_class=normal  nDCG@10     chunk  20  0.642  0.845  +0.203  [-0.038, +0.406]     0.450
+
+JSON output (--format json) has every metric for every slice.
+"""
+
+
+def test_render_of_a_real_comparison_is_its_whole_text(result):
+    """Kills: the headline set's Success@10 or nDCG@10 entries, name or level, misspelt or in another case
+    (x_render__mutmut_191-200): their rows by slice would go missing. The text pinned whole, the unit warning
+    included."""
+    assert render(result) == HEAD + "\nWARNING: " + WARNING + "\n" + TABLES
+
+
+def test_render_of_a_result_without_units_has_no_warning(result):
+    """Kills: `result.get("units", None)` and `result.get("units", )` (x_render__mutmut_37, 39): a result that
+    holds no units (as written before units were recorded) would raise instead of printing without a warning."""
+    assert render({k: v for k, v in result.items() if k != "units"}) == HEAD + TABLES
+
+
+ONE_ROW = HEAD + "\nWARNING: " + WARNING + "\n" + """
+all questions (p-values Holm-adjusted across the 1 tests of this table):
+
+metric              level      A      B   delta   95% CI (paired)  test                       p  p (Holm)   n
+-------------------------------------------------------------------------------------------------------------
+SpanRecall@1000tok  chunk  0.085  0.900  +0.815  [+0.355, +0.920]  fisher-randomization  <0.001    <0.001  20
+""" + FLIPS + """
+by slice (headline metrics; p-values Holm-adjusted within each slice over all its tests):
+
+slice  metric  level  n  A  B  delta  95% CI (paired)  p (Holm)
+---------------------------------------------------------------
+
+JSON output (--format json) has every metric for every slice.
+"""
+
+
+def test_render_of_a_comparison_over_one_measure_at_one_level(path):
+    """Kills: the number of tests read from the second overall row (`overall[1]`, x_render__mutmut_115): with one
+    measure at one level there is only the first."""
+    with Warehouse.open(path, read_only=True) as wh:
+        one = compare(wh, "a", "d", [parse_measure("SpanRecall@1000tok")])
+    assert render(one) == ONE_ROW
+
+
+# (metric, level, slice, n, a, b, delta, ci_low, ci_high, test, p_value, p_holm, n_tests) of a against d, in order
+S1_ALL = (20, 0.45, 0.75, 0.3, 0.03941065148246681, 0.6055050463303893, "mcnemar-exact", 0.03125, 0.09375, 4)
+S1_EASY = (10, 0.5, 0.7, 0.2, -0.21344466196830714, 0.6438203514051224, "mcnemar-exact", 0.5, 1.0, 4)
+S1_HARD = (10, 0.4, 0.8, 0.4, -0.08235210562969175, 0.8381043515800113, "mcnemar-exact", 0.125, 0.375, 4)
+RR_CHUNK = (20, 0.5763095238095237, 0.825, 0.24869047619047624, -0.0016137066483887796, 0.46955096514959016,
+            "fisher-randomization", 80 / 10001, 0.031996800319968, 4)  # sampled: (79 + 1) / (10000 + 1)
+RR_DOC = (20, 0.65, 0.825, 0.175, -0.06053268039084736, 0.35980983810120293, "fisher-randomization", 912 / 10001,
+          0.09375, 4)  # sampled: (911 + 1) / (10000 + 1)
+ROWS = [("Success@1", "chunk", "all", *S1_ALL), ("Success@1", "chunk", "category=easy", *S1_EASY),
+        ("Success@1", "chunk", "category=hard", *S1_HARD), ("Success@1", "chunk", "form=match", *S1_ALL),
+        ("Success@1", "chunk", "hard_class=normal", *S1_ALL),
+        ("Success@1", "doc", "all", *S1_ALL), ("Success@1", "doc", "category=easy", *S1_EASY),
+        ("Success@1", "doc", "category=hard", *S1_HARD), ("Success@1", "doc", "form=match", *S1_ALL),
+        ("Success@1", "doc", "hard_class=normal", *S1_ALL),
+        ("RR@10", "chunk", "all", *RR_CHUNK),
+        ("RR@10", "chunk", "category=easy", 10, 0.635, 0.8, 0.16500000000000004, -0.23638585932756484,
+         0.4750000000000001, "fisher-randomization", 0.25, 1.0, 4),
+        ("RR@10", "chunk", "category=hard", 10, 0.5176190476190476, 0.85, 0.33238095238095233,
+         -0.12667387467750924, 0.6885234707804746, "fisher-randomization", 0.0625, 0.25, 4),
+        ("RR@10", "chunk", "form=match", *RR_CHUNK), ("RR@10", "chunk", "hard_class=normal", *RR_CHUNK),
+        ("RR@10", "doc", "all", *RR_DOC),
+        ("RR@10", "doc", "category=easy", 10, 0.7, 0.8, 0.1, -0.27899094013761483, 0.4100834964762303,
+         "fisher-randomization", 0.625, 1.0, 4),
+        ("RR@10", "doc", "category=hard", 10, 0.6, 0.85, 0.25, -0.1806715228836533, 0.5523346655611956,
+         "fisher-randomization", 0.1875, 0.375, 4),
+        ("RR@10", "doc", "form=match", *RR_DOC), ("RR@10", "doc", "hard_class=normal", *RR_DOC)]
+KEYS = ("metric", "level", "slice", "n", "a", "b", "delta", "ci_low", "ci_high", "test", "p_value", "p_holm",
+        "n_tests")
+
+
+class IbisOnly:
+    """A source that offers only an Ibis backend (as the Spark lake reader does): no DuckDB connection, no
+    ``query``, so only the Ibis expressions can read it."""
+
+    def __init__(self, path):
+        import ibis
+
+        self.ibis = ibis.duckdb.connect(str(path), read_only=True)
+
+
+@pytest.fixture(params=["sql", "brief", "ibis-only"])
+def source(request, path):
+    if request.param == "brief":
+        yield Warehouse.brief(path)
+    elif request.param == "ibis-only":
+        held = IbisOnly(path)
+        yield held
+        held.ibis.disconnect()
+    else:
+        with Warehouse.open(path, read_only=True) as wh:
+            yield wh
+
+
+def test_paired_rows_are_every_slice_in_order_with_seeded_p_values_on_every_path(path, source):
+    """Kills, in paired_tests' Ibis path (a brief warehouse, or a source with only an Ibis backend): `pairs`
+    None (x_paired_tests__mutmut_5); `or` for `and` before the direct read (6: a source without a DuckDB
+    connection read with SQL fails); opened(None) (23); `fetched` None (24); each argument of to_pyarrow and
+    paired None or dropped (25-37); the run ids misspelt (38-41); the grouping key and the appended pair None,
+    or their fields misspelt or upper-cased, setdefault without a default (42-58). On every path: "all" sorted
+    last instead of first (`s == "all"`, 69); the randomization tests not seeded with the run's seed
+    (`seed=None`, 92; in paired_tests_many, significance x_paired_tests_many__mutmut_20, and the seed passed as
+    the samples, 23): RR@10's p-values over all 20 questions are sampled, 80 and 912 of 10001."""
+    with Warehouse.open(path, read_only=True) as wh:
+        a, d = run_identity(wh, "a"), run_identity(wh, "d")
+    rows = paired_rows(source, a, d, [parse_measure("Success@1"), parse_measure("RR@10")], True, 0)
+    assert [tuple(r[k] for k in KEYS) for r in rows] == ROWS
+    assert all(set(r) == set(KEYS) for r in rows)
+
+
+def test_compare_on_a_duckdb_warehouse_reads_the_pairs_with_sql_without_ibis(path):
+    """Kills: holds_duckdb asked of None (x_paired_tests__mutmut_7): a warehouse holding a DuckDB connection
+    would be read through the Ibis expression, importing Ibis (and pandas), which the direct SQL path exists to
+    skip (assay.analytics.direct). A fresh interpreter compares a with d and has not imported Ibis."""
+    code = ("import sys\nfrom assay.comparison import compare\nfrom assay.warehouse import Warehouse\n"
+            f"with Warehouse.open({str(path)!r}, read_only=True) as wh:\n"
+            "    rows = compare(wh, 'a', 'd')['rows']\n"
+            "print(len(rows), 'ibis' in sys.modules)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout) == (0, "105 False\n"), out.stderr
+
+
+def test_runs_over_other_judgments_are_refused_with_every_configuration_line(path):
+    """Kills: the configuration difference's lines joined by 'XX\\n  XX' (x_check_comparable__mutmut_51): a and
+    e differ in three settings, one line each."""
+    with Warehouse.open(path, read_only=True) as wh, pytest.raises(NotComparable) as error:
+        compare(wh, "a", "e")
+    assert str(error.value) == (
+        "runs a and e are not comparable: judgments differ (jjjjjjjjjjjj vs kkkkkkkkkkkk). Their questions or "
+        "documents are not the same, so no paired comparison is meaningful. Configuration difference:\n"
+        "  depth: 100 -> 50\n  doc_depth: 10 -> 5\n  seed: 0 -> 3")
+
+
+# paired_tests_many's inputs: 16 graded pairs (exact: all 2**16 sign patterns), 17 (sampled), 17 hit/miss pairs
+B16, A16 = [0.0] * 16, [1, 0.5, 0, 1, 0.25, 0, 1, 0.5, 0, 0, 1, 0.2, 0, 1, 0, 0.5]
+B17 = [0.5, 0, 1, 0, 0.5, 0.25, 0, 1, 0, 0, 0.5, 0, 1, 0, 0, 0.2, 0]
+A17 = [1, 0.5, 0, 1, 0.25, 0, 1, 0.5, 0, 0, 1, 0.2, 0, 1, 0, 0.5, 1]
+H0 = [1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 1]
+H1 = [0, 0, 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 0, 1, 0, 1]
+ITEMS = [(B16, A16, "continuous"), (B17, A17, "continuous"), (H0, H1, "binary")]
+EXACT = {"test": "fisher-randomization", "p_value": 128 / 65536, "samples": "exact"}
+MCNEMAR = {"test": "mcnemar-exact", "b": 6, "c": 1, "p_value": 0.125}
+
+
+def test_paired_tests_many_says_how_each_p_value_was_reached():
+    """Kills, in paired_tests_many: `exact` None, of None's size, or `< EXACT_MAX_N` (x_paired_tests_many__mutmut_
+    40-42: 16 questions are enumerated, 17 sampled); the 'samples' key misspelt or upper-cased (50, 51); the
+    condition made False or True (52, 53); 'exact' misspelt or upper-cased (54, 55); the randomization tests run
+    with no seed, the seed as the sample count, or the default count (20, 23, 24: 151 of 501 with seed 0 and
+    500 samples); the default sample count changed (1: 3022 of 10001 with seed 7)."""
+    assert paired_tests_many(ITEMS, seed=0, samples=500) == [
+        EXACT, {"test": "fisher-randomization", "p_value": 151 / 501, "samples": 500}, MCNEMAR]
+    assert paired_tests_many(ITEMS, seed=7) == [
+        EXACT, {"test": "fisher-randomization", "p_value": 3022 / 10001, "samples": 10000}, MCNEMAR]
+
+
+def test_fisher_randomization_draws_10000_patterns_unless_told():
+    """Kills: fisher_randomization's default sample count changed to 10001 (x_fisher_randomization__mutmut_1)."""
+    assert fisher_randomization(B17, A17, seed=7) == 3022 / 10001 == fisher_randomization(B17, A17, 7, 10000)
+
+
+def test_paired_tests_many_names_the_kinds_it_knows():
+    """Kills: the unknown-kind message replaced by None, its kinds joined by None (a TypeError) or by 'XX, XX'
+    (x_paired_tests_many__mutmut_5-7)."""
+    with pytest.raises(ValueError) as error:
+        paired_tests_many([(H0, H1, "binary"), (H0, H1, "ordinal")], seed=0)
+    assert str(error.value) == "unknown kind 'ordinal'; choose one of: binary, continuous"
+
+
+def test_holm_takes_a_p_value_of_zero():
+    """Kills: p = 0 refused (`0.0 < p`, x_holm__mutmut_5): a p-value of exactly 0 is a p-value."""
+    assert holm([0.02, 0.0, 0.5]) == [0.04, 0.0, 0.5]
+
