@@ -1,0 +1,226 @@
+"""Kills for surviving mutants of assay.chunking.recursive and assay.chunking (issue 16).
+
+The Python chunker (python_spans) is held to the verbatim reference (tests/chunking/reference_recursive.py)
+on texts built to reach the windowed searches' branches (long lines without a line break, runs of marks
+longer than _GIVE_UP, whitespace runs at the size limit, words longer than the search window, marks just
+before a part); the search helpers are pinned to exact return values, None (gave up) included.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "chunking"))  # reference_recursive (no __init__)
+from reference_recursive import RecursiveChunker as Reference  # noqa: E402
+
+import assay.chunking as chunking  # noqa: E402
+from assay.chunking import chunker_label  # noqa: E402
+from assay.chunking import recursive  # noqa: E402
+from assay.chunking.recursive import (  # noqa: E402
+    RecursiveChunker,
+    _punct_after,
+    _punct_before,
+    _sentence_chunk,
+    _sentence_cuts_around,
+    _word_cuts_around,
+    python_spans,
+)
+
+
+def reference_spans(text, size, overlap):
+    return [(c.start, c.end) for c in Reference(size, overlap).chunk("d", text)]
+
+
+# -- generated text ---------------------------------------------------------------------------------
+
+WORDS = ["a", "bb", "word", "alpha", "sentence", "x" * 40, "y" * 300, "e.g.", "3.14", "Mr.", "U.S.A."]
+MARKS = [".", "!", "?", "!.", "?.", "?!", ".!?", "." * 12, "!" * 10, "?" * 11, "!?" * 6, ".a" * 10, "1." * 12]
+SPACES = [" ", " ", " ", "  ", "\t", " " * 40, " " * 300, "\xa0"]
+
+
+def generated(seed: int, n: int) -> list[str]:
+    """Long lines of words, marks and whitespace runs; now and then a line or paragraph break."""
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(n):
+        out = []
+        for _ in range(rng.randint(20, 160)):
+            r = rng.random()
+            if r < 0.5:
+                out.append(rng.choice(WORDS[:5]) if rng.random() < 0.8 else rng.choice(WORDS))
+            elif r < 0.7:
+                out.append(rng.choice(MARKS))
+            elif r < 0.97:
+                out.append(rng.choice(SPACES))
+            else:
+                out.append(rng.choice(["\n", "\n\n", "\n \n"]))
+        texts.append("".join(out))
+    return texts
+
+
+CASES = [(t, size) for i, t in enumerate(generated(16, 120)) for size in ((3, 7, 20, 33, 60, 100)[i % 6],)]
+
+
+def test_python_spans_match_reference_on_long_lines():
+    """python_spans == reference on long unbroken lines, overlap 0 and size - 1 and one between.
+
+    Kills the windowed-search mutants: assay.chunking.recursive.x__sentence_cuts_around__mutmut_*,
+    x__word_cuts_around__mutmut_*, x__punct_after__mutmut_*, x__punct_before__mutmut_*,
+    x__sentence_chunk__mutmut_*, xǁ_Documentǁ_run_around__mutmut_*, xǁ_Documentǁsplit__mutmut_* (those
+    not listed as equivalent)."""
+    for text, size in CASES:
+        for overlap in sorted({0, size // 2, size - 1}):
+            assert python_spans(text, size, overlap) == reference_spans(text, size, overlap), (size, overlap, text)
+
+
+# -- chunker_label ----------------------------------------------------------------------------------
+
+def test_chunker_label_orders_size_overlap_then_other_keys_by_name():
+    """size, overlap, then the rest by name ("chars" sorts before "overlap", so overlap must keep its rank).
+
+    Kills assay.chunking.x_chunker_label__mutmut_4, x_chunker_label__mutmut_5 (overlap not in the order:
+    sorted among the rest, after chars) and x_chunker_label__mutmut_16 (order.index of a key not in it)."""
+    label = chunker_label({"name": "recursive", "zeta": 2, "chars": 1, "overlap": 0, "size": 800})
+    assert label == "recursive(size=800, overlap=0, chars=1, zeta=2)"
+
+
+# -- compiled_spans and RecursiveChunker.spans -------------------------------------------------------
+
+def _built():
+    try:
+        from assay.chunking import _recursive
+    except ImportError:
+        return None
+    return _recursive
+
+
+needs_c = pytest.mark.skipif(_built() is None, reason="_recursive.c is not built here")
+
+
+@needs_c
+def test_compiled_spans_returns_the_built_module_when_current(monkeypatch):
+    """A fresh lookup (empty cache) of a build whose SOURCE_SHA256 matches _recursive.c gives its spans.
+
+    Kills assay.chunking.recursive.x_compiled_spans__mutmut_1 (cache test inverted: IndexError),
+    x_compiled_spans__mutmut_2/3/4 (no source path), _7 (current = None), _8 (and), _10 (sha256(None)),
+    _11 (== inverted), _12 (always None), _13 (and False)."""
+    _recursive = _built()
+    monkeypatch.setattr(recursive, "_COMPILED", [])
+    assert recursive.compiled_spans() is _recursive.spans
+    assert recursive._COMPILED == [_recursive.spans]
+    assert recursive.compiled_spans() is _recursive.spans  # cached: the list is not grown again
+    assert recursive._COMPILED == [_recursive.spans]
+
+
+@needs_c
+def test_compiled_spans_refuses_a_stale_build(monkeypatch):
+    """A build whose SOURCE_SHA256 is not the hash of _recursive.c beside it is not used: None.
+
+    Kills assay.chunking.recursive.x_compiled_spans__mutmut_5 and _6 (the source file name changed: not
+    found, so taken as current), _9 (not exists() inverted) and _14 (or True)."""
+    _recursive = _built()
+    monkeypatch.setattr(recursive, "_COMPILED", [])
+    monkeypatch.setattr(_recursive, "SOURCE_SHA256", "0" * 64)
+    assert recursive.compiled_spans() is None
+    assert recursive._COMPILED == [None]
+
+
+@needs_c
+def test_compiled_spans_without_the_c_source_trusts_the_build(monkeypatch, tmp_path):
+    """Installed without _recursive.c beside the module (a wheel): the build is used, whatever its hash.
+
+    Kills assay.chunking.recursive.x_compiled_spans__mutmut_9 (exists() inverted: reads a missing file)."""
+    _recursive = _built()
+    monkeypatch.setattr(recursive, "_COMPILED", [])
+    monkeypatch.setattr(_recursive, "SOURCE_SHA256", "0" * 64)
+    monkeypatch.setattr(recursive, "__file__", str(tmp_path / "recursive.py"))
+    assert recursive.compiled_spans() is _recursive.spans
+
+
+def test_compiled_spans_when_the_module_cannot_be_imported(monkeypatch):
+    """No build (ImportError): None, cached.
+
+    Kills the ImportError-path mutants of assay.chunking.recursive.x_compiled_spans."""
+    monkeypatch.setattr(recursive, "_COMPILED", [])
+    monkeypatch.delattr(chunking, "_recursive", raising=False)
+    monkeypatch.setitem(sys.modules, "assay.chunking._recursive", None)
+    assert recursive.compiled_spans() is None
+    assert recursive._COMPILED == [None]
+
+
+def test_spans_uses_the_compiled_function_when_there_is_one(monkeypatch):
+    """RecursiveChunker.spans returns what the compiled function returns, called with (text, size, overlap).
+
+    Kills assay.chunking.recursive.xǁRecursiveChunkerǁspans__mutmut_1 (compiled = None: Python path) and
+    xǁRecursiveChunkerǁspans__mutmut_2 (is None inverted)."""
+    calls = []
+
+    def fake(text, size, overlap):
+        calls.append((text, size, overlap))
+        return [(0, 1)]
+
+    monkeypatch.setattr(recursive, "_COMPILED", [fake])
+    assert RecursiveChunker(5, 2).spans("abc def ghi") == [(0, 1)]
+    assert calls == [("abc def ghi", 5, 2)]
+
+
+def test_spans_falls_back_to_python(monkeypatch):
+    """Without a build, RecursiveChunker.spans is python_spans(text, size, overlap): the reference's spans.
+
+    Kills assay.chunking.recursive.xǁRecursiveChunkerǁspans__mutmut_9 to _14 (arguments dropped or None)."""
+    monkeypatch.setattr(recursive, "_COMPILED", [None])
+    text = "One two three. Four five six seven! Eight nine ten? Eleven twelve thirteen fourteen."
+    assert RecursiveChunker(20, 7).spans(text) == reference_spans(text, 20, 7)
+    assert RecursiveChunker(20, 7).spans(text) == [(0, 14), (15, 35), (36, 51), (52, 65), (59, 74), (75, 84)]
+
+
+# -- mark search ------------------------------------------------------------------------------------
+
+def test_punct_after_exact():
+    """The first of . ! ? in [i, end), or -1.
+
+    Kills assay.chunking.recursive.x__punct_after__mutmut_4 and _7 (end dropped), _12 (stop = -1 when no
+    '.'), _13/_14 ('.' at 0 ignored), _15 ('X' counted), _24/_25 ('!' at 0 ignored)."""
+    assert _punct_after("ab.", 0, 2) == -1
+    assert _punct_after("ab!", 0, 3) == 2
+    assert _punct_after(".ab!", 0, 4) == 0
+    assert _punct_after("aX.", 0, 3) == 2
+    assert _punct_after("!a.", 0, 3) == 0
+    assert _punct_after("a?b!c.", 0, 6) == 1
+    assert _punct_after("a?b!c.", 2, 6) == 3
+
+
+def test_punct_before_exact():
+    """The last of . ! ? in [lo, i), or -1.
+
+    Kills assay.chunking.recursive.x__punct_before__mutmut_13 (floor below the '.'), _14 (floor past the
+    next position), _17 ('X' counted), _26/_27 ('!' at 0 ignored), _29/_30 (floor after '!' off by one)."""
+    assert _punct_before("!.", 0, 2) == 1
+    assert _punct_before(".!", 0, 2) == 1
+    assert _punct_before("Xa", 0, 2) == -1
+    assert _punct_before("!a", 0, 2) == 0
+    assert _punct_before("?!", 0, 2) == 1
+    assert _punct_before("!?", 0, 2) == 1
+    assert _punct_before("a.b?c!d", 0, 7) == 5
+    assert _punct_before("a.b?c!d", 0, 5) == 3
+
+
+def test_sentence_chunk_pattern_is_built_once_per_size(monkeypatch):
+    """The longest stretch of at most size characters ending a sentence; compiled once per size.
+
+    Kills assay.chunking.recursive.x__sentence_chunk__mutmut_1 and _2 (cache never read: a new pattern after
+    re.purge), _3 (None returned), _4 (None stored), _5, _6, _7 (pattern text), _8, _9 and _10 (length)."""
+    import re
+
+    monkeypatch.setattr(recursive, "_SENTENCE_CHUNKS", {})
+    pattern = _sentence_chunk(5)
+    assert pattern.pattern == r"(?s:.){0,4}[.!?](?=\s+\S)"
+    assert pattern.match("abcd. ef").end() == 5
+    assert pattern.match("abcde. f") is None
+    re.purge()
+    assert _sentence_chunk(5) is pattern
+    assert recursive._SENTENCE_CHUNKS == {5: pattern}
