@@ -224,3 +224,67 @@ def test_sentence_chunk_pattern_is_built_once_per_size(monkeypatch):
     re.purge()
     assert _sentence_chunk(5) is pattern
     assert recursive._SENTENCE_CHUNKS == {5: pattern}
+
+
+# -- headings ---------------------------------------------------------------------------------------
+
+HEADING_BITS = ["#", "# ", "## ", "a", "Title", "x)", "a)b", ".", "..", "...", ")", "=", "===", "---", "~~~",
+                "`", "::", ":", " ", "  ", "\t", "\n", "\n", "\n\n", "\n \n", "Body text.", "1. ", "- ", "T" * 79,
+                "T" * 80, "U" * 81, "#.", ".a.", "a.a", ":a:"]
+
+
+def heading_texts(seed: int, n: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(HEADING_BITS) for _ in range(rng.randint(1, 9))) for _ in range(n)]
+
+
+def test_is_heading_piece_matches_the_reference_on_every_piece():
+    """recursive._is_heading_piece (with its body-text shortcut and inlined one-line test) equals the
+    reference's on every [start, end) of short texts of headings, adornments, marks and blanks.
+
+    Kills assay.chunking.recursive.x__is_heading_piece__mutmut_* (the shortcut's conditions, the space
+    and tab scans before and after, the overline look-ahead, the 80-character limit)."""
+    from reference_recursive import _is_heading_piece as reference_is_heading_piece
+
+    checked = 0
+    for text in heading_texts(17, 250) + ["T" * 80 + "\n\nbody.", "U" * 81 + "\n\nbody.", "\n  ", " x\n\n", "x \n"]:
+        for start in range(len(text)):
+            for end in range(start + 1, len(text) + 1):
+                got = recursive._is_heading_piece(text, start, end)
+                assert got == reference_is_heading_piece(text, start, end), (text, start, end)
+                checked += got
+    assert checked == 286
+
+
+# -- searches near a position -----------------------------------------------------------------------
+
+def listed_cuts_around(text, a, b, x, level):
+    """What the exact listing gives: the largest cut <= x (or a) and the smallest cut > x (or b)."""
+    cuts = [c for m in recursive._SEPARATORS[level].finditer(text, a, b) if a < (c := m.end()) < b]
+    return max([c for c in cuts if c <= x], default=a), min([c for c in cuts if c > x], default=b)
+
+
+def test_cut_searches_equal_the_listing_or_give_up_exactly_as_often():
+    """_sentence_cuts_around and _word_cuts_around, on 2,400 (part, position, window) draws each over
+    generated lines: every answer equals the exact listing, and they give up (None) exactly 1909 and 1568
+    times (a search that gives up later or sooner, or answers where it should give up, changes a count).
+
+    Kills assay.chunking.recursive.x__sentence_cuts_around__mutmut_* and x__word_cuts_around__mutmut_*
+    (windows, floors, tries, the whitespace-at-x branch, the rsplit of the last word, widening)."""
+    rng = random.Random(5)
+    nones = [0, 0]
+    for text in generated(21, 40):
+        text = text.replace("\n", " ")
+        starts = [0] + [i for i in range(1, len(text)) if text[i - 1].isspace()]
+        for _ in range(60):
+            a = rng.choice(starts)
+            b = rng.randint(a + 1, len(text))
+            x = rng.randint(a, b - 1)
+            window = rng.choice([4, 9, 16, 30, 64, 256])
+            for level, search in ((2, _sentence_cuts_around), (3, _word_cuts_around)):
+                got = search(text, a, b, x, window)
+                if got is None:
+                    nones[level - 2] += 1
+                else:
+                    assert got == listed_cuts_around(text, a, b, x, level), (level, text, a, b, x, window)
+    assert nones == [1909, 1568]
