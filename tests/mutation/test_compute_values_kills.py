@@ -332,3 +332,32 @@ def test_compute_every_complete_run_and_another_stage(staged):
     assert stored["Success@1"] == {("q000", "chunk"): 1.0, ("q000", "doc"): 1.0, ("q001", "chunk"): 1.0,
                                    ("q001", "doc"): 1.0, ("q002", "chunk"): 0.0, ("q002", "doc"): 0.0,
                                    ("q003", "chunk"): 0.0, ("q003", "doc"): 0.0}
+
+
+def test_evaluate_bootstraps_a_slice_holding_every_question_once(mini, monkeypatch):
+    """The intervals of one kind are asked for in one call each, at the seed and sample count given, and a slice
+    holding every question is not computed again (its row repeats the "all" row): on the mini run, of 200 rows 6
+    repeat their "all" row, and the wilson call holds 90 groups of values and the bootstrap call 104, each at seed
+    3 and 300 samples. Kills
+    assay.metrics.compute.x_evaluate__mutmut_70, _79, _80 (such a slice computed again: the same figures, more
+    work), _111 (intervals' default sample count), _94 (groups of the other kind asked for too)."""
+    path, run_id = mini
+    calls = []
+    real = cm.intervals
+
+    def recording(groups, kind, seeds, samples=1000):
+        calls.append((kind, len(groups), set(seeds), samples))
+        return real(groups, kind, seeds, samples)
+
+    monkeypatch.setattr(cm, "intervals", recording)
+    with Warehouse.open(path, read_only=True) as wh:
+        rows = cm.evaluate(wh, run_id, seed=3, samples=300)
+    assert sorted(calls) == [("bootstrap", 104, {3}, 300), ("wilson", 90, {3}, 300)]
+    assert len(rows) == 200
+    alls = {(r.metric, r.level): r for r in rows if r.slice == "all"}
+    repeats = [r for r in rows if r.slice != "all" and r.n == alls[(r.metric, r.level)].n]
+    assert [(r.metric, r.slice) for r in repeats] == [
+        (metric, name) for metric in ("Abstain", "refusal_rate")
+        for name in ("category=no_answer", "form=gap", "hard_class=normal")]  # tulips, the one no_answer question
+    assert all((r.value, r.n, r.ci_low, r.ci_high) == (alls[(r.metric, r.level)].value, alls[(r.metric, r.level)].n,
+               alls[(r.metric, r.level)].ci_low, alls[(r.metric, r.level)].ci_high) for r in repeats)
