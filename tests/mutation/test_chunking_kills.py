@@ -288,3 +288,17 @@ def test_cut_searches_equal_the_listing_or_give_up_exactly_as_often():
                 else:
                     assert got == listed_cuts_around(text, a, b, x, level), (level, text, a, b, x, window)
     assert nones == [1909, 1568]
+
+
+def test_is_heading_piece_exact_cases():
+    """Pieces the body-text shortcut must not reject, and scans that stop at anything but a space or tab.
+
+    Kills assay.chunking.recursive.x__is_heading_piece__mutmut_21 and _24 (an rST underline of closing
+    marks taken as a sentence end), _33 and _40 ('X' skipped like a space before / after the piece),
+    _65 ('X' skipped after an overline) and _67 (the look-ahead after an overline walks backwards)."""
+    assert recursive._is_heading_piece("Title\n:::", 0, 9) is True
+    assert recursive._is_heading_piece("Title\n...", 0, 9) is True
+    assert recursive._is_heading_piece("\nXTitle", 2, 7) is False
+    assert recursive._is_heading_piece("Title X\n", 0, 5) is False
+    assert recursive._is_heading_piece("===\nX\n", 0, 3) is True
+    assert recursive._is_heading_piece("===\n  Title", 0, 3) is True
