@@ -125,3 +125,158 @@ def test_gate_rules_that_are_not_a_list_of_strings_are_a_config_error(rules):
     with pytest.raises(ConfigError) as error:
         gate.collect_rules({"gate": {"rules": rules}, "_path": "proj/assay.toml"}, ())
     assert str(error.value) == ('proj/assay.toml [gate] rules must be a list of strings like "Success@3:doc>=0.75"')
+
+
+# --- registry.py -----------------------------------------------------------------------------------------------
+
+MEASURES = ("Success@k|@Ntok, R@k, P@k, RR[@k], nDCG[@k]|@Ntok, AP[@k], SpanRecall@k|@Ntok, SpanPrecision@k|@Ntok, "
+            "SpanIoU@k|@Ntok, Abstain, FalseAbstain, answer_rate, refusal_rate, citation_precision, faithfulness, "
+            "judged_faithfulness (other spellings: `assay measures --aliases`)")
+
+
+def test_the_listing_key_of_every_shipped_measure():
+    """(level group, minus the number of levels, place in the standard set or after it) for each shipped family,
+    computed again (builtin_families is cached from import). Kills assay.metrics.registry.x__listing_key__mutmut_1
+    (standard None), _2 (LEVELS.index(None)), _3 (tuple.rindex), _4 (levels[1]), _5 (+len), _6 (every family after
+    the standard set), _7 (index of a family not in it), _8 (index(None)), _9 (list.rindex), _10 (`not in`)."""
+    keys = [(fam.name, registry._listing_key(fam)) for fam in registry.builtin_families()]
+    assert keys == [("Success", (0, -2, 0)), ("R", (0, -2, 3)), ("P", (0, -2, 4)), ("RR", (0, -2, 5)),
+                    ("nDCG", (0, -2, 6)), ("AP", (0, -2, 7)), ("SpanRecall", (0, -1, 8)),
+                    ("SpanPrecision", (0, -1, 9)), ("SpanIoU", (0, -1, 19)), ("Abstain", (2, -1, 12)),
+                    ("FalseAbstain", (2, -1, 13)), ("answer_rate", (3, -1, 14)), ("refusal_rate", (3, -1, 15)),
+                    ("citation_precision", (3, -1, 16)), ("faithfulness", (3, -1, 17)),
+                    ("judged_faithfulness", (3, -1, 18))]
+    assert sorted(reversed(registry.builtin_families()), key=registry._listing_key)[:9] == list(
+        registry.builtin_families()[:9])
+
+
+CLAIMS = """\
+-- measure: Claimed
+-- interval: wilson
+-- cutoff: none
+-- levels: answer
+-- unit: claim
+-- definition: share of claims the answer's citations support (résumé: an é read as UTF-8)
+--
+SELECT 1
+"""
+BUDGETED = """\
+-- measure: Gained
+-- interval: bootstrap
+-- cutoff: optional
+-- levels: doc, chunk
+-- budget: measures/ndcg_budget
+-- definition: nDCG again
+--
+SELECT 1
+"""
+
+
+@pytest.fixture
+def user_measures(tmp_path):
+    """A project whose [measures] dir holds CLAIMS and BUDGETED; the built-in measures alone again afterwards."""
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "claims.sql").write_text(CLAIMS, encoding="utf-8")
+    (tmp_path / "mine" / "budgeted.sql").write_text(BUDGETED, encoding="utf-8")
+    config = {"measures": {"dir": "mine"}, "_path": str(tmp_path / "assay.toml")}
+    yield config, tmp_path / "mine"
+    registry.load_user_measures({})
+
+
+def test_a_users_measure_files_keep_their_unit_budget_and_non_ascii_definition(user_measures):
+    """Kills assay.metrics.registry.x__family__mutmut_139 (unit dropped: 'question'), _154 (value(None, ...)), _158
+    ('XXunitXX'), _159 ('UNIT') — each reads the unit as 'question' — and x_read_families__mutmut_20
+    (sql_path(None) raises, so an existing budget file is reported missing)."""
+    config, root = user_measures
+    claimed, gained = sorted(registry.load_user_measures(config), key=lambda f: f.name)
+    assert claimed == registry.MeasureFamily(
+        "Claimed", "user_measures/claims", "wilson", "none",
+        "share of claims the answer's citations support (résumé: an é read as UTF-8)", levels=("answer",),
+        answerable_only=True, unit="claim", budget_sql=None, reads_tokens=False, source=f"{root / 'claims.sql'}:1")
+    assert gained == registry.MeasureFamily(
+        "Gained", "user_measures/budgeted", "bootstrap", "optional", "nDCG again", levels=("chunk", "doc"),
+        answerable_only=True, unit="question", budget_sql="measures/ndcg_budget", reads_tokens=False,
+        source=f"{root / 'budgeted.sql'}:1")
+    assert registry.parse_measure("Gained@500tok").name == "Gained@500tok"
+
+
+def test_a_measure_file_is_read_as_utf8_whatever_the_locale(user_measures):
+    """Under the C locale (ASCII) a file read in the locale's encoding fails on the é. Kills
+    assay.metrics.registry.x_read_families__mutmut_15 (encoding=None). (Under Python's UTF-8 mode the locale is not
+    used and the test cannot tell; assay's tests run without it.)"""
+    config, root = user_measures
+    registry.load_user_measures(config)
+    saved = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        (claimed,) = registry.read_families("user_measures/claims")
+    finally:
+        locale.setlocale(locale.LC_CTYPE, saved)
+    assert claimed.definition == "share of claims the answer's citations support (résumé: an é read as UTF-8)"
+
+
+def test_a_budget_file_that_does_not_exist_is_named(user_measures):
+    """The error for a budget naming no SQL file, exactly (read_families' except branch)."""
+    config, root = user_measures
+    (root / "budgeted.sql").write_text(BUDGETED.replace("measures/ndcg_budget", "measures/nope"), encoding="utf-8")
+    with pytest.raises(ConfigError) as error:
+        registry.load_user_measures(config)
+    assert str(error.value) == f"{root / 'budgeted.sql'}:1: budget: no SQL file named 'measures/nope'"
+
+
+def test_an_unknown_measure_is_suggested_only_from_the_scope():
+    """For a TREC run (document level only) 'Abstian' has no close name: Abstain does not apply there. Kills
+    assay.metrics.registry.x__unknown__mutmut_6 (suggestions from every measure: 'did you mean Abstain?')."""
+    from assay import trec_eval
+
+    with pytest.raises(ConfigError) as error:
+        registry.parse_measure("Abstian", trec_eval.SCOPE)
+    assert str(error.value) == ("unknown measure 'Abstian'. Measures for a TREC run: Success@k, R@k, P@k, RR[@k], "
+                                "nDCG[@k], AP[@k] (other spellings: `assay measures --aliases`)")
+
+
+@pytest.mark.parametrize("text, guess, kills", [
+    # four measures are within 0.1 of the best (0.667): the first three by ratio, then name, are named
+    ("precan", "; did you mean P@10 or R@10 or RR?", "x_suggestions__mutmut_1 (n=4: SpanRecall@10 named too)"),
+    # a budget: only the measures that take one are close; Abstain takes none
+    ("Abstan@1000tok", ".", "x_suggestions__mutmut_30 (`or`: every measure allowed, 'did you mean Abstain?')"),
+    # 'cut' is close to map_cut (AP@k's trec_eval name, without its _k) only
+    ("cut", "; did you mean AP?", "x_suggestions__mutmut_41 (the '_k' kept: 'map_cut_k' is not close)"),
+    # 'abs' against 'abstain': ratio exactly 0.6, the least that is named
+    ("abs", "; did you mean Abstain?", "x_suggestions__mutmut_61 (`>` 0.6: nothing named)"),
+])
+def test_the_names_an_unknown_measure_suggests(text, guess, kills):
+    """Kills assay.metrics.registry.x_suggestions__mutmut_1, _30, _41 and _61 (one case each, named in `kills`)."""
+    with pytest.raises(ConfigError) as error:
+        registry.parse_measure(text)
+    assert str(error.value) == f"unknown measure {text!r}{guess} Measures: {MEASURES}"
+
+
+# --- judgments/resolve.py --------------------------------------------------------------------------------------
+
+def test_every_gold_entry_of_a_question_is_resolved_after_one_fails(tmp_path):
+    """One question whose gold names a document not in the corpus, quotes an empty document, and quotes 'abxy',
+    whose nearest passage 'abcd' has similarity exactly 0.5 (MIN_SHOWN_SIMILARITY: shown). Every problem is listed.
+    Kills assay.judgments.resolve.x_resolve_gold__mutmut_15 (`continue` as `break` after the missing document),
+    _34 (the empty-document message None), _35 (`break` after the empty document) and
+    assay.judgments.resolve.x_not_found_message__mutmut_10 (`<` as `<=`: 'no passage comes close')."""
+    from assay.corpus import load_corpus
+    from assay.judgments import load_judgments, resolve_gold
+
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "a.md").write_text("abcd\n", encoding="utf-8")
+    (root / "empty.md").write_text("", encoding="utf-8")
+    record = {"query_id": "q1", "query": "q", "category": "normal", "form": "match",
+              "gold": [{"doc": "zz.md"}, {"doc": "empty.md", "quote": "x"}, {"doc": "a.md", "quote": "abxy"}]}
+    path = tmp_path / "judgments.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    judgments, corpus = load_judgments(path), load_corpus(root)
+    with pytest.raises(JudgmentsError) as error:
+        resolve_gold(judgments, corpus)
+    where = f"{judgments.path}:1 (query q1)"
+    assert error.value.problems == [
+        f"{where}: document 'zz.md' is not in the corpus {corpus.root}",
+        f"{where}: empty.md is empty (no text to quote; the corpus keeps it so it can be judged whole): drop the "
+        "quote to judge the whole document, or give the file text: 'x'",
+        f"{where}: quote not found in a.md: 'abxy'; nearest passage (similarity 0.50, line 1, chars 0-4): 'abcd'"]
