@@ -146,8 +146,9 @@ def test_the_listing_key_of_every_shipped_measure():
                     ("FalseAbstain", (2, -1, 13)), ("answer_rate", (3, -1, 14)), ("refusal_rate", (3, -1, 15)),
                     ("citation_precision", (3, -1, 16)), ("faithfulness", (3, -1, 17)),
                     ("judged_faithfulness", (3, -1, 18))]
-    assert sorted(reversed(registry.builtin_families()), key=registry._listing_key)[:9] == list(
-        registry.builtin_families()[:9])
+    # no two keys are equal, so the listing order is the keys' alone, whatever order the files are read in
+    assert sorted(reversed(registry.builtin_families()), key=registry._listing_key) == list(
+        registry.builtin_families())
 
 
 CLAIMS = """\
