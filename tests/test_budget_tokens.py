@@ -133,6 +133,30 @@ def test_pieces_are_the_same_in_small_batches(monkeypatch):
     assert_tokenizers_own(texts)
 
 
+def test_each_character_is_one_byte_of_its_class():
+    """budget._bytes keeps ASCII and maps every other character to one byte of 0x80 or above (latin-1 as itself,
+    the rest 0x80), so byte positions are character positions; the classes and the lower-casing table follow."""
+    assert budget._bytes("aZ é\u00ff東\U0001F600x\ty") == b"aZ \xe9\xff\x80\x80x\ty"
+    table, letters = budget._classes()
+    assert [int(table[b]) for b in b" \t\n\r\x0b\x00aZ9.-\x7f\x80\xe9"] == [0, 0, 0, 0, 3, 3, 1, 1, 1, 2, 2, 3, 3, 3]
+    assert b"The Caf\xe9, x-RAY 9!".translate(letters) == b"the caf   x ray 9 "
+
+
+def test_each_distinct_word_is_tokenized_once_in_order_of_first_sight(monkeypatch):
+    """The word cache (budget._Index, _Words.keys): new words go to the tokenizer once, in order of first sight,
+    across batches; ids follow that order after the 32 punctuation marks."""
+    seen = []
+    encoded = budget._encoded
+    monkeypatch.setattr(budget, "_encoded", lambda texts: seen.append(list(texts)) or encoded(texts))
+    words = budget._Words()
+    assert len(seen) == 1 and len(seen[0]) == 32 and words.punctuation[ord("!")] == 0
+    assert words.keys(["beta", "alpha", "beta", "gamma"]).tolist() == [32, 33, 32, 34]
+    assert words.keys(["gamma", "delta", "alpha", "delta"]).tolist() == [34, 35, 33, 35]
+    assert words.keys(["alpha"]).tolist() == [33]
+    assert seen[1:] == [["beta", "alpha", "gamma"], ["delta"]]
+    assert words.counts.tolist()[32:] == [1, 1, 1, 1] and not words.index.new
+
+
 @given(st.lists(st.text(alphabet=st.one_of(st.sampled_from(ODD + " .,;()-'\"0123456789"),
                                             st.characters(min_codepoint=32, max_codepoint=126),
                                             st.characters()), max_size=40), max_size=8))

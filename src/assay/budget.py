@@ -71,16 +71,47 @@ BATCH_CHARS = 4_000_000  # characters tokenized at once: bounded memory on large
 PART_CHARS = 100_000  # characters in one text given to the tokenizer, which tokenizes several in parallel
 
 
+def _as_other(error):
+    """Codec error handler: each character latin-1 cannot hold becomes byte 0x80 (one of the 'other' class)."""
+    return "\x80" * (error.end - error.start), error.end
+
+
 @lru_cache(maxsize=1)
 def _classes():
+    """The class of each byte of a text encoded by ``_bytes`` (one byte a character), and a ``bytes.translate``
+    table that keeps ASCII letters and digits (lower-cased, as the normalizer does) and makes every other byte a
+    space."""
+    import codecs
+
     import numpy as np
 
-    table = np.full(129, _OTHER, dtype=np.uint8)  # entry 128 stands for every non-ASCII character
+    codecs.register_error("assay-budget-other", _as_other)
+    table = np.full(256, _OTHER, dtype=np.uint8)  # 128-255: every non-ASCII character
     for c in " \t\n\r":
         table[ord(c)] = _SPACE
     for code in range(0x21, 0x7F):
         table[code] = _WORD if chr(code).isalnum() else _PUNCT
-    return table
+    letters = bytes(code + 32 if 65 <= code <= 90 else code if table[code] == _WORD else 32 for code in range(256))
+    return table, letters
+
+
+def _bytes(text: str) -> bytes:
+    """``text`` one byte a character: ASCII as itself, every other character 0x80 or above."""
+    _classes()
+    return text.encode("latin-1", "assay-budget-other")
+
+
+class _Index(dict):
+    """Word -> id; a word not seen before gets the next id and waits in ``new`` to be tokenized."""
+
+    def __init__(self):
+        super().__init__()
+        self.new: list[str] = []
+
+    def __missing__(self, word: str) -> int:
+        self[word] = key = len(self)
+        self.new.append(word)
+        return key
 
 
 class _Words:
@@ -90,26 +121,26 @@ class _Words:
     def __init__(self):
         import numpy as np
 
-        self.index: dict[str, int] = {}
+        self.index = _Index()
         self.counts = self.first = self.starts = self.ends = np.zeros(0, dtype=np.int64)
-        marks = [chr(c) for c in range(128) if _classes()[c] == _PUNCT]
+        marks = [chr(c) for c in range(128) if _classes()[0][c] == _PUNCT]
         self.punctuation = np.zeros(128, dtype=np.int64)
         self.punctuation[[ord(m) for m in marks]] = self.keys(marks)
 
     def keys(self, words: list[str]):
-        """Each word's id, tokenizing the words not seen before."""
+        """Each word's id (ids in order of first sight), tokenizing the words not seen before."""
         import numpy as np
 
         index = self.index
-        new = [w for w in dict.fromkeys(words) if w not in index]
-        if new:
-            index.update(zip(new, range(len(index), len(index) + len(new))))
-            counts, starts, ends = _encoded(new)
+        keys = np.fromiter(map(index.__getitem__, words), dtype=np.int64, count=len(words))  # one look-up a word
+        if index.new:
+            counts, starts, ends = _encoded(index.new)
+            index.new = []
             self.first = np.concatenate((self.first, len(self.starts) + np.cumsum(counts) - counts))
             self.counts = np.concatenate((self.counts, counts))
             self.starts = np.concatenate((self.starts, starts))
             self.ends = np.concatenate((self.ends, ends))
-        return np.fromiter(map(index.__getitem__, words), dtype=np.int64, count=len(words))
+        return keys
 
 
 def _encoded(texts: list[str]):
@@ -143,49 +174,41 @@ def _expand(counts, firsts):
     return firsts[owner] + within, owner
 
 
-def _merged(a, b):
-    """Where each element of sorted ``a`` and sorted disjoint ``b`` goes in their sorted union."""
-    import numpy as np
-
-    return np.arange(len(a)) + np.searchsorted(b, a), np.arange(len(b)) + np.searchsorted(a, b)
-
-
 def _batch_offsets(texts: list[str], words: _Words):
     import numpy as np
 
+    table, letters = _classes()
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     text_start = np.cumsum(lengths + 1) - lengths - 1  # texts joined by one space each
     joined = " ".join(texts)
-    code = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-    cls = _classes()[np.minimum(code, 128)]
-    # runs: maximal stretches without ASCII whitespace
-    edge = np.diff((cls != _SPACE).view(np.int8), prepend=0, append=0)
-    run_start, run_end = np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
-    taken = np.unique(np.searchsorted(run_start, np.flatnonzero(cls == _OTHER), side="right") - 1)  # whole
+    data = _bytes(joined)
+    code = np.frombuffer(data, dtype=np.uint8)
+    cls = table[code]
+    # runs (maximal stretches without ASCII whitespace) that hold another character, taken whole: the whitespace
+    # before and after each such character bounds its run
+    space = np.concatenate(([-1], np.flatnonzero(cls == _SPACE), [len(code)]))
+    around = np.unique(np.searchsorted(space, np.flatnonzero(cls == _OTHER)))
+    run_start, run_end = space[around - 1] + 1, space[around]
     # words of the other runs: letters and digits together (ASCII lower-cased, as the normalizer does, so 'The'
     # and 'the' are one entry), each punctuation mark alone
     is_word = cls == _WORD
-    w_start = np.flatnonzero(np.diff(is_word.view(np.int8), prepend=0) == 1)
-    letters = np.where(is_word, code + 32 * ((code >= 65) & (code <= 90)), 32).astype(np.uint8)
-    w_key = words.keys(letters.tobytes().decode("ascii").split())  # one word a start, in order
-    p_start = np.flatnonzero(cls == _PUNCT)
-    p_key = words.punctuation[code[p_start]]
-    into_w, into_p = _merged(w_start, p_start)
-    start = np.empty(len(w_start) + len(p_start), dtype=np.int64)
-    key = np.empty_like(start)
-    start[into_w], start[into_p], key[into_w], key[into_p] = w_start, p_start, w_key, p_key
-    if len(taken):  # leave out the words of runs taken whole
-        inside = np.zeros(len(code) + 1, dtype=np.int32)
-        np.add.at(inside, run_start[taken], 1)
-        np.add.at(inside, run_end[taken], -1)
-        keep = np.cumsum(inside[:-1])[start] == 0
+    first = is_word.copy()
+    first[1:] &= ~is_word[:-1]  # a word's first character
+    is_punct = cls == _PUNCT
+    start = np.flatnonzero(first | is_punct)  # where each word or mark starts, in order
+    mark = is_punct[start]
+    key = np.empty(len(start), dtype=np.int64)
+    key[~mark] = words.keys(data.translate(letters).decode("ascii").split())  # one word a start, in order
+    key[mark] = words.punctuation[code[start[mark]]]
+    if len(run_start):  # leave out the words of runs taken whole
+        run = np.searchsorted(run_start, start, side="right") - 1  # the last taken run starting at or before
+        keep = (run < 0) | (start >= run_end[run])
         start, key = start[keep], key[keep]
     source, owner = _expand(words.counts[key], words.first[key])
     starts, ends = words.starts[source] + start[owner], words.ends[source] + start[owner]
-    if len(taken):
-        counts, t_starts, t_ends = _encoded([joined[s:e] for s, e in zip(run_start[taken].tolist(),
-                                                                          run_end[taken].tolist())])
-        shift = np.repeat(run_start[taken], counts)
+    if len(run_start):
+        counts, t_starts, t_ends = _encoded([joined[s:e] for s, e in zip(run_start.tolist(), run_end.tolist())])
+        shift = np.repeat(run_start, counts)
         # runs do not overlap, so every piece of a whole run goes in before the first later word piece
         into = np.searchsorted(starts, shift)
         starts = np.insert(starts, into, t_starts + shift)
@@ -225,6 +248,7 @@ def write_tokens(warehouse, corpus_hash: str, chunk_set: str) -> str:
     only when none are stored, and the transaction holds the warehouse's one read-write connection.
     """
     import numpy as np
+    import pyarrow as pa
 
     from assay.sqlfiles import load_sql
 
@@ -234,13 +258,15 @@ def write_tokens(warehouse, corpus_hash: str, chunk_set: str) -> str:
     if not con.execute(load_sql("budget/has_doc_tokens"), {"tokenizer_id": tid, "corpus_hash": corpus_hash}).fetchall():
         docs = con.execute("SELECT doc_id, text FROM documents WHERE corpus_hash = ? ORDER BY doc_id",
                            [corpus_hash]).fetchall()
-        ids = np.array([doc_id for doc_id, _ in docs], dtype=object)
+        ids = pa.array([doc_id for doc_id, _ in docs], pa.string())
         for first, counts, starts, ends in piece_batches([text for _, text in docs]):
             piece_idx = np.arange(len(starts)) - np.repeat(np.cumsum(counts) - counts, counts)
-            # the documents' own id strings, repeated by reference: DuckDB reads each once per piece, in order
-            table = {"doc_id": np.repeat(ids[first:first + len(counts)], counts),
-                     "tok_idx": piece_idx.astype(np.int32), "start_char": starts.astype(np.int32),
-                     "end_char": ends.astype(np.int32)}
+            # doc_id as an Arrow dictionary column (each piece its document's index): DuckDB reads the id strings
+            # once, not once a piece (0.25 s less CPU on SciFact's 1.7 million pieces than numpy object strings)
+            doc = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+            table = pa.table({"doc_id": pa.DictionaryArray.from_arrays(doc, ids.slice(first, len(counts))),
+                              "tok_idx": piece_idx.astype(np.int32), "start_char": starts.astype(np.int32),
+                              "end_char": ends.astype(np.int32)})
             con.register("_assay_tokens", table)
             try:
                 con.execute(load_sql("budget/doc_tokens"), {"tokenizer_id": tid, "corpus_hash": corpus_hash})
