@@ -302,3 +302,15 @@ def test_is_heading_piece_exact_cases():
     assert recursive._is_heading_piece("Title X\n", 0, 5) is False
     assert recursive._is_heading_piece("===\nX\n", 0, 3) is True
     assert recursive._is_heading_piece("===\n  Title", 0, 3) is True
+
+
+def test_sentence_cuts_around_a_mark_at_position_zero():
+    """A mark at the text's first character ends a sentence too (before x, and as the first mark after x).
+
+    Kills assay.chunking.recursive.x__sentence_cuts_around__mutmut_6 (floor 1 for a part at 0), _23 and _24
+    (a mark at 0 taken as none, before x), _87 and _88 (the same, after x), _72 (run > a)."""
+    assert _sentence_cuts_around(". b c", 0, 5, 4, 256) == (2, 5)
+    assert _sentence_cuts_around("! b", 0, 3, 0, 256) == (0, 2)
+    # x on the whitespace right after a mark that sits just before the part: that run is a cut
+    # (kills x__sentence_cuts_around__mutmut_72, run > a)
+    assert _sentence_cuts_around("a. b c", 2, 6, 2, 256) == (2, 3)
