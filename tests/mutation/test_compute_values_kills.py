@@ -145,6 +145,11 @@ class _Recording:
         return getattr(self._wh, name)
 
 
+def _answer_lookups(rec):
+    """The statements that read the answers table (the answer measures' own SQL goes through ``query``)."""
+    return [sql for sql in rec.asked if "from answers" in " ".join(sql.lower().split())]
+
+
 # --- evaluate --------------------------------------------------------------------------------------------------
 
 def test_evaluate_every_row_at_the_default_and_a_given_seed_and_sample_count(mini_copy):
@@ -205,8 +210,7 @@ def test_evaluate_asks_once_whether_the_run_has_answers_and_runs_no_answer_sql_w
         rec = _Recording(wh)
         rows = cm.evaluate(rec, "a")
         assert rec.measures == ["measures/abstention"]  # Abstain: no unanswerable question, so nothing stored
-        assert [sql for sql in rec.asked if "answers" in sql] == [
-            "SELECT COUNT(*) FROM answers WHERE run_id = ?"]
+        assert len(_answer_lookups(rec)) == 1
         assert as_tuples(rows) == reference(wh, "a", DEFAULT_MEASURES)
     assert {r.metric for r in rows} == {m.name for m in DEFAULT_MEASURES} - {m.name for m in ANSWER} - {"Abstain"}
     with Warehouse.open(staged, read_only=True) as wh:
@@ -221,7 +225,7 @@ def test_evaluate_asks_about_answers_once_on_a_run_with_them(mini_copy):
         wh.con.execute("DELETE FROM measure_values WHERE level = 'answer'")
         rec = _Recording(wh)
         cm.evaluate(rec, run_id)
-        assert [sql for sql in rec.asked if "answers" in sql] == ["SELECT COUNT(*) FROM answers WHERE run_id = ?"]
+        assert len(_answer_lookups(rec)) == 1
         assert rec.measures == [m.sql for m in ANSWER]
 
 
