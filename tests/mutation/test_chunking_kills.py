@@ -314,3 +314,13 @@ def test_sentence_cuts_around_a_mark_at_position_zero():
     # x on the whitespace right after a mark that sits just before the part: that run is a cut
     # (kills x__sentence_cuts_around__mutmut_72, run > a)
     assert _sentence_cuts_around("a. b c", 2, 6, 2, 256) == (2, 3)
+
+
+def test_python_spans_carry_over_a_word_cut_at_the_size_that_ends_its_part():
+    """Overlap across words longer than the size, one of them a multiple of it (its last character piece
+    ends at the part's trimmed end, not the part's end): python_spans == the reference.
+
+    Kills assay.chunking.recursive.xǁ_Documentǁ_run_around__mutmut_39 (nxt <= e: the part's trimmed end
+    taken for a boundary)."""
+    text = ' .!xx? xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx.aaa bbaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa         ..  aaaaaaaaaaaaaaaaaaaaa.!!         aaaaaaaaaaaaaaa!  yyyyyyyy \n\n  y.. bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb  abbbbb  yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy  zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz.!yyyyy  \n\n    xx '
+    assert python_spans(text, 4, 2) == reference_spans(text, 4, 2)
