@@ -275,7 +275,7 @@ def test_paired_rows_are_every_slice_in_order_with_seeded_p_values_on_every_path
     """Kills, in paired_tests' Ibis path (a brief warehouse, or a source with only an Ibis backend): `pairs`
     None (x_paired_tests__mutmut_5); `or` for `and` before the direct read (6: a source without a DuckDB
     connection read with SQL fails); opened(None) (23); `fetched` None (24); each argument of to_pyarrow and
-    paired None or dropped (25-37); the run ids misspelt (38-41); the grouping key and the appended pair None,
+    paired None or dropped (25, 27-37); the run ids misspelt (38-41); the grouping key and the appended pair None,
     or their fields misspelt or upper-cased, setdefault without a default (42-58). On every path: "all" sorted
     last instead of first (`s == "all"`, 69); the randomization tests not seeded with the run's seed
     (`seed=None`, 92; in paired_tests_many, significance x_paired_tests_many__mutmut_20, and the seed passed as
@@ -286,6 +286,25 @@ def test_paired_rows_are_every_slice_in_order_with_seeded_p_values_on_every_path
     assert [tuple(r[k] for k in KEYS) for r in rows] == ROWS
     assert all(set(r) == set(KEYS) for r in rows)
 
+
+
+def test_a_measure_not_stored_is_computed_from_the_warehouse_on_the_ibis_path(path):
+    """Kills: paired() given None for the warehouse (x_paired_tests__mutmut_26): Success@2 is not among the
+    measures stored with a run, so the Ibis path computes its values through the warehouse (the default
+    measures, stored, never need it). A brief warehouse gives the rows a Warehouse gives: 12 and 18 of 20
+    questions hit within rank 2 (chunk level), 17 and 18 (document level)."""
+    with Warehouse.open(path, read_only=True) as wh:
+        a, d = run_identity(wh, "a"), run_identity(wh, "d")
+        direct = paired_rows(wh, a, d, [parse_measure("Success@2")], False, 0)
+    expected = [
+        {"metric": "Success@2", "level": "chunk", "slice": "all", "n": 20, "a": 0.6, "b": 0.9, "delta": 0.3,
+         "ci_low": 0.03941065148246681, "ci_high": 0.6055050463303895, "test": "mcnemar-exact", "p_value": 0.03125,
+         "p_holm": 0.0625, "n_tests": 2},
+        {"metric": "Success@2", "level": "doc", "slice": "all", "n": 20, "a": 0.85, "b": 0.9, "delta": 0.05,
+         "ci_low": -0.179782505861521, "ci_high": 0.30000000000000004, "test": "mcnemar-exact", "p_value": 1.0,
+         "p_holm": 1.0, "n_tests": 2}]
+    assert direct == expected
+    assert paired_rows(Warehouse.brief(path), a, d, [parse_measure("Success@2")], False, 0) == expected
 
 def test_compare_on_a_duckdb_warehouse_reads_the_pairs_with_sql_without_ibis(path):
     """Kills: holds_duckdb asked of None (x_paired_tests__mutmut_7): a warehouse holding a DuckDB connection
