@@ -29,7 +29,9 @@ SAMPLES = [
     [0.0, 0.0, 1.0, 1.0, 1.0, 0.5],
     [0.9, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1],
     [0.02, 0.01, 0.0, 0.9, 0.03, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    [0.13, 0.42, 0.58, 0.91, 0.27, 0.66, 0.05, 0.77, 0.34],
 ]
+SPREAD = SAMPLES[-1]  # 1000 and 1001 resamples give different intervals (SAMPLES[0] gives the same)
 
 
 def _wilson_closed_form(k, n, z=stats.Z95, continuity=True):
@@ -163,6 +165,9 @@ def test_paired_delta_equals_the_reference(before, after):
         assert stats.paired_bootstrap_deltas([(before, after), (after, before)], seed=4, samples=samples) == [
             want, ref.paired_bootstrap_delta(after, before, seed=4, samples=samples)]
     assert stats.paired_bootstrap_delta(before, after, 4) == ref.paired_bootstrap_delta(before, after, 4)
+    assert stats.paired_bootstrap_delta(SPREAD, SPREAD[::-1], 5) == ref.paired_bootstrap_delta(SPREAD, SPREAD[::-1], 5)
+    assert stats.paired_bootstrap_deltas([(SPREAD, SPREAD[::-1])], 5) == [
+        ref.paired_bootstrap_delta(SPREAD, SPREAD[::-1], 5)]
     assert stats.paired_bootstrap_deltas([(before, after)], 4) == [ref.paired_bootstrap_delta(before, after, 4)]
 
 
@@ -192,7 +197,7 @@ def test_paired_deltas_refuse_unequal_lengths():
 def test_interval_dispatches_and_passes_samples():
     """Kills x_interval__mutmut_1 (default samples 1001), x_interval__mutmut_18 (samples not passed on) and the
     kind / message mutants: each kind's exact figures, the unknown kind's exact message."""
-    values = SAMPLES[0]
+    values = SPREAD
     assert stats.interval([1, 0, 1, 1], "wilson", 0) == stats.wilson(3, 4)
     assert stats.wilson(3, 4) == pytest.approx(_wilson_closed_form(3, 4), abs=1e-15)
     assert stats.interval(values, "bootstrap", 5, 120) == ref.bootstrap_mean(values, seed=5, samples=120)
@@ -209,13 +214,13 @@ def test_intervals_group_rows_as_single_calls():
     """Kills x_intervals__mutmut_* (grouping key (seed, n), flat / n = 1 / non-int seed rows taken alone, output
     order, samples passed on and its default): each row equals the reference call for it alone."""
     rows = SAMPLES + [[0.5] * 8, [0.7], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8], [0.3, 0.6]]
-    seeds = [1, 2, 1, 1, np.int64(2), 1, 2, 1, 1, 2, 1, 3]
+    seeds = [1, 2, 1, 1, np.int64(2), 1, 2, 1, 5, 1, 2, 1, 3]
     for samples in (130, None):
         kwargs = {} if samples is None else {"samples": samples}
         got = stats.intervals(iter(rows), "bootstrap", iter(seeds), **kwargs)
         assert got == [ref.bootstrap_mean(r, seed=int(s), samples=samples or 1000) for r, s in zip(rows, seeds)]
     # a Generator in place of a seed: that row alone, drawing from the generator
-    gen_row = SAMPLES[0]
+    gen_row = SPREAD
     got = stats.intervals([gen_row, SAMPLES[4]], "bootstrap", [np.random.default_rng(9), 9], 90)
     assert got == [ref.bootstrap_mean(gen_row, seed=np.random.default_rng(9), samples=90),
                    ref.bootstrap_mean(SAMPLES[4], seed=9, samples=90)]
