@@ -1,0 +1,144 @@
+"""Survivors of the mutmut run of 2026-12-01 outside the statistics: compare's direct SQL path, user measures
+found from an assay.toml without a recorded path, chunker labels with parameters beyond size and overlap, and
+quote resolution (markup before a quote, every failing gold entry reported, the nearest-passage boundary)."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from assay.chunking import chunker_label
+from assay.errors import ConfigError, JudgmentsError
+from assay.judgments import load_judgments, resolve_gold
+from assay.judgments.resolve import MIN_SHOWN_SIMILARITY, find_quote, not_found_message
+
+
+# -- compare reads the pairs with SQL on a DuckDB warehouse -------------------------------------------------------
+
+def test_compare_on_a_duckdb_warehouse_pairs_the_values_with_sql(tmp_path, monkeypatch):
+    """Kills x_paired_tests__mutmut_7 (holds_duckdb asked of None): on a Warehouse, compare pairs the values
+    with assay.analytics.direct.paired_values (SQL), not through the Ibis expression. Checked in this process
+    (tests/mutation/test_comparison_kills_2.py checks the same in a fresh interpreter, which mutmut does not
+    follow)."""
+    from assay.analytics import direct, pairing
+    from assay.comparison import compare
+    from assay.warehouse import Warehouse
+    from assay.chunking import Chunk
+    from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
+
+    path = tmp_path / "w.duckdb"
+    d0, d1 = (Chunk(f"d{i}.md", i, 0, DOC_LEN, "x" * DOC_LEN).chunk_id for i in (0, 1))
+    with Warehouse.open(path) as wh:
+        for run_id, first in (("a", 1), ("b", 0)):
+            syn = Synthetic(["d0.md", "d1.md"], [Chunk(f"d{i}.md", i, 0, DOC_LEN, "x" * DOC_LEN) for i in (0, 1)])
+            for i in range(6):
+                ranking = [d0, d1] if (i + first) % 2 else [d1, d0]
+                syn.queries.append(QuerySpec(f"q{i}", [("d0.md", None, None, 1)], ranking))
+            write_synthetic(wh, syn, run_id=run_id)
+    calls = []
+    real = direct.paired_values
+
+    def recording(*args, **kwargs):
+        calls.append(args[1:3])
+        return real(*args, **kwargs)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a DuckDB warehouse was paired through the Ibis expression")
+
+    monkeypatch.setattr(direct, "paired_values", recording)
+    monkeypatch.setattr(pairing, "paired", refused)
+    with Warehouse.open(path, read_only=True) as wh:
+        rows = compare(wh, "a", "b")["rows"]
+    assert calls == [("a", "b")]
+    assert rows and all(r["n"] == 6 for r in rows if r["slice"] == "all")
+
+
+# -- user measures: the directory is relative to assay.toml, "assay.toml" in the working directory by default ------
+
+def test_a_measures_dir_without_a_recorded_path_is_relative_to_the_working_directory(tmp_path, monkeypatch):
+    """Kills x_load_user_measures__mutmut_13, _15 (no default path: Path(None) fails) and _18 (the default named
+    otherwise in the message): a parsed assay.toml that does not say where it was read is taken as ./assay.toml."""
+    from assay.metrics.registry import load_user_measures
+
+    monkeypatch.chdir(tmp_path)
+    try:
+        with pytest.raises(ConfigError) as error:
+            load_user_measures({"measures": {"dir": "no-such-dir"}})
+        assert str(error.value) == "assay.toml: [measures] dir 'no-such-dir' is not a directory (no-such-dir)"
+        (tmp_path / "measures").mkdir()
+        assert load_user_measures({"measures": {"dir": "measures"}}) == ()  # an empty directory: no user measures
+    finally:
+        load_user_measures({})  # the built-in measures again, for the tests after this one
+
+
+# -- chunker labels ------------------------------------------------------------------------------------------------
+
+def test_a_chunker_label_puts_size_and_overlap_first_and_the_rest_by_name():
+    """Kills x_chunker_label__mutmut_4, _5 (overlap left out of the order) and _16 (every key looked up in the
+    order): parameters beyond size and overlap follow them, by name."""
+    chunker = {"name": "semantic", "model": "m", "overlap": 50, "breakpoint": 0.9, "size": 400}
+    assert chunker_label(chunker) == "semantic(size=400, overlap=50, breakpoint=0.9, model=m)"
+    assert chunker_label({"name": "x", "overlap": 0, "alpha": 1}) == "x(overlap=0, alpha=1)"
+    assert chunker_label({"name": "document"}) == "document"
+
+
+# -- quote resolution ----------------------------------------------------------------------------------------------
+
+def test_a_quote_with_heading_markup_covers_the_markup():
+    """Kills x__loose__mutmut_10 (fragment[-1:] -> fragment[+1:]): the quote '## Install the guide' is not in the
+    Markdown source as written ('*the*' is emphasised there), so it matches the rendered heading and then takes in
+    the '## ' before it; that prefix ends in a space after two other characters, which the mutant misses."""
+    text = "intro\n\n## Install *the* guide\n"
+    assert find_quote(text, "## Install the guide", "a.md") == [(7, 29)]
+    assert find_quote(text, "# Install the guide", "a.md") == [(8, 29)]
+
+
+def _judgments(tmp_path, docs: dict, gold: list) -> tuple:
+    from assay.corpus import load_corpus
+
+    root = tmp_path / "corpus"
+    root.mkdir()
+    for name, text in docs.items():
+        (root / name).write_text(text, encoding="utf-8")
+    path = tmp_path / "judgments.jsonl"
+    record = {"query_id": "q1", "query": "q", "category": "normal", "form": "match", "gold": gold}
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    return load_judgments(path), load_corpus(root), path
+
+
+def test_every_failing_gold_entry_of_a_question_is_reported(tmp_path):
+    """Kills x_resolve_gold__mutmut_15 and _35 (continue -> break after a missing or empty document) and _34 (the
+    empty document's problem replaced): every entry of the question is checked, and each problem is one line."""
+    judgments, corpus, path = _judgments(tmp_path, {"empty.md": "", "a.md": "Some text here.\n"}, [
+        {"doc": "gone.md", "quote": "x"}, {"doc": "empty.md", "quote": "y"}, {"doc": "also-gone.md"},
+        {"doc": "a.md", "quote": "not in it"}])
+    with pytest.raises(JudgmentsError) as error:
+        resolve_gold(judgments, corpus)
+    where = f"{path}:1 (query q1)"
+    assert error.value.problems == [
+        f"{where}: document 'gone.md' is not in the corpus {corpus.root}",
+        f"{where}: empty.md is empty (no text to quote; the corpus keeps it so it can be judged whole): drop the "
+        "quote to judge the whole document, or give the file text: 'y'",
+        f"{where}: document 'also-gone.md' is not in the corpus {corpus.root}",
+        f"{where}: {not_found_message('Some text here.' + chr(10), 'not in it', 'a.md')}",
+    ]
+
+
+def test_a_nearest_passage_exactly_at_the_minimum_similarity_is_shown(monkeypatch):
+    """Kills x_not_found_message__mutmut_10 (< -> <=): a passage scoring exactly MIN_SHOWN_SIMILARITY is shown;
+    only one below it is called noise."""
+    from assay.judgments import nearest
+
+    def passage(similarity):
+        return SimpleNamespace(similarity=similarity, line=3, snippet="the nearest words",
+                               describe=lambda: f"similarity {similarity:.2f}, line 3")
+
+    monkeypatch.setattr(nearest, "nearest_passage", lambda text, quote, doc_id: passage(MIN_SHOWN_SIMILARITY))
+    assert not_found_message("t", "q", "a.md") == (
+        "quote not found in a.md: 'q'; nearest passage (similarity 0.50, line 3): 'the nearest words'")
+    below = MIN_SHOWN_SIMILARITY - 1e-9
+    monkeypatch.setattr(nearest, "nearest_passage", lambda text, quote, doc_id: passage(below))
+    assert not_found_message("t", "q", "a.md") == (
+        "quote not found in a.md: 'q'; no passage comes close (best similarity 0.50, line 3)")
