@@ -130,6 +130,9 @@ def test_a_resumed_run_names_only_the_mutants_it_must_test(tmp_path, monkeypatch
     assert mutate.to_rerun(files, survivors=True, not_run=True) == mutate.to_rerun(files, survivors=True,
                                                                                   not_run=False)
     assert mutate.to_rerun(files, survivors=False, not_run=False) == []
+    # the survivors listed as equivalent are not run again: no test can kill them
+    assert mutate.to_rerun(files, survivors=True, not_run=False, skip={"assay.gate.x_a__mutmut_2"}) == [
+        "assay.gate.x_a__mutmut_3", "assay.gate.x_a__mutmut_5"]
 
 
 def test_under_mutmut_the_cheapest_test_modules_run_first(tmp_path, monkeypatch):

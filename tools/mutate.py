@@ -107,12 +107,19 @@ def results(path: str) -> dict[str, str]:
     return {name: STATUS.get(code, "other") for name, code in codes.items()}
 
 
-def to_rerun(files: list[str], *, survivors: bool, not_run: bool) -> list[str]:
+def to_rerun(files: list[str], *, survivors: bool, not_run: bool, skip=frozenset()) -> list[str]:
     """The mutants of ``files`` a run must name: those not detected (``survivors``: survived, not covered,
-    other, not run) and/or those not tested yet (``not_run``). mutmut reruns every mutant a run names, and tests
-    only the untested ones of a run naming none."""
+    other, not run) and/or those not tested yet (``not_run``), less those in ``skip`` (the survivors listed as
+    equivalent: no test can kill them, and a survivor costs every test that calls its function). mutmut reruns
+    every mutant a run names, and tests only the untested ones of a run naming none."""
     return [n for path in files for n, status in results(path).items()
-            if (survivors and status not in DETECTED) or (not_run and status == "not run")]
+            if ((survivors and status not in DETECTED) or (not_run and status == "not run")) and n not in skip]
+
+
+def equivalent_names() -> set[str]:
+    """The survivors tools/mutation_equivalent.toml (or the SQL case rule) names as equivalent."""
+    by_file, _ = collect()
+    return {m.name for ms in by_file.values() for m in ms if m.status == "equivalent"}
 
 
 @dataclass
@@ -347,7 +354,8 @@ def render(by_file: dict[str, list[Mutant]], stale: list[dict], seconds: float |
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--module", action="append", help="only this module, e.g. assay.gate (repeatable)")
-    ap.add_argument("--survivors", action="store_true", help="run again only the mutants that did not die")
+    ap.add_argument("--survivors", action="store_true", help="run again only the mutants that did not die (not "
+                    "those listed as equivalent)")
     ap.add_argument("--not-run", action="store_true", help="run only the mutants not tested yet (resume a run "
                     "cut short)")
     ap.add_argument("--report", action="store_true", help="write the report from the last run; run nothing")
@@ -365,7 +373,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report:
         names = None
         if args.survivors or args.not_run:
-            names = to_rerun(files, survivors=args.survivors, not_run=args.not_run)
+            skip = equivalent_names() if args.survivors else frozenset()
+            names = to_rerun(files, survivors=args.survivors, not_run=args.not_run, skip=skip)
         if names != []:
             code, seconds = run_mutmut(files, args.jobs, names)
             if code not in (0, None):
