@@ -142,3 +142,30 @@ def test_a_nearest_passage_exactly_at_the_minimum_similarity_is_shown(monkeypatc
     monkeypatch.setattr(nearest, "nearest_passage", lambda text, quote, doc_id: passage(below))
     assert not_found_message("t", "q", "a.md") == (
         "quote not found in a.md: 'q'; no passage comes close (best similarity 0.50, line 3)")
+
+
+@pytest.mark.parametrize("spaces, start", [(74, 122), (75, 199)])
+def test_markup_before_a_quote_is_looked_for_within_its_window(spaces, start):
+    """Kills x__extend__mutmut_8..11 (the window's size): the markup a quote has before its first visible
+    character ('## ' here) is looked for within 4 characters per markup character plus 64 before the match, so
+    '##' and 74 spaces (76 characters, the whole window for a 3-character prefix) are taken in, and '##' and 75
+    spaces are not. The heading starts at character 122, past the window's 76, so the window does not reach the
+    start of the text."""
+    text = "x" * 120 + "\n\n##" + " " * spaces + "Install *the* guide\n"
+    assert find_quote(text, "## Install the guide", "a.md") == [(start, 122 + 2 + spaces + 19)]
+
+
+def test_each_in_word_hyphen_is_tried_kept_and_dropped_against_line_end_hyphenation():
+    """Kills x__needles__mutmut_12 (only the first hyphen ever dropped) and _19 (where a later dropped hyphen
+    joined, counted the wrong way): the quote writes 'well-known' and 'long-lived' with their hyphens; the text
+    breaks the second, or both, at a line end."""
+    assert find_quote("A well-known and long-\nlived process.", "well-known and long-lived", "a.txt") == [(2, 28)]
+    assert find_quote("A well-\nknown and long-\nlived process.", "well-known and long-lived", "a.txt") == [(2, 29)]
+    # a hyphen the quote dropped must be a line-end one: 'wellknown' written whole is not 'well-known'
+    assert find_quote("A wellknown and longlived process.", "well-known and long-lived", "a.txt") == []
+
+
+def test_a_quote_starting_with_x_is_not_confused_with_a_longer_word():
+    """Kills x_find_quote__mutmut_20 (the needle stripped of 'X' as well as spaces): 'XML parser' is found once,
+    not also inside 'HTML parser'."""
+    assert find_quote("An XML parser and an HTML parser.", "XML parser", "a.txt") == [(3, 13)]
