@@ -169,3 +169,12 @@ def test_a_quote_starting_with_x_is_not_confused_with_a_longer_word():
     """Kills x_find_quote__mutmut_20 (the needle stripped of 'X' as well as spaces): 'XML parser' is found once,
     not also inside 'HTML parser'."""
     assert find_quote("An XML parser and an HTML parser.", "XML parser", "a.txt") == [(3, 13)]
+
+
+@pytest.mark.parametrize("text", ["wel-\nlknown is here", "wellk-\nnown is here", "ab-\ncd wellknown"])
+def test_a_dropped_hyphen_must_be_the_line_end_hyphen_at_that_very_place(text):
+    """Kills x_find_quote__mutmut_53, _54, _57 (the line-end check looks wider than the two characters around
+    the join): 'well-known' is not in a text that breaks 'wellknown' one letter earlier or later, or that has
+    a line-end hyphen elsewhere before it; it is where the break is exactly at its hyphen."""
+    assert find_quote(text, "well-known", "a.txt") == []
+    assert find_quote("ab-\ncd well-\nknown", "well-known", "a.txt") == [(7, 18)]
