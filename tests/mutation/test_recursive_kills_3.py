@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "chunking"))  # reference_recursive (no __init__)
 from reference_recursive import RecursiveChunker as Reference  # noqa: E402
 
-from assay.chunking.recursive import _text_to, _trim, is_heading, python_spans  # noqa: E402
+from assay.chunking.recursive import _Document, _text_to, _trim, is_heading, python_spans  # noqa: E402
 
 
 def reference_spans(text, size, overlap):
@@ -123,3 +123,50 @@ def test_paragraph_break_at_the_end_of_the_text():
     break, and the empty paragraph after it is read past the end)."""
     text = "xxxxxxxxxxxxxxxxxxxxxxxx bb alpha? a alpha xxxxxxxxxxxxxxxxxxxxxxxxxxxx.  word a!\n\n"
     assert_spans(text, 80, 0, [(0, 72), (74, 81)])
+
+
+# -- _Document.paragraphs ---------------------------------------------------------------------------
+
+def split_items(text, size):
+    out = []
+    _Document(text, size, 0).split(0, len(text), 0, out)
+    return out
+
+
+def test_paragraphs_gives_what_split_gives_for_a_text_broken_only_into_paragraphs():
+    """paragraphs(s, e): for a text whose line breaks inside its trimmed extent [s, e) all belong to paragraph
+    breaks, split's items (a paragraph too long for a chunk as a long part of level 2), found with str.find;
+    None for any other text. A line break among the blanks before s is outside: still paragraphs.
+
+    Kills assay.chunking.recursive.xǁ_Documentǁparagraphs__mutmut_8 (the first search from 0: the lone line
+    break before the text gives None), _13 and _64 (rfind: the last line break of a paragraph break, where no
+    separator starts, gives None), _15 (the loop never runs: None) and _19 (m = None: None)."""
+    text = "Aa bb cc dd ee.\n\nFf gg.\n\nHh ii jj kk ll mm nn.\n \n  Oo."
+    expected = [(0, 17, 2), (17, 25), (25, 51, 2), (51, 54)]
+    assert _Document(text, 10, 0).paragraphs(0, len(text)) == expected
+    assert split_items(text, 10) == expected
+    indented = " \n" + text
+    expected = [(0, 19, 2), (19, 27), (27, 53, 2), (53, 56)]
+    assert _Document(indented, 10, 0).paragraphs(2, len(indented)) == expected
+    assert split_items(indented, 10) == expected
+    assert _Document("Aa bb.\nCc dd.\n\nEe.", 10, 0).paragraphs(0, 18) is None  # a line break inside a paragraph
+
+
+# -- _Document.glue ---------------------------------------------------------------------------------
+
+def test_glue_keeps_a_leading_blank_piece_with_the_heading_after_it():
+    """glue over split's items of a text opening with a paragraph break, then a heading: the first glued piece
+    starts at 0, as RecursiveChunker._glue_headings of the reference glues it (blanks wait with the heading).
+
+    Kills assay.chunking.recursive.xǁ_Documentǁglue__mutmut_22 (pending = None: the leading blank piece
+    dropped, the first piece starting after it)."""
+    text = "\n\nTitle\n\nBody one,\nline two.\n\nBody two."
+    ref = Reference(12, 0)
+    glued = ref._glue_headings(text, ref._pieces(text, 0, len(text), 0))
+    assert glued == [(0, 19), (19, 30), (30, 39)]
+    doc = _Document(text, 12, 0)
+    items = split_items(text, 12)
+    assert items == [(0, 2), (2, 9), (9, 19), (19, 29), (29, 30), (30, 39)]
+    doc.glue(items)
+    assert doc.starts == [start for start, _ in glued] + [glued[-1][1]]
+    assert doc.runs == {}
