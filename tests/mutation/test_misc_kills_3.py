@@ -178,3 +178,21 @@ def test_a_dropped_hyphen_must_be_the_line_end_hyphen_at_that_very_place(text):
     a line-end hyphen elsewhere before it; it is where the break is exactly at its hyphen."""
     assert find_quote(text, "well-known", "a.txt") == []
     assert find_quote("ab-\ncd well-\nknown", "well-known", "a.txt") == [(7, 18)]
+
+
+# -- measure names -------------------------------------------------------------------------------------------------
+
+def test_a_cutoff_that_is_not_a_number_gets_the_cutoff_hint_and_an_unknown_name_does_not():
+    """Kills x_parse_measure__mutmut_33, _34, _35 and x__family_named__mutmut_5: 'nDCG@ten' (which the measure
+    pattern cannot read) is told what a cutoff is; 'nDCG_abc' (read as one unknown name) and 'nosuch_10' (an
+    unknown name with trec_eval's cutoff) are unknown measures, with no cutoff hint and no crash."""
+    from assay.metrics.registry import parse_measure
+
+    with pytest.raises(ConfigError) as error:
+        parse_measure("nDCG@ten")
+    assert str(error.value).startswith("unknown measure 'nDCG@ten': a cutoff is a whole number after @ (nDCG@10), "
+                                       "or a token budget (nDCG@1000tok); did you mean nDCG? Measures: ")
+    for text in ("nDCG_abc", "nosuch_10"):
+        with pytest.raises(ConfigError) as error:
+            parse_measure(text)
+        assert str(error.value).startswith(f"unknown measure {text!r}") and "a cutoff is" not in str(error.value)
