@@ -196,3 +196,18 @@ def test_a_cutoff_that_is_not_a_number_gets_the_cutoff_hint_and_an_unknown_name_
         with pytest.raises(ConfigError) as error:
             parse_measure(text)
         assert str(error.value).startswith(f"unknown measure {text!r}") and "a cutoff is" not in str(error.value)
+
+
+def test_a_cutoff_below_one_and_a_budget_on_a_measure_without_one_are_refused_with_their_messages():
+    """Kills x_parse_measure__mutmut_79 (the cutoff message), _84 and _86 (the list of measures that take a
+    budget)."""
+    from assay.metrics.registry import parse_measure
+
+    for text in ("nDCG@0", "P_0"):
+        with pytest.raises(ConfigError) as error:
+            parse_measure(text)
+        assert str(error.value) == f"measure {text!r}: the cutoff must be at least 1"
+    with pytest.raises(ConfigError) as error:
+        parse_measure("AP@1000tok")
+    assert str(error.value) == ("measure AP takes no context budget; budgets (@Ntok) apply to Success, nDCG, "
+                                "SpanRecall, SpanPrecision, SpanIoU")
