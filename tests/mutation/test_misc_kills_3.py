@@ -211,3 +211,26 @@ def test_a_cutoff_below_one_and_a_budget_on_a_measure_without_one_are_refused_wi
         parse_measure("AP@1000tok")
     assert str(error.value) == ("measure AP takes no context budget; budgets (@Ntok) apply to Success, nDCG, "
                                 "SpanRecall, SpanPrecision, SpanIoU")
+
+
+# -- stored measure values: runs that are not complete -----------------------------------------------------------
+
+def test_store_values_says_why_a_run_that_is_not_complete_gets_no_values(tmp_path):
+    """Kills x_run_status__mutmut_10 (no row read as a status) and x_store_values__mutmut_12..19 (the reason and
+    the Stored record of a run that is missing or not complete)."""
+    from assay.metrics.registry import parse_measure
+    from assay.metrics.values import Stored, run_status, store_values
+    from assay.warehouse import Warehouse
+    from synthetic import QuerySpec, Synthetic, write_synthetic
+
+    measures = (parse_measure("nDCG@10"), parse_measure("AP"))
+    with Warehouse.open(tmp_path / "w.duckdb") as wh:
+        assert run_status(wh, "nope") is None
+        assert store_values(wh, "nope", measures) == Stored("nope", {}, {"nDCG@10": "no such run", "AP": "no such run"})
+        syn = Synthetic(["d0.md"], [])
+        syn.queries.append(QuerySpec("q0", [("d0.md", None, None, 1)], []))
+        write_synthetic(wh, syn, run_id="r")
+        wh.con.execute("UPDATE runs SET status = 'failed' WHERE run_id = 'r'")
+        assert run_status(wh, "r") == "failed"
+        assert store_values(wh, "r", measures) == Stored(
+            "r", {}, {"nDCG@10": "run status is failed", "AP": "run status is failed"})
