@@ -234,3 +234,22 @@ def test_store_values_says_why_a_run_that_is_not_complete_gets_no_values(tmp_pat
         assert run_status(wh, "r") == "failed"
         assert store_values(wh, "r", measures) == Stored(
             "r", {}, {"nDCG@10": "run status is failed", "AP": "run status is failed"})
+
+
+def test_a_measure_of_the_answer_skipped_at_a_ranking_stage_does_not_stop_the_others(tmp_path):
+    """Kills x_store_values__mutmut_53 (continue -> break after a measure with no values at this stage): at the
+    bm25 stage, faithfulness (it scores the final answer) is skipped and nDCG@10 after it is still stored."""
+    from assay.chunking import Chunk
+    from assay.metrics.registry import parse_measure
+    from assay.metrics.values import store_values
+    from assay.warehouse import Warehouse
+    from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
+
+    chunk = Chunk("d0.md", 0, 0, DOC_LEN, "x" * DOC_LEN)
+    syn = Synthetic(["d0.md"], [chunk])
+    syn.queries.append(QuerySpec("q0", [("d0.md", None, None, 1)], [chunk.chunk_id]))
+    with Warehouse.open(tmp_path / "w.duckdb") as wh:
+        write_synthetic(wh, syn, run_id="r", stages={"q0": {"bm25": [chunk.chunk_id], "final": [chunk.chunk_id]}})
+        stored = store_values(wh, "r", (parse_measure("faithfulness"), parse_measure("nDCG@10")), stage="bm25")
+    assert stored.skipped == {"faithfulness": "scores the final answer, not the bm25 stage"}
+    assert stored.written == {"nDCG@10": 2}  # chunk and doc level
