@@ -253,3 +253,33 @@ def test_a_measure_of_the_answer_skipped_at_a_ranking_stage_does_not_stop_the_ot
         stored = store_values(wh, "r", (parse_measure("faithfulness"), parse_measure("nDCG@10")), stage="bm25")
     assert stored.skipped == {"faithfulness": "scores the final answer, not the bm25 stage"}
     assert stored.written == {"nDCG@10": 2}  # chunk and doc level
+
+
+def test_sql_parameters_are_found_by_the_kept_parser_and_by_the_callers():
+    """Kills x_sql_parameters__mutmut_4, _5, _6: a text never parsed before (so not in the cache) is parsed by
+    the kept parser when none is given, and by the caller's connection when one is; '$names' in comments and
+    strings do not count."""
+    import uuid
+
+    import duckdb
+
+    from assay.metrics.registry import sql_parameters
+
+    for parser in (None, duckdb.connect()):
+        text = f"-- {uuid.uuid4()} $not_this\nSELECT $a, '$nor_this', $b WHERE $a > 0"
+        assert sql_parameters(text, parser) == frozenset({"a", "b"})
+        assert sql_parameters(text, parser) == frozenset({"a", "b"})  # from the cache
+
+
+def test_a_cutoff_missing_or_not_taken_is_refused_with_its_example():
+    """Kills x_parse_measure__mutmut_102, _103 (the budget example offered for a measure without budgets) and
+    _107 (a cutoff given to a measure that takes none)."""
+    from assay.metrics.registry import parse_measure
+
+    cases = {"R": "measure 'R' needs a cutoff, e.g. R@10",
+             "Success": "measure 'Success' needs a cutoff, e.g. Success@10 or Success@1000tok",
+             "Abstain@5": "measure Abstain takes no cutoff"}
+    for text, message in cases.items():
+        with pytest.raises(ConfigError) as error:
+            parse_measure(text)
+        assert str(error.value) == message
