@@ -283,3 +283,31 @@ def test_a_cutoff_missing_or_not_taken_is_refused_with_its_example():
         with pytest.raises(ConfigError) as error:
             parse_measure(text)
         assert str(error.value) == message
+
+
+def test_stored_values_name_their_question_whatever_the_unit(tmp_path):
+    """Kills x_store_values__mutmut_54..57, _59.._63 (the query_id column of a stored value): a question's unit
+    is its query id, kept whole even when it holds '|'; a citation's unit is 'query_id|claim|cite', and its
+    query_id column is the part before the first '|'."""
+    from assay.chunking import Chunk
+    from assay.metrics.registry import parse_measure
+    from assay.metrics.values import store_values
+    from assay.runner import RunOptions, run
+    from assay.warehouse import Warehouse
+    from conftest import MINI
+    from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
+
+    chunk = Chunk("d0.md", 0, 0, DOC_LEN, "x" * DOC_LEN)
+    syn = Synthetic(["d0.md"], [chunk])
+    syn.queries.append(QuerySpec("q|1", [("d0.md", None, None, 1)], [chunk.chunk_id]))
+    with Warehouse.open(tmp_path / "s.duckdb") as wh:
+        write_synthetic(wh, syn, run_id="s")
+        store_values(wh, "s", (parse_measure("nDCG@10"),))
+        rows = wh.con.execute("SELECT DISTINCT query_id, unit FROM measure_values WHERE run_id = 's'").fetchall()
+    assert rows == [("q|1", "q|1")]
+    with Warehouse.open(tmp_path / "m.duckdb") as wh:
+        rec = run(wh, MINI / "corpus", MINI / "judgments.jsonl", RunOptions("bm25", chunk_size=120,
+                                                                           generator="extractive"))
+        rows = wh.con.execute("SELECT query_id, unit FROM measure_values WHERE run_id = ? AND measure = "
+                              "'citation_precision'", [rec.run_id]).fetchall()
+    assert rows and all(unit.count("|") == 2 and query_id == unit.split("|")[0] for query_id, unit in rows)
