@@ -1,17 +1,15 @@
 """Survivors of the mutmut run of 2026-12-01 outside the statistics: compare's direct SQL path, user measures
 found from an assay.toml without a recorded path, chunker labels with parameters beyond size and overlap, and
-quote resolution (markup before a quote, every failing gold entry reported, the nearest-passage boundary)."""
+quote resolution (markup before a quote, line-end hyphens, the nearest-passage boundary)."""
 
 from __future__ import annotations
 
-import json
 from types import SimpleNamespace
 
 import pytest
 
 from assay.chunking import chunker_label
-from assay.errors import ConfigError, JudgmentsError
-from assay.judgments import load_judgments, resolve_gold
+from assay.errors import ConfigError
 from assay.judgments.resolve import MIN_SHOWN_SIMILARITY, find_quote, not_found_message
 
 
@@ -93,37 +91,6 @@ def test_a_quote_with_heading_markup_covers_the_markup():
     text = "intro\n\n## Install *the* guide\n"
     assert find_quote(text, "## Install the guide", "a.md") == [(7, 29)]
     assert find_quote(text, "# Install the guide", "a.md") == [(8, 29)]
-
-
-def _judgments(tmp_path, docs: dict, gold: list) -> tuple:
-    from assay.corpus import load_corpus
-
-    root = tmp_path / "corpus"
-    root.mkdir()
-    for name, text in docs.items():
-        (root / name).write_text(text, encoding="utf-8")
-    path = tmp_path / "judgments.jsonl"
-    record = {"query_id": "q1", "query": "q", "category": "normal", "form": "match", "gold": gold}
-    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    return load_judgments(path), load_corpus(root), path
-
-
-def test_every_failing_gold_entry_of_a_question_is_reported(tmp_path):
-    """Kills x_resolve_gold__mutmut_15 and _35 (continue -> break after a missing or empty document) and _34 (the
-    empty document's problem replaced): every entry of the question is checked, and each problem is one line."""
-    judgments, corpus, path = _judgments(tmp_path, {"empty.md": "", "a.md": "Some text here.\n"}, [
-        {"doc": "gone.md", "quote": "x"}, {"doc": "empty.md", "quote": "y"}, {"doc": "also-gone.md"},
-        {"doc": "a.md", "quote": "not in it"}])
-    with pytest.raises(JudgmentsError) as error:
-        resolve_gold(judgments, corpus)
-    where = f"{path}:1 (query q1)"
-    assert error.value.problems == [
-        f"{where}: document 'gone.md' is not in the corpus {corpus.root}",
-        f"{where}: empty.md is empty (no text to quote; the corpus keeps it so it can be judged whole): drop the "
-        "quote to judge the whole document, or give the file text: 'y'",
-        f"{where}: document 'also-gone.md' is not in the corpus {corpus.root}",
-        f"{where}: {not_found_message('Some text here.' + chr(10), 'not in it', 'a.md')}",
-    ]
 
 
 def test_a_nearest_passage_exactly_at_the_minimum_similarity_is_shown(monkeypatch):
