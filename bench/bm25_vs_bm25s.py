@@ -24,7 +24,11 @@ the ratios and their spread rather than the seconds.
   stored), reported apart and not in the total. ``--src DIR`` adds the same for
   the assay of another source tree, interleaved (before/after a change). bm25s: this file with ``--peer-script``: read the BEIR files,
   tokenize, index, retrieve the top 100 and score with pytrec_eval (nDCG@10,
-  R@100, MAP, MRR). CPU is the children's user + system time.
+  R@100, MAP, MRR). "bm25s_pieces" is the same script doing also the one piece
+  of assay's work it otherwise leaves out, the token-budget measures' input:
+  every document's word pieces with their offsets, from the budget's tokenizer
+  (tokenizers' encode_batch); "ratio_*_same_work" compares assay with that.
+  CPU is the children's user + system time.
 - quality: nDCG@10 (and MAP) of each side's ranking at document level, both
   scored by pytrec_eval from the ranks as returned (each system's own tie order
   kept); the assay run of the last end-to-end repeat also gives assay's own SQL
@@ -201,8 +205,11 @@ def query_speed(repeats: int, passes: int, depth: int = 100) -> dict:
 
 
 # ---------------------------------------------------------------- end to end, fresh processes
-def peer_script() -> None:
-    """The bm25s peer end to end: read SciFact's BEIR files, index, retrieve, score with pytrec_eval."""
+def peer_script(pieces: bool = False) -> None:
+    """The bm25s peer end to end: read SciFact's BEIR files, index, retrieve, score with pytrec_eval. ``pieces``:
+    then also the work behind assay's token-budget measures that the script does not do, the way a user of
+    bm25s would do it: every document's word pieces, with their character offsets, from the tokenizer that
+    defines the budget (the tokenizers package reading the file assay ships; no assay code)."""
     import bm25s
     import pytrec_eval
     import Stemmer
@@ -230,6 +237,13 @@ def peer_script() -> None:
     per = pytrec_eval.RelevanceEvaluator(qrel, {"ndcg_cut_10", "recall_100", "map", "recip_rank"}).evaluate(run)
     means = {m: round(sum(v[m] for v in per.values()) / len(per), 4)
              for m in ("ndcg_cut_10", "recall_100", "map", "recip_rank")}
+    if pieces:
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(ROOT / "src" / "assay" / "data" / "minilm-wordpiece-tokenizer.json"))
+        tok.no_truncation()
+        tok.no_padding()
+        means["word_pieces"] = sum(len(e.offsets) for e in tok.encode_batch(texts, add_special_tokens=False))
     print(json.dumps({"questions": len(per), **means}))
 
 
@@ -278,7 +292,7 @@ def end_to_end(repeats: int, src: Path | None = None) -> dict:
         loads.append(load())
         with tempfile.TemporaryDirectory() as tmp:
             sides = {}
-            order = ["assay", "bm25s"] + (["assay_src"] if src is not None else [])
+            order = ["assay", "bm25s", "bm25s_pieces"] + (["assay_src"] if src is not None else [])
             for side in (order if rep % 2 == 0 else order[::-1]):
                 if side == "assay":
                     sides["assay"], report = assay_end_to_end(Path(tmp) / "assay")
@@ -286,21 +300,26 @@ def end_to_end(repeats: int, src: Path | None = None) -> dict:
                 elif side == "assay_src":
                     sides["assay_src"], _ = assay_end_to_end(Path(tmp) / "src", src)
                 else:
-                    c, w, out = child([PY, __file__, "--peer-script"], os.environ.copy())
-                    sides["bm25s"] = {"cpu_s": round(c, 2), "wall_s": round(w, 2), **json.loads(out)}
+                    flags = ["--peer-script"] + (["--peer-pieces"] if side == "bm25s_pieces" else [])
+                    c, w, out = child([PY, __file__, *flags], os.environ.copy())
+                    sides[side] = {"cpu_s": round(c, 2), "wall_s": round(w, 2), **json.loads(out)}
         sides["ratio_cpu"] = round(sides["assay"]["cpu_s"] / sides["bm25s"]["cpu_s"], 2)
         sides["ratio_wall"] = round(sides["assay"]["wall_s"] / sides["bm25s"]["wall_s"], 2)
+        sides["ratio_cpu_same_work"] = round(sides["assay"]["cpu_s"] / sides["bm25s_pieces"]["cpu_s"], 2)
+        sides["ratio_wall_same_work"] = round(sides["assay"]["wall_s"] / sides["bm25s_pieces"]["wall_s"], 2)
         if src is not None:
             sides["ratio_cpu_src"] = round(sides["assay_src"]["cpu_s"] / sides["bm25s"]["cpu_s"], 2)
         per.append(sides)
         loads.append(load())
-    sides = [s for s in ("assay", "assay_src", "bm25s") if s in per[0]]
+    sides = [s for s in ("assay", "assay_src", "bm25s", "bm25s_pieces") if s in per[0]]
     return {"per_repeat": per, "ratio_cpu": spread([p["ratio_cpu"] for p in per], 2),
             "ratio_wall": spread([p["ratio_wall"] for p in per], 2),
+            "ratio_cpu_same_work": spread([p["ratio_cpu_same_work"] for p in per], 2),
+            "ratio_wall_same_work": spread([p["ratio_wall_same_work"] for p in per], 2),
             **({"ratio_cpu_src": spread([p["ratio_cpu_src"] for p in per], 2)} if src is not None else {}),
             "cpu_s": {side: spread([p[side]["cpu_s"] for p in per], 2) for side in sides},
             "steps_cpu_s": {side: {step: spread([p[side]["steps"][step]["cpu_s"] for p in per], 2)
-                                   for step in per[0][side]["steps"]} for side in sides if side != "bm25s"},
+                                   for step in per[0][side]["steps"]} for side in sides if side.startswith("assay")},
             "assay_sql_nDCG@10_doc": sql,
             "load_avg_seen": {"min": min(x[0] for x in loads), "max": max(x[0] for x in loads)}}
 
@@ -377,6 +396,7 @@ def main() -> None:
     parser.add_argument("--variants", action="store_true", help="also nDCG@10 of analyzer variants")
     parser.add_argument("--skip-end-to-end", action="store_true")
     parser.add_argument("--peer-script", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--peer-pieces", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--src", type=Path, help="also end to end with the assay of this source tree (its src/ on "
                                                   "PYTHONPATH; e.g. an export of an older commit), interleaved")
     parser.add_argument("--skip-query", action="store_true")
@@ -384,7 +404,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if args.peer_script:
-        return peer_script()
+        return peer_script(args.peer_pieces)
     import bm25s
 
     out = {"bm25s_version": bm25s.__version__, "load_avg_start": load()}
