@@ -5,7 +5,7 @@ query, grades 0-3, 15 of them retrieved, mostly near the top, and at least one r
 written as TREC files to a temp directory. Each tool then reads both files and computes nDCG@10,
 AP, RR@10, R@100 and P@10 per query, timed end to end (reading the files included):
 
-- assay: evaluate_trec (DuckDB loads the files; the measure SQL of the warehouse scores them).
+- assay: evaluate_trec (what `assay eval-trec` runs: its compiled reader where built, else DuckDB's).
 - pytrec_eval: its own parse_qrel/parse_run, then one RelevanceEvaluator; trec_eval has no
   RR@k, so RR@10 is recip_rank over the run cut to its top 10 (ordered as trec_eval orders),
   as ir_measures computes it.
