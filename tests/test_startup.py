@@ -53,6 +53,7 @@ COMMANDS = {
     "show": ["show", "latest"],
     "show question": ["show", "latest", "adv-advisory-affected-versions"],
     "gate": ["gate", "latest", "--rule", "Success@3:doc>=0.5"],
+    "gate graded": ["gate", "latest", "--rule", "nDCG@10:doc>=0.1"],
     "sql": ["sql", "SELECT COUNT(*) FROM runs"],
     "export csv": ["export", "latest", "--format", "csv", "--out", "exported"],
 }
@@ -76,6 +77,9 @@ def test_a_command_loads_no_pandas(tmp_path, warehouse, name):
         # the reader of assay.toml when there is none
         assert "_duckdb" in modules and not {"duckdb", "assay.pipelines", "tomllib"} & modules
     if name in ("runs", "show", "show question", "gate"):  # the gate's rule is a 0/1 measure: Wilson, plain floats
+        assert "numpy" not in modules
+    if name.startswith("report") or name == "gate graded":
+        # the run stored its report's intervals (assay.metrics.memo): no bootstrap, so no numpy
         assert "numpy" not in modules
 
 

@@ -545,6 +545,10 @@ class Warehouse:
         from assay.metrics.values import store_values
 
         store_values(self, run_id)
+        import json
+
+        seed, stored_config = self.con.execute("SELECT seed, config FROM runs WHERE run_id = ?", [run_id]).fetchall()[0]
+        remember_intervals(self, run_id, seed, json.loads(stored_config).get("bootstrap_samples", 1000))
         return run_id
 
     def write_run(self, record) -> None:
@@ -604,6 +608,15 @@ class Warehouse:
         from assay.metrics.values import store_values
 
         store_values(self, record.run_id)
+        remember_intervals(self, record.run_id, record.config["seed"], record.config.get("bootstrap_samples", 1000))
+
+
+def remember_intervals(warehouse, run_id: str, seed, samples: int) -> None:
+    """The intervals a report of the run shows (the default measures, seeded as the run is), computed now and
+    kept in the interval memo, so the report reads them (assay.metrics.memo). Inside the caller's transaction."""
+    from assay.metrics.compute import evaluate
+
+    evaluate(warehouse, run_id, seed=seed, samples=samples, remember=True)
 
 
 def _refuse_repeats(run_id: str, rows, width: int, what: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from assay.metrics import memo
 from assay.metrics.registry import DEFAULT_MEASURES, Measure
 from assay.metrics.stats import intervals
 
@@ -70,6 +71,19 @@ def question_labels(warehouse, run_id: str) -> dict[str, dict]:
     return {qid: {"category": c, "form": f, "hard_class": h} for qid, c, f, h in cur.fetchall()}
 
 
+def question_of(unit: str, questions) -> str:
+    """The question a unit belongs to: the unit itself when it is a question's id (which may hold '|'), else
+    the longest of its '|'-separated prefixes that is one (a citation's unit is 'query_id|claim|cite')."""
+    if unit in questions:
+        return unit
+    parts = unit.split("|")
+    for end in range(len(parts) - 1, 0, -1):
+        prefix = "|".join(parts[:end])
+        if prefix in questions:
+            return prefix
+    raise KeyError(f"{unit!r} is no unit of a question of this run")
+
+
 def has_answers(warehouse, run_id: str) -> bool:
     """Whether the run's answer stage wrote answers. Answer measures score them (and the citations, claims and
     verdicts written with them), so without any they have no values: one lookup instead of a query each."""
@@ -88,9 +102,11 @@ def stored_values(warehouse, run_id: str, stage: str = "final") -> dict[str, dic
 
 
 def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "final",
-             seed: int = 0, samples: int = 1000) -> list[MetricRow]:
+             seed: int = 0, samples: int = 1000, remember: bool = False) -> list[MetricRow]:
     """Metric rows of every measure, level and slice. Values stored in ``measure_values`` are read, not computed
-    again (a report reads one table instead of running each measure's SQL); the rest come from ``per_query``."""
+    again (a report reads one table instead of running each measure's SQL); the rest come from ``per_query``.
+    Intervals the interval memo holds (``assay.metrics.memo``) are read too; ``remember``: the ones computed are
+    stored in it (inside the caller's transaction)."""
     labels = question_labels(warehouse, run_id)
     stored = stored_values(warehouse, run_id, stage)
     answered = None  # whether the run has answers, asked once an answer measure is not stored
@@ -107,7 +123,7 @@ def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "fi
             slices = {"all": sorted(by_query)}
             for field in SLICE_FIELDS:
                 for qid in sorted(by_query):
-                    slices.setdefault(f"{field}={labels[qid.split('|')[0]][field]}", []).append(qid)
+                    slices.setdefault(f"{field}={labels[question_of(qid, labels)][field]}", []).append(qid)
             every = len(groups)
             for name in sorted(slices, key=lambda s: (s != "all", s)):
                 if slices[name]:
@@ -116,9 +132,18 @@ def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "fi
     # the intervals of one kind together: bootstraps of one size share their resampling weights (a slice
     # holding every question repeats the "all" row instead)
     bounds: dict[int, tuple] = {}
-    for kind in {g[0].family.interval for g in groups}:
+    keys = {i: memo.memo_key(g[3], g[0].family.interval, seed, samples) for i, g in enumerate(groups) if g[4] is None}
+    known = memo.recall(warehouse, keys.values())
+    computed: dict[str, tuple] = {}
+    for kind in sorted({g[0].family.interval for g in groups}):
         todo = [i for i, g in enumerate(groups) if g[0].family.interval == kind and g[4] is None]
-        bounds.update(zip(todo, intervals([groups[i][3] for i in todo], kind, [seed] * len(todo), samples)))
+        bounds.update((i, known[keys[i]]) for i in todo if keys[i] in known)
+        todo = [i for i in todo if keys[i] not in known]
+        if todo:  # (a bootstrap imports numpy even for nothing)
+            bounds.update(zip(todo, intervals([groups[i][3] for i in todo], kind, [seed] * len(todo), samples)))
+            computed.update((keys[i], bounds[i]) for i in todo)
+    if remember and computed:
+        memo.remember(warehouse, computed)
     rows: list[MetricRow] = []
     for i, (measure, level, name, vals, same) in enumerate(groups):
         low, high = bounds[i if same is None else same]
