@@ -57,7 +57,21 @@ def full_ladder(wh):
     return ablate(wh, "--preset", "retrieval")
 
 
-def test_preset_retrieval_passes_the_weakened_rung_so_ablate_exits_6(full_ladder):
+def stored_figures(path, pipeline: str) -> tuple[str, str]:
+    """Success@3 (doc) and nDCG@10 (chunk) of the warehouse's last run of ``pipeline``, as the ladder prints them."""
+    from assay.metrics.compute import evaluate
+    from assay.metrics.registry import parse_measure
+    from assay.warehouse import Warehouse
+
+    with Warehouse.open(path, read_only=True) as w:
+        run_id = w.con.execute("SELECT run_id FROM runs WHERE pipeline = ? ORDER BY started_at DESC LIMIT 1",
+                               [pipeline]).fetchall()[0][0]
+        rows = {(r.metric, r.level, r.slice): r.value
+                for r in evaluate(w, run_id, (parse_measure("Success@3"), parse_measure("nDCG@10")))}
+    return f"{rows[('Success@3', 'doc', 'all')]:.3f}", f"{rows[('nDCG@10', 'chunk', 'all')]:.3f}"
+
+
+def test_preset_retrieval_passes_the_weakened_rung_so_ablate_exits_6(full_ladder, wh):
     result = full_ladder
     assert result.exit_code == gate.GATE_FAILED == 6, result.output
     out = lines(result.stdout)
@@ -69,10 +83,15 @@ def test_preset_retrieval_passes_the_weakened_rung_so_ablate_exits_6(full_ladder
     assert not any(line.startswith("caught by") for line in out)
     # every rung is held to the same rules; the rerank rung is skipped (no cross-encoder here)
     assert "pipeline                     Success@3:doc>=0.75   nDCG@10:chunk>=0.5" in out
+    # the hybrid rung's figures are its stored run's: RRF over the dense list to depth 100 moves with scores
+    # tied to the last bits, which the int8 model's kernels give differently on different CPUs (0.706 on the
+    # Intel machines that wrote the README, 0.699 on an AMD EPYC; dense only, its top 10, is the same on both)
+    hybrid = stored_figures(wh, "hybrid")
     for label, s3, ndcg in (("BM25 only (baseline)", "0.804", "0.625"), ("dense only", "0.911", "0.663"),
-                            ("+ lexical, RRF", "0.929", "0.706"), (WEAK, "0.911", "0.597")):
+                            ("+ lexical, RRF", *hybrid), (WEAK, "0.911", "0.597")):
         assert any(re.fullmatch(rf"{re.escape(label)}\s+PASS( \(fragile\))? {s3}\s+PASS( \(fragile\))? {ndcg}", line)
                    for line in out), label
+    assert float(hybrid[0]) >= 0.75 and float(hybrid[1]) >= 0.5  # so the rung passes both rules
     assert "+ rerank                     skipped" in out
 
 

@@ -28,6 +28,7 @@ from assay.sqlfiles import latest_migration, load_sql, migrations
 BUDGET_MIGRATION = 10  # the migration that added token tables; older runs are tokenized when it applies
 COMPACT_MIGRATION = 13  # hits stored compactly: a warehouse that had hits is rewritten once after it (_rewrite)
 UNKEYED_TOKENS_MIGRATION = 15  # token tables rewritten without their keys: likewise, when it had token rows
+MEMO_MIGRATION = 16  # the interval memo (assay.metrics.memo)
 
 
 def resolve_path(path: str | os.PathLike | None) -> Path:
@@ -616,7 +617,8 @@ def remember_intervals(warehouse, run_id: str, seed, samples: int) -> None:
     kept in the interval memo, so the report reads them (assay.metrics.memo). Inside the caller's transaction."""
     from assay.metrics.compute import evaluate
 
-    evaluate(warehouse, run_id, seed=seed, samples=samples, remember=True)
+    if warehouse.schema_version() >= MEMO_MIGRATION:  # (a connection of an older schema's code has no memo)
+        evaluate(warehouse, run_id, seed=seed, samples=samples, remember=True)
 
 
 def _refuse_repeats(run_id: str, rows, width: int, what: str) -> None:
