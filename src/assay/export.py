@@ -19,7 +19,7 @@ from urllib.parse import quote
 from assay import __version__
 from assay.errors import ConfigError, ExportError
 from assay.escape import csv_cell
-from assay.metrics.compute import evaluate, per_query
+from assay.metrics.compute import evaluate, per_query, question_labels, question_of
 from assay.metrics.registry import DEFAULT_MEASURES
 
 FORMATS = ("parquet", "csv", "json", "trec")
@@ -79,10 +79,10 @@ def _sql_rows(warehouse, name: str, table: str, run_id: str) -> list[tuple]:
 
 
 def _per_query_metrics(warehouse, run: dict, measures=DEFAULT_MEASURES) -> list[tuple]:
-    rows = []
+    rows, questions = [], set(question_labels(warehouse, run["run_id"]))
     for measure in measures:
         values = per_query(warehouse, run["run_id"], measure, stage="final")
-        rows += [(run["run_id"], unit.split("|")[0], measure.name, level, value, unit)
+        rows += [(run["run_id"], question_of(unit, questions), measure.name, level, value, unit)
                  for (unit, level), value in sorted(values.items())]
     return rows
 

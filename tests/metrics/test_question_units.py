@@ -36,3 +36,24 @@ def test_a_run_whose_question_ids_hold_a_bar_is_written_and_reported(tmp_path):
     # each question under its own labels: q|1 in "found" with r|1, not in q's "missed"
     assert (rows[("Success@1", "doc", "category=found")].value, rows[("Success@1", "doc", "category=found")].n) == (1, 2)
     assert (rows[("Success@1", "doc", "category=missed")].value, rows[("Success@1", "doc", "category=missed")].n) == (0, 1)
+
+
+def test_exports_and_slices_name_a_bar_holding_question_whole(tmp_path):
+    from assay.analytics.direct import _labels_of
+    from assay.export import _per_query_metrics
+    from assay.metrics.registry import parse_measure
+
+    chunk = Chunk("d0.md", 0, 0, DOC_LEN, "x" * DOC_LEN)
+    syn = Synthetic(["d0.md"], [chunk])
+    syn.queries.append(QuerySpec("q|1", [("d0.md", None, None, 1)], [chunk.chunk_id], category="found"))
+    syn.queries.append(QuerySpec("q", [("d0.md", None, None, 1)], [], category="missed"))
+    with Warehouse.open(tmp_path / "s.duckdb") as wh:
+        write_synthetic(wh, syn, run_id="s")
+        rows = _per_query_metrics(wh, {"run_id": "s"}, (parse_measure("Success@1"),))
+        stored = wh.con.execute("SELECT DISTINCT query_id, unit FROM measure_values WHERE run_id = 's' "
+                                "ORDER BY unit").fetchall()
+    assert sorted({(r[1], r[5]) for r in rows}) == [("q", "q"), ("q|1", "q|1")] == stored
+    labels = {"q": {"category": "missed"}, "q|1": {"category": "found"}}
+    assert _labels_of("q|1", labels) == {"category": "found"}
+    assert _labels_of("q|1|0|1", labels) == {"category": "found"}  # a citation of q|1
+    assert _labels_of("z", labels) is None

@@ -14,7 +14,7 @@ stage, and compute the rest with the measure SQL (``assay.metrics.compute.per_qu
 
 from __future__ import annotations
 
-from assay.metrics.compute import SLICE_FIELDS, per_query, question_labels, stored_values
+from assay.metrics.compute import SLICE_FIELDS, per_query, question_labels, question_of, stored_values
 
 STAGE = "final"
 
@@ -56,8 +56,16 @@ def pipeline_values(warehouse, pipeline: str, measure, level: str, slice_: str =
         labels = question_labels(warehouse, run["run_id"]) if slice_ != "all" else None
         by_run[run["run_id"]] = [value for (unit, lvl), value in sorted(
             per_query(warehouse, run["run_id"], measure, STAGE).items())
-            if lvl == level and (labels is None or _in_slice(labels.get(unit.split("|")[0]), field, label))]
+            if lvl == level and (labels is None or _in_slice(_labels_of(unit, labels), field, label))]
     return runs, {run_id: values for run_id, values in by_run.items() if values}
+
+
+def _labels_of(unit: str, labels: dict) -> dict | None:
+    """The labels of the question a unit belongs to (its id may hold '|'), None when it is none of the run's."""
+    try:
+        return labels[question_of(unit, labels)]
+    except KeyError:
+        return None
 
 
 def _in_slice(labels: dict | None, field: str, label: str) -> bool:

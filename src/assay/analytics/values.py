@@ -11,7 +11,7 @@ whatever was stored. A measure that has no value for a run (no answer stage) is 
 
 from __future__ import annotations
 
-from assay.metrics.compute import per_query
+from assay.metrics.compute import per_query, question_labels, question_of
 
 COLUMNS = ("run_id", "measure", "level", "query_id", "unit", "value")
 
@@ -47,11 +47,14 @@ def values(warehouse, con, run_ids, measures, stage: str = "final"):
     have = stored(con, run_ids, names, stage) if run_ids and names else set()
     computed = {c: [] for c in COLUMNS}
     for run_id in run_ids:
+        questions = None  # the run's question ids, read once a value is computed
         for measure in measures:
             if (run_id, measure.name) in have:
                 continue
             for (unit, level), value in per_query(warehouse, run_id, measure, stage).items():
-                for column, item in zip(COLUMNS, (run_id, measure.name, level, unit.split("|")[0], unit, value)):
+                questions = set(question_labels(warehouse, run_id)) if questions is None else questions
+                query_id = question_of(unit, questions)
+                for column, item in zip(COLUMNS, (run_id, measure.name, level, query_id, unit, value)):
                     computed[column].append(item)
     parts = []
     if have:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from assay.metrics.compute import per_query
+from assay.metrics.compute import per_query, question_labels, question_of
 from assay.metrics.registry import DEFAULT_MEASURES, Measure
 
 COLUMNS = ["run_id", "stage", "level", "query_id", "measure", "family", "cutoff", "budget", "unit", "value"]
@@ -54,13 +54,16 @@ def store_values(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str =
     unique = list({m.name: m for m in measures}.values())
     with run_views(warehouse, run_id, stage):
         values_of = {m.name: _values(warehouse, run_id, m, stage, skipped) for m in unique}
+    questions = None  # the run's question ids, read for the first measure whose units are not questions
     for measure in unique:
         values = values_of[measure.name]
         if values is None:
             continue
         per_question = measure.family.unit == "question"
-        new = [(run_id, stage, level, unit if per_question else unit.split("|")[0], measure.name, measure.family.name, measure.cutoff,
-                measure.budget, unit, value)
+        if not per_question and questions is None:
+            questions = set(question_labels(warehouse, run_id))
+        new = [(run_id, stage, level, unit if per_question else question_of(unit, questions), measure.name,
+                measure.family.name, measure.cutoff, measure.budget, unit, value)
                for (unit, level), value in sorted(values.items())
                if level in measure.levels and (level, measure.name, unit) not in stored]
         rows += new
