@@ -153,3 +153,15 @@ def test_a_warehouse_without_the_table_recalls_nothing(tmp_path):
 
     assert memo.recall(Bare, ["a" * 64]) == {}
     assert memo.recall(Bare, []) == {}
+
+
+def test_remember_asks_the_memo_once(copy, monkeypatch):
+    """One look-up for all the bounds given, not one a bound (the run writes ~200 of them in its transaction)."""
+    wh, run_id, seed, samples = copy
+    calls = []
+    real = memo.recall
+    monkeypatch.setattr(memo, "recall", lambda w, keys: calls.append(1) or real(w, keys))
+    bounds = {f"{i:064x}": (0.1, 0.9) for i in range(50)}
+    with wh.transaction():
+        assert memo.remember(wh, bounds) == 50
+    assert len(calls) == 1 and set(bounds) <= set(memo_rows(wh))

@@ -69,7 +69,8 @@ def recall(warehouse, keys) -> dict[str, tuple[float, float]]:
 def remember(warehouse, bounds: dict[str, tuple[float, float]]) -> int:
     """Store the ``bounds`` ({key: (low, high)}) the memo does not hold yet, inside the caller's transaction;
     returns how many were new."""
-    new = {k: b for k, b in bounds.items() if k not in recall(warehouse, bounds)}
+    known = recall(warehouse, bounds)
+    new = {k: b for k, b in bounds.items() if k not in known}
     warehouse._insert(TABLE, ["memo_key", "ci_low", "ci_high"],
                       [(key, float(low), float(high)) for key, (low, high) in sorted(new.items())])
     return len(new)
