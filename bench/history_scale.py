@@ -214,8 +214,10 @@ def scanned(path: Path, run_id: str) -> dict[str, int]:
     from assay.sqlfiles import load_sql
     from assay.warehouse import Warehouse
 
+    # the report's own queries (assay.report.run_header and attribution; the answer funnel only for a run with
+    # answers, which these BM25 runs have not)
     queries = [(load_sql(f"reports/{name}"), {"run_id": run_id})
-               for name in ("run_summary", "latency", "stages", "loss_funnel", "fusion_effect", "answer_reasons")]
+               for name in ("run_summary", "latency", "stages", "attribution", "answer_reasons")]
     queries += [("SELECT measure, unit, level, value FROM measure_values WHERE run_id = ? AND stage = 'final'",
                  [run_id]),
                 ("SELECT query_id, category, form, hard_class FROM eval_questions WHERE run_id = ?", [run_id])]
