@@ -16,10 +16,13 @@ install: $(RUNTIME) $(TESTING) $(MODEL)
 
 # What every command runs on (requirements.lock), and the project itself. A changed lock installs again, and
 # so does changed C code (hatch_build.py compiles the recursive chunker's and eval-trec's reader at install).
+# The project's modules are byte-compiled, as pip does for a wheel: where PYTHONDONTWRITEBYTECODE is set (CI
+# machines, many images) every command would otherwise compile them again (~30 ms of `assay report`).
 $(RUNTIME): pyproject.toml requirements.lock tools/install.py $(wildcard hatch_build.py src/assay/chunking/_recursive.c src/assay/_trec_read.c)
 	test -x $(BIN)/python || $(INSTALL) --create
 	$(INSTALL) -r requirements.lock
 	$(INSTALL) --editable .
+	$(BIN)/python -m compileall -q src/assay
 	touch $@
 
 # The tests' packages, Spark and Playwright (requirements-test.lock): only `make test` and `make install` need them.
