@@ -546,10 +546,7 @@ class Warehouse:
         from assay.metrics.values import store_values
 
         store_values(self, run_id)
-        import json
-
-        seed, stored_config = self.con.execute("SELECT seed, config FROM runs WHERE run_id = ?", [run_id]).fetchall()[0]
-        remember_intervals(self, run_id, seed, json.loads(stored_config).get("bootstrap_samples", 1000))
+        remember_intervals(self, run_id)
         return run_id
 
     def write_run(self, record) -> None:
@@ -609,16 +606,21 @@ class Warehouse:
         from assay.metrics.values import store_values
 
         store_values(self, record.run_id)
-        remember_intervals(self, record.run_id, record.config["seed"], record.config.get("bootstrap_samples", 1000))
+        remember_intervals(self, record.run_id)
 
 
-def remember_intervals(warehouse, run_id: str, seed, samples: int) -> None:
-    """The intervals a report of the run shows (the default measures, seeded as the run is), computed now and
-    kept in the interval memo, so the report reads them (assay.metrics.memo). Inside the caller's transaction."""
+def remember_intervals(warehouse, run_id: str) -> None:
+    """The intervals a report of the run shows (the default measures, seeded as the run is, read from its row),
+    computed now and kept in the interval memo, so the report reads them (assay.metrics.memo). Inside the
+    caller's transaction, after the run's row is written."""
+    import json
+
     from assay.metrics.compute import evaluate
 
-    if warehouse.schema_version() >= MEMO_MIGRATION:  # (a connection of an older schema's code has no memo)
-        evaluate(warehouse, run_id, seed=seed, samples=samples, remember=True)
+    if warehouse.schema_version() < MEMO_MIGRATION:  # (a connection of an older schema's code has no memo)
+        return
+    seed, config = warehouse.con.execute("SELECT seed, config FROM runs WHERE run_id = ?", [run_id]).fetchall()[0]
+    evaluate(warehouse, run_id, seed=seed, samples=json.loads(config).get("bootstrap_samples", 1000), remember=True)
 
 
 def _refuse_repeats(run_id: str, rows, width: int, what: str) -> None:

@@ -1,8 +1,8 @@
 """The interval memo: the bounds ``stats.intervals`` gave for exact inputs, kept in the warehouse.
 
 A report (and a gate, an export) of a run gives every measure, level and slice an interval: a bootstrap of 1,000
-resamples for graded values, which needs numpy and scipy. Their import and the resampling take over half of an
-``assay report`` (0.14 of 0.33 s on the demo). The run computes those intervals once, in the transaction that
+resamples for graded values, which needs numpy and scipy. Their import and the resampling took about a third of
+an ``assay report`` (0.36 -> 0.23 s on the demo without them, docs/benchmarks.md). The run computes those intervals once, in the transaction that
 writes it, and stores each under a key of everything it depends on; a later report reads them back and imports
 neither.
 
@@ -50,8 +50,8 @@ def memo_key(values, kind: str, seed, samples: int) -> str:
 
 
 def recall(warehouse, keys) -> dict[str, tuple[float, float]]:
-    """{key: (low, high)} for the ``keys`` the memo holds. A warehouse without the table (a lake read through
-    DuckDB views, say) holds none."""
+    """{key: (low, high)} for the ``keys`` the memo holds. A connection without the table (a schema before
+    migration 016) holds none; the lake readers have it, empty."""
     from assay.warehouse import engine
 
     keys = sorted(set(keys))
