@@ -31,6 +31,19 @@ def warehouse(tmp_path):
     wh.close()
 
 
+@pytest.fixture(scope="session")
+def mini_bm25(tmp_path_factory):
+    """One BM25 run (chunk size 120) of the mini corpus and judgments in a warehouse of its own: (path, the
+    run's record). Shared by every test that asks: copy the file before writing to it."""
+    from assay.runner import RunOptions, run
+    from assay.warehouse import Warehouse
+
+    path = tmp_path_factory.mktemp("mini-bm25") / "mini.duckdb"
+    with Warehouse.open(path) as wh:
+        record = run(wh, MINI / "corpus", MINI / "judgments.jsonl", RunOptions("bm25", chunk_size=120))
+    return path, record
+
+
 @pytest.fixture
 def mini_corpus():
     return MINI / "corpus"

@@ -11,16 +11,13 @@ import pytest
 from assay.metrics import memo
 from assay.metrics.compute import evaluate
 from assay.metrics.stats import interval
-from assay.runner import RunOptions, run
 from assay.warehouse import Warehouse
 from conftest import MINI
 
 
-@pytest.fixture(scope="module")
-def mini(tmp_path_factory):
-    path = tmp_path_factory.mktemp("interval-memo") / "mini.duckdb"
-    with Warehouse.open(path) as wh:
-        rec = run(wh, MINI / "corpus", MINI / "judgments.jsonl", RunOptions("bm25", chunk_size=120))
+@pytest.fixture
+def mini(mini_bm25):
+    path, rec = mini_bm25
     return path, rec.run_id, rec.config["seed"], rec.config.get("bootstrap_samples", 1000)
 
 

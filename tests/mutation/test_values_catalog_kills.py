@@ -15,9 +15,7 @@ import pytest
 from assay.metrics import values as mv
 from assay.metrics.registry import DEFAULT_MEASURES, load_user_measures, parse_measure
 from assay.pipelines import load_config
-from assay.runner import RunOptions, run
 from assay.warehouse import Warehouse
-from conftest import MINI
 
 HEADER = """\
 -- measure: TopHit
@@ -34,11 +32,9 @@ GROUP BY j.query_id, j.level
 """
 
 
-@pytest.fixture(scope="module")
-def mini(tmp_path_factory):
-    path = tmp_path_factory.mktemp("values-catalog") / "mini.duckdb"
-    with Warehouse.open(path) as wh:
-        rec = run(wh, MINI / "corpus", MINI / "judgments.jsonl", RunOptions("bm25", chunk_size=120))
+@pytest.fixture
+def mini(mini_bm25):
+    path, rec = mini_bm25
     return path, rec.run_id
 
 
