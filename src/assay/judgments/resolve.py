@@ -154,6 +154,17 @@ def _why_not_read(corpus: Corpus, doc_id: str) -> str:
     return f": {what} but was not read ({skipped.reason})"
 
 
+def _closest(doc_id: str, docs: dict) -> str:
+    """``; closest: a.md, b.md``: the corpus paths a gold ``doc`` that is not there most likely meant."""
+    from assay.judgments.nearest import closest_paths
+
+    close = closest_paths(doc_id, docs)
+    if close:
+        return f"; closest: {', '.join(close)}"
+    return (f"; no path in it is close ({len(docs)} document{'s' * (len(docs) != 1)}): write the path relative "
+            "to the corpus directory")
+
+
 def resolve_gold(judgments: JudgmentSet, corpus: Corpus) -> list[GoldSpan]:
     """Resolve every gold entry to a span, or raise one error listing every failure."""
     docs = corpus.by_id()
@@ -165,7 +176,7 @@ def resolve_gold(judgments: JudgmentSet, corpus: Corpus) -> list[GoldSpan]:
             doc = docs.get(entry.doc)
             if doc is None:
                 problems.append(f"{where}: document {entry.doc!r} is not in the corpus {corpus.root}"
-                                + _why_not_read(corpus, entry.doc))
+                                + (_why_not_read(corpus, entry.doc) or _closest(entry.doc, docs)))
                 continue
             if entry.quote is None:
                 spans.append(GoldSpan(j.query_id, idx, entry.doc, None, entry.grade, 0, len(doc.text)))
