@@ -8,7 +8,7 @@ import pytest
 from assay.errors import AssayError, JudgmentsError
 from assay.judgments import load_judgments, parse_judgments
 
-ALLOWED = "query_id, query, category, form, gold, hard_class, unanswerable, notes, review"
+ALLOWED = "query_id, query, category, form, hard_class, gold, unanswerable, notes, review"
 
 
 def record(query_id="q1", **fields):
@@ -82,8 +82,9 @@ def test_parse_judgments_takes_bytes_and_a_path_for_messages(tmp_path):
     js = parse_judgments(data, tmp_path / "named.jsonl")
     assert js.sha256 == hashlib.sha256(data).hexdigest() and js.path == tmp_path / "named.jsonl"
     with pytest.raises(JudgmentsError) as info:
-        parse_judgments(b"[]\n", tmp_path / "named.jsonl")
-    assert info.value.problems == [f"{tmp_path / 'named.jsonl'}:1: each line must be a JSON object"]
+        parse_judgments(b"{}\n", tmp_path / "named.jsonl")
+    assert info.value.problems == [f"{tmp_path / 'named.jsonl'}:1: missing field(s) query_id, query, gold (every "
+                                   "question needs query_id, query and gold; category and form are optional)"]
 
 
 def test_blank_lines_are_skipped_but_counted(tmp_path):
@@ -144,20 +145,35 @@ def test_invalid_json(tmp_path, line):
 
 @pytest.mark.parametrize("line", ["[1, 2]", '"a string"', "42", "null", "true"])
 def test_a_line_that_is_not_an_object(tmp_path, line):
-    path, problem = only_problem(tmp_path, line)
-    assert problem == f"{path}:1: each line must be a JSON object"
+    path, problem = only_problem(tmp_path, record("q0"), line)
+    assert problem == f"{path}:2: each line must be a JSON object"
+
+
+NEEDS = "(every question needs query_id, query and gold; category and form are optional)"
 
 
 def test_missing_fields(tmp_path):
     path, problem = only_problem(tmp_path, {"query_id": "q1"})
-    assert problem == f"{path}:1: missing field(s) query, category, form, gold"
-    path, problem = only_problem(tmp_path, {k: v for k, v in record("q1").items() if k != "form"})
-    assert problem == f"{path}:1: missing field(s) form"
+    assert problem == f"{path}:1: missing field(s) query, gold {NEEDS}"
+    path, problem = only_problem(tmp_path, {k: v for k, v in record("q1").items() if k != "gold"})
+    assert problem == f"{path}:1: missing field(s) gold {NEEDS}"
 
 
 def test_unknown_top_level_fields(tmp_path):
     path, problem = only_problem(tmp_path, record("q1", zeta=1, answer="x"))
     assert problem == f"{path}:1: unknown field(s) answer, zeta; allowed: {ALLOWED}"
+
+
+def test_an_unknown_field_names_the_one_a_person_meant(tmp_path):
+    """A habit (id, question), a typo (categroy, from) or a gold entry's field written on the question."""
+    path = write(tmp_path, {"id": "q1", "question": "what is it", "categroy": "normal", "from": "match",
+                            "doc": "a.md", "quote": "it is"})
+    assert problems(path) == [
+        f"{path}:1: unknown field(s) categroy, doc, from, id, question, quote; allowed: {ALLOWED} ('categroy': "
+        "write 'category'; 'doc' belongs in a gold entry: \"gold\": [{\"doc\": ..., \"quote\": ...}]; 'from': "
+        "write 'form'; 'id': write 'query_id'; 'question': write 'query'; 'quote' belongs in a gold entry: "
+        "\"gold\": [{\"doc\": ..., \"quote\": ...}])",
+        f"{path}:1: missing field(s) query_id, query, gold {NEEDS}"]
 
 
 def test_unknown_gold_fields(tmp_path):
@@ -184,18 +200,20 @@ def test_duplicate_query_id_names_the_first_line(tmp_path):
     ]
 
 
-def test_out_of_order_query_id(tmp_path):
-    path = write(tmp_path, record("q1"), record("q3"), record("q2"), record("q4"))
-    assert problems(path) == [
-        f"{path}:3: query_id 'q2' is out of order (after 'q3'); keep the file sorted by query_id "
-        f"(assay judgments fmt {path} sorts it)"]
+def test_lines_in_any_order(tmp_path):
+    """Order is for the diff (assay judgments fmt sorts): the parser keeps the file's order and its line numbers."""
+    path = write(tmp_path, record("q1"), record("q3"), record("q2"), "", record("a0"))
+    js = load_judgments(path)
+    assert [(j.query_id, j.line) for j in js.judgments] == [("q1", 1), ("q3", 2), ("q2", 3), ("a0", 5)]
 
 
 @pytest.mark.parametrize("field, value, says", [
-    ("category", "easy", "category 'easy' is not one of normal, ambiguous, adversarial, no_answer"),
-    ("category", None, "category None is not one of normal, ambiguous, adversarial, no_answer"),
-    ("form", "exact", "form 'exact' is not one of match, gap"),
-    ("form", "", "form '' is not one of match, gap"),
+    ("category", "easy", "category 'easy' is not one of normal, ambiguous, adversarial, no_answer (or leave it "
+                         "out: the question is then unlabeled)"),
+    ("category", None, "category None is not one of normal, ambiguous, adversarial, no_answer (or leave it "
+                       "out: the question is then unlabeled)"),
+    ("form", "exact", "form 'exact' is not one of match, gap (or leave it out: the question is then unlabeled)"),
+    ("form", "", "form '' is not one of match, gap (or leave it out: the question is then unlabeled)"),
     ("query", "", "'query' must be a non-empty string"),
     ("query", "  ", "'query' must be a non-empty string"),
     ("query", 3, "'query' must be a non-empty string"),
@@ -217,7 +235,8 @@ def test_bad_unanswerable(tmp_path):
 def test_unanswerable_on_an_answerable_question(tmp_path, category):
     gold = [{"doc": "a.md", "quote": "x"}, {"doc": "b.md"}]
     path, problem = only_problem(tmp_path, record("q1", category=category, gold=gold, unanswerable="near_miss"))
-    assert problem == f"{path}:1 (query q1): 'unanswerable' is only allowed on no_answer questions"
+    assert problem == (f"{path}:1 (query q1): 'unanswerable' is only allowed on no_answer questions (set "
+                       "\"category\": \"no_answer\", or drop it)")
 
 
 def test_no_answer_with_gold(tmp_path):
@@ -225,10 +244,11 @@ def test_no_answer_with_gold(tmp_path):
     assert problem == f"{path}:1 (query q1): a no_answer question must have an empty gold list"
 
 
-@pytest.mark.parametrize("category", ["normal", "adversarial"])
-def test_answerable_question_without_gold(tmp_path, category):
+@pytest.mark.parametrize("category, article", [("normal", "a"), ("adversarial", "an"), ("unlabeled", "an")])
+def test_answerable_question_without_gold(tmp_path, category, article):
     path, problem = only_problem(tmp_path, record("q1", category=category, gold=[]))
-    assert problem == f"{path}:1 (query q1): a {category} question needs at least one gold entry (or category no_answer)"
+    assert problem == (f"{path}:1 (query q1): {article} {category} question needs at least one gold entry (or "
+                       "category no_answer, when the corpus holds no answer to it)")
 
 
 @pytest.mark.parametrize("gold", [[], [{"doc": "a.md", "quote": "x"}]])
@@ -313,15 +333,14 @@ def test_every_problem_is_reported_at_once(tmp_path):
     found = info.value.problems
     assert found == [
         f"{path}:2: not valid JSON (Expecting property name enclosed in double quotes at column 2)",
-        f"{path}:3 (query q2): category 'weird' is not one of normal, ambiguous, adversarial, no_answer",
+        f"{path}:3 (query q2): category 'weird' is not one of normal, ambiguous, adversarial, no_answer (or leave "
+        "it out: the question is then unlabeled)",
         f"{path}:3 (query q2) gold[0]: doc '../x.md' contains '..'; write it relative to the corpus directory",
         f"{path}:5: duplicate query_id 'q2' (first on line 3)",
-        f"{path}:6: query_id 'q0' is out of order (after 'q2'); keep the file sorted by query_id "
-        f"(assay judgments fmt {path} sorts it)",
         f"{path}:6: unknown field(s) extra; allowed: {ALLOWED}",
         f"{path}:7 (query q5) gold[0]: 'grade' must be an integer of at least 1, got 0",
     ]
     message = str(info.value)
-    assert message.splitlines()[0] == f"7 problem(s) in {path}:"
+    assert message.splitlines()[0] == f"6 problem(s) in {path}:"
     assert message.splitlines()[1:] == ["  " + p for p in found]
     assert info.value.exit_code == 3
