@@ -344,3 +344,171 @@ def test_every_problem_is_reported_at_once(tmp_path):
     assert message.splitlines()[0] == f"6 problem(s) in {path}:"
     assert message.splitlines()[1:] == ["  " + p for p in found]
     assert info.value.exit_code == 3
+
+
+# -- written by hand --------------------------------------------------------------------------
+# Each through the library and through `assay judgments check` (CliRunner, exact output and exit code).
+
+SHOP = {"returns.md": "Refunds are issued within 14 days of the return.\n",
+        "shipping.md": "Orders ship in two business days.\n"}
+REFUND = {"query_id": "q-refund", "query": "When will I get my money back?",
+          "gold": [{"doc": "returns.md", "quote": "Refunds are issued within 14 days"}]}
+SHIP = {"query_id": "q-ship", "query": "how fast do orders ship", "category": "normal", "form": "match",
+        "gold": [{"doc": "shipping.md", "quote": "ship in two business days"}]}
+EXAMPLE = ('{"query_id": "q-refund", "query": "How long do refunds take?", "gold": [{"doc": "returns.md", '
+           '"quote": "Refunds are issued within 14 days"}]}')
+
+
+@pytest.fixture
+def shop(tmp_path):
+    root = tmp_path / "corpus"
+    root.mkdir()
+    for name, text in SHOP.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def check(path, corpus):
+    from click.testing import CliRunner
+
+    from assay.cli import cli
+
+    return CliRunner().invoke(cli, ["judgments", "check", str(path), "--corpus", str(corpus)])
+
+
+def refused(path, corpus):
+    """The library's error and the CLI's: exit 3, nothing on stdout, stderr the same error."""
+    with pytest.raises(JudgmentsError) as info:
+        load_judgments(path)
+    result = check(path, corpus)
+    assert (result.exit_code, result.stdout, result.stderr) == (3, "", f"error: {info.value}\n")
+    return str(info.value).splitlines()
+
+
+def test_category_and_form_may_be_left_out(tmp_path, shop):
+    path = write(tmp_path, SHIP, REFUND, {**REFUND, "query_id": "q-gap", "form": "gap"},
+                 {**REFUND, "query_id": "q-said", "category": "unlabeled", "form": "unlabeled"})
+    js = load_judgments(path)
+    assert [(j.query_id, j.category, j.form, j.answerable) for j in js.judgments] == [
+        ("q-ship", "normal", "match", True), ("q-refund", "unlabeled", "unlabeled", True),
+        ("q-gap", "unlabeled", "gap", True), ("q-said", "unlabeled", "unlabeled", True)]
+    result = check(path, shop)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1:3] == ["  category:   normal 1, unlabeled 3",
+                                               "  form:       gap 1, match 1, unlabeled 2"]
+
+
+def test_a_byte_order_mark_is_skipped(tmp_path, shop):
+    path = tmp_path / "bom.jsonl"
+    data = "\ufeff".encode("utf-8") + (json.dumps(SHIP) + "\n" + json.dumps(REFUND) + "\n").encode("utf-8")
+    path.write_bytes(data)
+    js = load_judgments(path)
+    assert [(j.query_id, j.line) for j in js.judgments] == [("q-ship", 1), ("q-refund", 2)]
+    assert js.sha256 == hashlib.sha256(data).hexdigest()  # the hash is still of the bytes as they are
+    assert check(path, shop).exit_code == 0
+    # a problem on the first line is still line 1, and not about the mark
+    path.write_bytes("\ufeff".encode("utf-8") + json.dumps({**SHIP, "form": "exact"}).encode("utf-8"))
+    assert refused(path, shop)[1] == (f"  {path}:1 (query q-ship): form 'exact' is not one of match, gap (or leave "
+                                      "it out: the question is then unlabeled)")
+
+
+def test_utf16_says_to_save_as_utf8(tmp_path, shop):
+    path = tmp_path / "j.jsonl"
+    path.write_bytes((json.dumps(SHIP) + "\n").encode("utf-16"))
+    assert refused(path, shop) == [f"cannot read {path}:",
+                                   f"  {path}: UTF-16 (it starts with a UTF-16 byte-order mark); re-save it as UTF-8"]
+
+
+def test_a_json_array_is_answered_with_jsonl_and_the_exact_conversion(tmp_path, shop):
+    import shutil
+    import subprocess
+    import sys
+
+    path = tmp_path / "golden.json"
+    path.write_text(json.dumps([SHIP, REFUND], indent=2), encoding="utf-8")
+    target = tmp_path / "golden.jsonl"
+    jq = f"jq -c '.[]' {path} > {target}"
+    python = ("python -c \"import json, sys; [print(json.dumps(q, ensure_ascii=False)) for q in "
+              f"json.load(sys.stdin)]\" < {path} > {target}")
+    assert refused(path, shop) == [
+        f"{path} is a JSON array of 2 items, not JSONL:",
+        f"  {path}: a golden set is JSONL: one JSON object per line, one line per question, with no [ ] around the "
+        "objects and no commas between them; its first item as a line:",
+        "  " + json.dumps(SHIP),
+        f"  convert it with: {jq}",
+        f"  or, without jq: {python}"]
+    # the commands offered do convert it: the result parses to the same questions
+    expected = [(j.query_id, j.query, j.gold) for j in load_judgments(write(tmp_path, SHIP, REFUND)).judgments]
+    commands = [python.replace("python -c", f"{sys.executable} -c", 1)]
+    if shutil.which("jq"):  # jq is not a dependency of assay; the Python line is checked everywhere
+        commands.append(jq)
+    for command in commands:
+        target.unlink(missing_ok=True)
+        subprocess.run(command, shell=True, check=True)
+        assert [(j.query_id, j.query, j.gold) for j in load_judgments(target).judgments] == expected
+        assert check(target, shop).exit_code == 0
+
+
+def test_an_array_named_jsonl_is_converted_beside_it_and_an_array_of_non_objects_shows_a_line(tmp_path, shop):
+    path = tmp_path / "golden.jsonl"
+    path.write_text(json.dumps([SHIP]), encoding="utf-8")
+    assert refused(path, shop)[3] == f"  convert it with: jq -c '.[]' {path} > {tmp_path / 'golden.lines.jsonl'}"
+    path.write_text('["q-ship", "q-refund"]\n', encoding="utf-8")
+    assert refused(path, shop) == [
+        f"{path} is a JSON array of 2 items, not JSONL:",
+        f"  {path}: a golden set is JSONL: one JSON object per line, one line per question, with no [ ] around the "
+        "objects and no commas between them; a line looks like:",
+        f"  {EXAMPLE}"]
+
+
+def test_objects_laid_out_over_several_lines(tmp_path, shop):
+    path = tmp_path / "golden.json"
+    path.write_text(json.dumps(SHIP) + "\n" + json.dumps(REFUND, indent=2) + "\n", encoding="utf-8")
+    assert refused(path, shop) == [
+        f"{path} is not JSONL:",
+        f"  {path}: a golden set is JSONL: one JSON object per line, one line per question; this file has 2 JSON "
+        "objects laid out over several lines (one on lines 2-11)",
+        f"  convert it with: jq -c . {path} > {tmp_path / 'golden.jsonl'}"]
+
+
+@pytest.mark.parametrize("name, text, kind, first", [
+    ("golden.csv", "query_id,query,doc\nq-refund,When will I get my money back?,returns.md\n", " (it looks like CSV)",
+     "query_id,query,doc"),
+    ("golden.yaml", "- query_id: q-refund\n  query: When will I get my money back?\n", " (it looks like YAML)",
+     "- query_id: q-refund"),
+    ("golden.txt", "\n\nq-refund: When will I get my money back? returns.md says Refunds are issued within 14 days "
+                   "of the return\n", "", "q-refund: When will I get my money back? returns.md says ..."),
+])
+def test_a_file_with_no_json_object_says_what_the_file_must_be(tmp_path, shop, name, text, kind, first):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    line = 3 if name.endswith(".txt") else 1
+    assert refused(path, shop) == [
+        f"{path} is not JSONL:",
+        f"  {path}: no line is a JSON object{kind}; line {line} reads {first!r}",
+        f"  a golden set is JSONL: one JSON object per line, one line per question, like: {EXAMPLE}"]
+
+
+@pytest.mark.parametrize("name", ["golden.json", "golden.txt", "golden"])
+def test_jsonl_under_another_name_is_read_and_its_errors_say_what_the_file_must_be(tmp_path, shop, name):
+    path = write(tmp_path, SHIP, REFUND, name=name)
+    assert [j.query_id for j in load_judgments(path).judgments] == ["q-ship", "q-refund"]
+    assert check(path, shop).exit_code == 0
+    path = write(tmp_path, SHIP, {**REFUND, "gold": "returns.md"}, name=name)
+    named = ([f"  {path}: named {path.suffix}, but a golden set is JSONL: one JSON object per line, one line per "
+              f"question (name it .jsonl), like: {EXAMPLE}"] if path.suffix else [])
+    assert refused(path, shop) == [f"1 problem(s) in {path}:", *named,
+                                   f"  {path}:2 (query q-refund): 'gold' must be a list"]
+
+
+def test_a_run_of_a_file_that_is_not_jsonl_writes_nothing(tmp_path, shop):
+    from click.testing import CliRunner
+
+    from assay.cli import cli
+
+    path = tmp_path / "golden.json"
+    path.write_text(json.dumps([SHIP, REFUND]), encoding="utf-8")
+    wh = tmp_path / "wh.duckdb"
+    result = CliRunner().invoke(cli, ["run", "--corpus", str(shop), "--judgments", str(path), "--warehouse", str(wh)])
+    assert result.exit_code == 3 and f"error: {path} is a JSON array of 2 items, not JSONL:\n" in result.stderr
+    assert not wh.exists()
