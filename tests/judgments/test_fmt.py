@@ -282,3 +282,26 @@ def test_the_pre_commit_hooks_run_real_commands(tmp_path):
     argv = check_hook["entry"].split()[1:]
     result = CliRunner().invoke(cli, [*argv, str(DEMO / "judgments.jsonl"), "--corpus", str(DEMO / "corpus")])
     assert result.exit_code == 0, result.output
+
+
+def test_a_byte_order_mark_goes_and_left_out_labels_stay_left_out(tmp_path):
+    """A file written by hand: a BOM, lines out of order, no category or form. fmt sorts it and drops the BOM; a
+    label nobody wrote is not written for them."""
+    hand = {"query_id": "a", "query": "what is a", "gold": [{"doc": "a.md"}]}
+    path = tmp_path / "j.jsonl"
+    data = "\ufeff".encode("utf-8") + (canonical_line(B) + "\n" + canonical_line(hand) + "\n").encode("utf-8")
+    path.write_bytes(data)
+    formatted = format_judgments(data, path)
+    assert (formatted.bom, formatted.moved, formatted.relaid) == (True, 1, 0)
+    assert formatted.text == canonical_line(hand) + "\n" + canonical_line(B) + "\n"
+    assert '"category"' not in canonical_line(hand) and '"form"' not in canonical_line(hand)
+
+    check = invoke(path, "--check")
+    assert check.exit_code == 9
+    assert check.stderr == (f"error: {path} is not formatted (1 question out of query_id order, a byte-order mark); "
+                            f"run: assay judgments fmt {path}\n")
+    result = invoke(path)
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"formatted {path}: 1 question out of query_id order, a byte-order mark; 2 questions\n"
+    assert path.read_bytes() == formatted.text.encode("utf-8")
+    assert invoke(path, "--check").exit_code == 0
