@@ -300,6 +300,7 @@ def test_a_byte_order_mark_goes_and_left_out_labels_stay_left_out(tmp_path):
     assert check.exit_code == 9
     assert check.stderr == (f"error: {path} is not formatted (1 question out of query_id order, a byte-order mark); "
                             f"run: assay judgments fmt {path}\n")
+    assert f"-\\ufeff{canonical_line(B)}\n" in check.stdout  # the mark is shown, not invisible
     result = invoke(path)
     assert result.exit_code == 0, result.output
     assert result.stderr == f"formatted {path}: 1 question out of query_id order, a byte-order mark; 2 questions\n"

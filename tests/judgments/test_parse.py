@@ -453,6 +453,9 @@ def test_an_array_named_jsonl_is_converted_beside_it_and_an_array_of_non_objects
     path = tmp_path / "golden.jsonl"
     path.write_text(json.dumps([SHIP]), encoding="utf-8")
     assert refused(path, shop)[3] == f"  convert it with: jq -c '.[]' {path} > {tmp_path / 'golden.lines.jsonl'}"
+    # the command is pasted as it is: it never writes over a file that is there
+    (tmp_path / "golden.lines.jsonl").write_text("kept\n", encoding="utf-8")
+    assert refused(path, shop)[3] == f"  convert it with: jq -c '.[]' {path} > {tmp_path / 'golden.lines-2.jsonl'}"
     path.write_text('["q-ship", "q-refund"]\n', encoding="utf-8")
     assert refused(path, shop) == [
         f"{path} is a JSON array of 2 items, not JSONL:",

@@ -89,10 +89,14 @@ class Formatted:
 
     def diff(self) -> str:
         """A unified diff from the file to its formatted text, each line escaped for a terminal (a "\\r" line
-        end shows as the two characters; so would a bidirectional control inside a string)."""
+        end shows as the two characters; so would a bidirectional control inside a string; a byte-order mark shows
+        as ``\\ufeff``)."""
         from assay.escape import terminal
 
-        before, after = _lines(self.original.decode("utf-8")), _lines(self.text)
+        original = self.original.decode("utf-8")
+        if original.startswith(BOM):  # invisible on a terminal, so the line would seem unchanged
+            original = "\\ufeff" + original[1:]
+        before, after = _lines(original), _lines(self.text)
         lines = difflib.unified_diff(before, after, f"{self.path}", f"{self.path} (formatted)", lineterm="")
         return "".join(terminal(line) + "\n" for line in lines)
 

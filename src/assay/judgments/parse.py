@@ -248,8 +248,11 @@ def _json_values(text: str) -> list[tuple[object, int, int]] | None:
 
 
 def _converted_name(path: Path) -> Path:
-    target = path.with_suffix(".jsonl")
-    return target if target != path else path.with_name(f"{path.stem}.lines.jsonl")
+    """Where the offered conversion writes: FILE.jsonl beside FILE, never FILE itself nor a file already there
+    (the command is meant to be pasted as it is)."""
+    candidates = [path.with_suffix(".jsonl"), path.with_name(f"{path.stem}.lines.jsonl")]
+    candidates += [path.with_name(f"{path.stem}.lines-{n}.jsonl") for n in range(2, 100)]
+    return next((c for c in candidates if c != path and not c.exists()), candidates[-1])
 
 
 def _not_jsonl(text: str, path: Path, objects: int) -> JudgmentsError | None:
