@@ -92,7 +92,8 @@ def test_a_file_that_does_not_parse_is_left_alone(tmp_path):
     assert result.exit_code == 3
     assert result.stderr == (f"error: 2 problem(s) in {path}:\n"
                              f"  {path}:3: not valid JSON (Expecting value at column 28)\n"
-                             f"  {path}:4: duplicate query_id 'a' (first on line 2)\n")
+                             f"  {path}:4: duplicate query_id 'a' (first on line 2); give each question an id of its "
+                             "own\n")
     assert path.read_text(encoding="utf-8") == text
     assert os.listdir(tmp_path) == ["j.jsonl"]  # no temporary file left behind
     assert invoke(path, "--check").exit_code == 3

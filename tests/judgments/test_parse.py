@@ -8,6 +8,8 @@ import pytest
 from assay.errors import AssayError, JudgmentsError
 from assay.judgments import load_judgments, parse_judgments
 
+EXAMPLE = ('{"query_id": "q-refund", "query": "How long do refunds take?", "gold": [{"doc": "returns.md", '
+           '"quote": "Refunds are issued within 14 days"}]}')
 ALLOWED = "query_id, query, category, form, hard_class, gold, unanswerable, notes, review"
 
 
@@ -132,7 +134,8 @@ def test_non_utf8_file(tmp_path):
 def test_empty_file(tmp_path, content):
     path = tmp_path / "j.jsonl"
     path.write_text(content)
-    assert problems(path) == [f"{path}: no judgments found"]
+    assert problems(path) == [f"{path}: no judgments found; a golden set is JSONL: one JSON object per line, one "
+                              f"line per question, like: {EXAMPLE}"]
 
 
 # -- line-level errors ------------------------------------------------------------------------
@@ -195,8 +198,8 @@ def test_good_query_ids(tmp_path, qid):
 def test_duplicate_query_id_names_the_first_line(tmp_path):
     path = write(tmp_path, record("q1"), "", record("q2"), record("q1"), record("q1"))
     assert problems(path) == [
-        f"{path}:4: duplicate query_id 'q1' (first on line 1)",
-        f"{path}:5: duplicate query_id 'q1' (first on line 1)",
+        f"{path}:4: duplicate query_id 'q1' (first on line 1); give each question an id of its own",
+        f"{path}:5: duplicate query_id 'q1' (first on line 1); give each question an id of its own",
     ]
 
 
@@ -219,7 +222,8 @@ def test_lines_in_any_order(tmp_path):
     ("query", 3, "'query' must be a non-empty string"),
     ("hard_class", "", "'hard_class' must be a non-empty string"),
     ("notes", ["x"], "'notes' must be a non-empty string"),
-    ("gold", {"doc": "a.md"}, "'gold' must be a list"),
+    ("gold", {"doc": "a.md"}, "'gold' must be a list of entries like {\"doc\": \"file.md\", \"quote\": \"...\"} "
+                              "([] when the corpus holds no answer)"),
 ])
 def test_bad_field_values(tmp_path, field, value, says):
     path, problem = only_problem(tmp_path, record("q1", **{field: value}))
@@ -241,7 +245,8 @@ def test_unanswerable_on_an_answerable_question(tmp_path, category):
 
 def test_no_answer_with_gold(tmp_path):
     path, problem = only_problem(tmp_path, record("q1", category="no_answer"))
-    assert problem == f"{path}:1 (query q1): a no_answer question must have an empty gold list"
+    assert problem == (f"{path}:1 (query q1): a no_answer question must have an empty gold list (or another "
+                       "category, when the corpus answers it)")
 
 
 @pytest.mark.parametrize("category, article", [("normal", "a"), ("adversarial", "an"), ("unlabeled", "an")])
@@ -254,7 +259,8 @@ def test_answerable_question_without_gold(tmp_path, category, article):
 @pytest.mark.parametrize("gold", [[], [{"doc": "a.md", "quote": "x"}]])
 def test_ambiguous_needs_two_gold_entries(tmp_path, gold):
     path, problem = only_problem(tmp_path, record("q1", category="ambiguous", gold=gold))
-    assert problem == f"{path}:1 (query q1): an ambiguous question needs at least two gold entries"
+    assert problem == (f"{path}:1 (query q1): an ambiguous question needs at least two gold entries, one per "
+                       "reading (or category normal)")
 
 
 # -- gold entries -----------------------------------------------------------------------------
@@ -281,7 +287,7 @@ def test_bad_doc_paths(tmp_path, doc, says):
 def test_gold_entry_without_doc_or_not_an_object(tmp_path):
     path = write(tmp_path, record("q1", gold=[{"quote": "x"}, "a.md"]))
     assert problems(path) == [
-        f"{path}:1 (query q1) gold[0]: missing 'doc'",
+        f"{path}:1 (query q1) gold[0]: missing 'doc' (the document's path, relative to the corpus directory)",
         f"{path}:1 (query q1) gold[1]: must be an object like {{\"doc\": ..., \"quote\": ...}}",
     ]
 
@@ -310,8 +316,8 @@ def test_duplicate_gold_entries(tmp_path):
             {"doc": "b.md", "grade": 2}, {"doc": "a.md", "quote": "other"}, {"doc": "c.md", "quote": "same"}]
     path = write(tmp_path, record("q1", gold=gold))
     assert problems(path) == [
-        f"{path}:1 (query q1): gold entry 'a.md' 'same' is listed twice",
-        f"{path}:1 (query q1): gold entry 'b.md' None is listed twice",
+        f"{path}:1 (query q1): gold entry 'a.md' 'same' is listed twice; keep one",
+        f"{path}:1 (query q1): gold entry 'b.md' None is listed twice; keep one",
     ]
 
 
@@ -336,7 +342,7 @@ def test_every_problem_is_reported_at_once(tmp_path):
         f"{path}:3 (query q2): category 'weird' is not one of normal, ambiguous, adversarial, no_answer (or leave "
         "it out: the question is then unlabeled)",
         f"{path}:3 (query q2) gold[0]: doc '../x.md' contains '..'; write it relative to the corpus directory",
-        f"{path}:5: duplicate query_id 'q2' (first on line 3)",
+        f"{path}:5: duplicate query_id 'q2' (first on line 3); give each question an id of its own",
         f"{path}:6: unknown field(s) extra; allowed: {ALLOWED}",
         f"{path}:7 (query q5) gold[0]: 'grade' must be an integer of at least 1, got 0",
     ]
@@ -355,8 +361,6 @@ REFUND = {"query_id": "q-refund", "query": "When will I get my money back?",
           "gold": [{"doc": "returns.md", "quote": "Refunds are issued within 14 days"}]}
 SHIP = {"query_id": "q-ship", "query": "how fast do orders ship", "category": "normal", "form": "match",
         "gold": [{"doc": "shipping.md", "quote": "ship in two business days"}]}
-EXAMPLE = ('{"query_id": "q-refund", "query": "How long do refunds take?", "gold": [{"doc": "returns.md", '
-           '"quote": "Refunds are issued within 14 days"}]}')
 
 
 @pytest.fixture
@@ -501,7 +505,8 @@ def test_jsonl_under_another_name_is_read_and_its_errors_say_what_the_file_must_
     named = ([f"  {path}: named {path.suffix}, but a golden set is JSONL: one JSON object per line, one line per "
               f"question (name it .jsonl), like: {EXAMPLE}"] if path.suffix else [])
     assert refused(path, shop) == [f"1 problem(s) in {path}:", *named,
-                                   f"  {path}:2 (query q-refund): 'gold' must be a list"]
+                                   f"  {path}:2 (query q-refund): 'gold' must be a list of entries like "
+                                   '{"doc": "file.md", "quote": "..."} ([] when the corpus holds no answer)']
 
 
 def test_a_run_of_a_file_that_is_not_jsonl_writes_nothing(tmp_path, shop):

@@ -60,7 +60,8 @@ def _check_doc_path(doc) -> str | None:
 
 def _parse_gold(raw, where: str, problems: list[str]) -> list[GoldEntry]:
     if not isinstance(raw, list):
-        problems.append(f"{where}: 'gold' must be a list")
+        problems.append(f"{where}: 'gold' must be a list of entries like {{\"doc\": \"file.md\", \"quote\": "
+                        "\"...\"} ([] when the corpus holds no answer)")
         return []
     entries = []
     for i, item in enumerate(raw):
@@ -72,7 +73,7 @@ def _parse_gold(raw, where: str, problems: list[str]) -> list[GoldEntry]:
         if unknown:
             problems.append(f"{at}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(GOLD_FIELDS)}")
         if "doc" not in item:
-            problems.append(f"{at}: missing 'doc'")
+            problems.append(f"{at}: missing 'doc' (the document's path, relative to the corpus directory)")
             continue
         bad = _check_doc_path(item["doc"])
         if bad:
@@ -90,7 +91,7 @@ def _parse_gold(raw, where: str, problems: list[str]) -> list[GoldEntry]:
     seen = set()
     for e in entries:
         if (e.doc, e.quote) in seen:
-            problems.append(f"{where}: gold entry {e.doc!r} {e.quote!r} is listed twice")
+            problems.append(f"{where}: gold entry {e.doc!r} {e.quote!r} is listed twice; keep one")
         seen.add((e.doc, e.quote))
     return entries
 
@@ -146,13 +147,15 @@ def _parse_record(obj: dict, where: str, lineno: int, problems: list[str]) -> Ju
     if isinstance(obj["gold"], list):
         n = len(obj["gold"])
         if category == "no_answer" and n:
-            problems.append(f"{where}: a no_answer question must have an empty gold list")
+            problems.append(f"{where}: a no_answer question must have an empty gold list (or another category, "
+                            "when the corpus answers it)")
         elif category in ("normal", "adversarial", UNLABELED) and n == 0:
             article = "an" if category[0] in "aeiou" else "a"
             problems.append(f"{where}: {article} {category} question needs at least one gold entry (or category "
                             "no_answer, when the corpus holds no answer to it)")
         elif category == "ambiguous" and n < 2:
-            problems.append(f"{where}: an ambiguous question needs at least two gold entries")
+            problems.append(f"{where}: an ambiguous question needs at least two gold entries, one per reading (or "
+                            "category normal)")
     if len(problems) > before:
         return None
     return Judgment(
@@ -209,13 +212,14 @@ def parse_judgments(data: bytes, path: Path) -> JudgmentSet:
         qid = obj.get("query_id")
         if isinstance(qid, str):
             if qid in seen:
-                problems.append(f"{where}: duplicate query_id {qid!r} (first on line {seen[qid]})")
+                problems.append(f"{where}: duplicate query_id {qid!r} (first on line {seen[qid]}); give each question "
+                                "an id of its own")
             seen.setdefault(qid, lineno)
         record = _parse_record(obj, where, lineno, problems)
         if record is not None:
             judgments.append(record)
     if not judgments and not problems:
-        problems.append(f"{path}: no judgments found")
+        problems.append(f"{path}: no judgments found; {WHAT_IT_IS}, like: {EXAMPLE}")
     if problems:
         raise _not_jsonl(text, path, objects) or JudgmentsError(
             _named_otherwise(path) + problems, f"{len(problems)} problem(s) in {path}")
