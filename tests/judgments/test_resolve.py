@@ -188,14 +188,16 @@ SHOP = {"returns.md": "Refunds are issued within 14 days of the return.\n",
 def test_a_mistyped_document_names_the_closest_paths(tmp_path):
     records = [rec("q-ship", ("shipping.md", "ship in two business days")),
                rec("q-refund", ("corpus/return.md", "Refunds are issued")),
-               rec("q-pay", {"doc": "FAQ/Payments.md"}), rec("q-gift", {"doc": "gift-cards.pdf"})]
+               rec("q-pay", {"doc": "FAQ/Payments.md"}), rec("q-gift", {"doc": "gift-cards.pdf"}),
+               rec("q-refund-2", {"doc": "corpus/return.md"})]  # the same path again: looked for once, said twice
     judgments, corpus = setup(tmp_path, SHOP, records)
     where = f"{judgments.path}:{{}} (query {{}}): document {{!r}} is not in the corpus {corpus.root}"
     assert resolve_problems(judgments, corpus).problems == [
         where.format(2, "q-refund", "corpus/return.md") + "; closest: returns.md",
         where.format(3, "q-pay", "FAQ/Payments.md") + "; closest: faq/payments.md",
         where.format(4, "q-gift", "gift-cards.pdf") + "; no path in it is close (3 documents): write the path "
-                                                      "relative to the corpus directory"]
+                                                      "relative to the corpus directory",
+        where.format(5, "q-refund-2", "corpus/return.md") + "; closest: returns.md"]
 
 
 def test_a_mistyped_document_through_the_cli_and_a_run_that_writes_nothing(tmp_path):

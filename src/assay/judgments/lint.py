@@ -96,7 +96,8 @@ def labels_summary(judgments) -> str | None:
     unlabeled = [j for j in js if UNLABELED in (j.category, j.form)]
     if not unlabeled:
         return None
-    named = [f"{field}={UNLABELED}" for field in ("category", "form") if any(getattr(j, field) == UNLABELED for j in js)]
+    named = [f"{field}={UNLABELED}" for field in ("category", "form")
+             if any(getattr(j, field) == UNLABELED for j in js)]
     slices = f"the slice{'s' * (len(named) > 1)} {' and '.join(named)}"
     return (f"labels: {len(unlabeled)} of {len(js)} questions are unlabeled (no category or no form). Labels show "
             "where retrieval fails: assay report and assay compare break every measure down by category and by "

@@ -154,15 +154,13 @@ def _why_not_read(corpus: Corpus, doc_id: str) -> str:
     return f": {what} but was not read ({skipped.reason})"
 
 
-def _closest(doc_id: str, docs: dict) -> str:
+def _closest(doc_id: str, paths) -> str:
     """``; closest: a.md, b.md``: the corpus paths a gold ``doc`` that is not there most likely meant."""
-    from assay.judgments.nearest import closest_paths
-
-    close = closest_paths(doc_id, docs)
+    close = paths.closest(doc_id)
     if close:
         return f"; closest: {', '.join(close)}"
-    return (f"; no path in it is close ({len(docs)} document{'s' * (len(docs) != 1)}): write the path relative "
-            "to the corpus directory")
+    n = len(paths.ids)
+    return f"; no path in it is close ({n} document{'s' * (n != 1)}): write the path relative to the corpus directory"
 
 
 def resolve_gold(judgments: JudgmentSet, corpus: Corpus) -> list[GoldSpan]:
@@ -170,13 +168,23 @@ def resolve_gold(judgments: JudgmentSet, corpus: Corpus) -> list[GoldSpan]:
     docs = corpus.by_id()
     spans: list[GoldSpan] = []
     problems: list[str] = []
+    missing: dict[str, str] = {}  # a document named by many entries is looked for once
+    paths = None
     for j in judgments.judgments:
         where = f"{judgments.path}:{j.line} (query {j.query_id})"
         for idx, entry in enumerate(j.gold):
             doc = docs.get(entry.doc)
             if doc is None:
+                if entry.doc not in missing:
+                    why = _why_not_read(corpus, entry.doc)
+                    if not why:
+                        from assay.judgments.nearest import PathIndex
+
+                        paths = paths or PathIndex(docs)
+                        why = _closest(entry.doc, paths)
+                    missing[entry.doc] = why
                 problems.append(f"{where}: document {entry.doc!r} is not in the corpus {corpus.root}"
-                                + (_why_not_read(corpus, entry.doc) or _closest(entry.doc, docs)))
+                                + missing[entry.doc])
                 continue
             if entry.quote is None:
                 spans.append(GoldSpan(j.query_id, idx, entry.doc, None, entry.grade, 0, len(doc.text)))
