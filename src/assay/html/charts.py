@@ -147,6 +147,23 @@ def deltas(rows: list[dict], runs: list[str]) -> str:
                                                 header=alt.Header(labelFontWeight="bold", labelLimit=300))))
 
 
+def slice_deltas(rows: list[dict], measures: list[str]) -> str:
+    """Paired differences from the first run within each slice, one panel per measure
+    (rows: measure, slice, delta, ci_low, ci_high, significant)."""
+    order = list(dict.fromkeys(r["slice"] for r in rows))
+    base = alt.Chart().encode(y=alt.Y("slice:N", sort=order, title=None, axis=alt.Axis(labelLimit=220)))
+    zero = alt.Chart().mark_rule(color="#6e7781", strokeDash=[3, 3]).encode(x=alt.datum(0))
+    rules = base.mark_rule(strokeWidth=2.5).encode(
+        x=alt.X("ci_low:Q", title=None, scale=alt.Scale(domain=[-1, 1])), x2="ci_high:Q",
+        color=alt.Color("significant:N", title="p (Holm) < 0.05",
+                        scale=alt.Scale(domain=["yes", "no"], range=["#b42318", "#6e7781"]),
+                        legend=alt.Legend(orient="bottom")))
+    points = base.mark_point(filled=True, size=40, opacity=1, color="#1d232b").encode(x="delta:Q")
+    chart = alt.layer(zero, rules, points, data=alt.Data(values=rows)).properties(width=170, height=alt.Step(18))
+    return render(chart.facet(column=alt.Column("measure:N", sort=measures, title=None,
+                                                header=alt.Header(labelFontWeight="bold", labelFontSize=11))))
+
+
 def pareto(points: list[dict], k: int) -> str:
     """Recall against context cost, one dot per sweep point, the Pareto front drawn as a line
     (points: label, tokens, recall, pareto, best)."""

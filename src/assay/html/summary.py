@@ -20,6 +20,7 @@ LOST = {  # stage_attribution's places, as a reader would say them
     "abstained": "to abstention (the run returned nothing)",
     "cutoff": "at the final cut (ranked below the last result kept)",
 }
+UNITS_DIFFER = (("Success@3", "doc"), ("nDCG@10", "doc"), ("SpanRecall@1000tok", "chunk"))
 TESTS = {"mcnemar-exact": "exact McNemar test", "fisher-randomization": "Fisher randomization test"}
 MIN_SLICE = 5  # a slice smaller than this is not singled out as the lowest: its interval says almost nothing
 
@@ -55,10 +56,10 @@ def _hits(row: dict) -> int:
     return round(row["value"] * row["n"])
 
 
-def pick_headline(rows: list[dict]) -> dict | None:
-    """The "all" row of the first of ``HEADLINES`` present; else the first ranking measure's."""
+def pick_headline(rows: list[dict], headlines=HEADLINES) -> dict | None:
+    """The "all" row of the first of ``headlines`` present; else the first ranking measure's."""
     overall = {(r["metric"], r["level"]): r for r in rows if r.get("slice", "all") == "all" and r["value"] is not None}
-    for key in HEADLINES:
+    for key in headlines:
         if key in overall:
             return overall[key]
     return next((r for (_, level), r in overall.items() if level in ("chunk", "doc")), None)
@@ -139,10 +140,16 @@ def runs_summary(report: dict, intervals: dict | None = None, flips: dict | None
     runs = report["runs"]
     first = runs[0]["run_id"]
     rows = {(r["run_id"], r["metric"], r["level"]): r for r in report["rows"]}
-    head = pick_headline([r for r in report["rows"] if r["run_id"] == first])
+    # runs that rank different units (chunk sizes, whole documents) are compared at document level: a larger
+    # chunk overlaps a gold span more often without being better context (the page's warning says so)
+    headlines = UNITS_DIFFER if report.get("warning") else HEADLINES
+    head = pick_headline([r for r in report["rows"] if r["run_id"] == first], headlines)
     sig = report["significance"]
     tests = {m["metric"]: m.get("test") for m in report.get("measures", [])}
     out = []
+    if report.get("warning") and head is not None and head["level"] != "chunk":
+        out.append(f"The runs rank different units, so this summary compares them on {head['metric']} at "
+                   f"{head['level']} level, which does not favour the larger unit.")
     for i, run in enumerate(runs[1:], start=2):
         rid = run["run_id"]
         if head is not None and (b := rows.get((rid, head["metric"], head["level"]))) and b["delta"] is not None:
