@@ -4,8 +4,9 @@ Not a conftest.py: tests/ has no packages, so a second conftest module would sha
 for the `from conftest import ...` lines of the tests collected after it. Test modules import the
 fixture: ``from demo_reports import reports``.
 
-One warehouse holds the demo golden set run with BM25 and a two-point chunk-size sweep (400 and 800
-characters, BM25), so a BM25 history of three runs and a comparison of two chunk sizes. A second
+One warehouse holds the demo golden set run with BM25 as `assay demo` runs it (candidate depth
+``assay.demo.DEPTH``) and a two-point chunk-size sweep at that depth (400 and 800 characters, BM25), so a
+BM25 history of three runs and a comparison of two chunk sizes. A second
 warehouse holds a hostile corpus run hybrid (the offline MiniLM model in models/) with the extractive
 answer stage: markup in a document's text, its file name, a question, a quote and a note, through every
 stage and the answer.
@@ -21,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
+from assay.demo import DEPTH
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "judgments" / "demo"
@@ -88,7 +90,7 @@ def reports(tmp_path_factory) -> Reports:
 def build_reports(out: Path) -> Reports:
     """Both warehouses, every report as HTML and JSON, under ``out``."""
     wh = out / "demo.duckdb"
-    demo = ["--corpus", DEMO / "corpus", "--judgments", DEMO / "judgments.jsonl", "--warehouse", wh]
+    demo = ["--corpus", DEMO / "corpus", "--judgments", DEMO / "judgments.jsonl", "--depth", DEPTH, "--warehouse", wh]
     r = Reports(questions=[json.loads(line) for line in (DEMO / "judgments.jsonl").read_text().splitlines()
                            if line.strip()])
     r.runs["bm25"] = assay("run", *demo).strip()
