@@ -120,3 +120,9 @@ def test_no_flip_and_an_untested_measure():
         "Run 2 (B) scores the same as run 1 (A) on Success@3 at chunk level: 75% against 75% (+0.0 points). That "
         "measure is not tested across runs, so nothing says whether the difference is real.",
         "No question went between hit and miss on Success@3 at doc level in run 2."]
+
+
+def test_a_measure_the_registry_no_longer_knows_is_said_as_a_number():
+    points = run_summary(one_run({}, [row("Gone@3", "chunk", 0.5, 8, 0.2, 0.8)]))
+    assert points[0].startswith("Over the 8 answerable questions, Gone@3 at chunk level is 0.500 (95% interval 0.200 "
+                                "to 0.800).")

@@ -27,11 +27,12 @@ MIN_SLICE = 5  # a slice smaller than this is not singled out as the lowest: its
 
 def _rate_k(metric: str) -> int | None:
     """k when ``metric`` is a 0/1 measure with a rank cutoff (Success@3: 3), else None."""
+    from assay.errors import ConfigError
     from assay.metrics.registry import parse_measure
 
     try:
         m = parse_measure(metric)
-    except Exception:  # a name the registry does not know (a measure dropped since): said as a number
+    except ConfigError:  # a name the registry does not know (a user's measure since removed): said as a number
         return None
     return m.cutoff if m.family.interval == "wilson" and m.cutoff is not None and m.budget is None else None
 
