@@ -29,9 +29,9 @@ def build(source, run_id: str, measures=DEFAULT_MEASURES, level: str | None = No
     every = question_details(source, run_id, depth=depth)  # each SQL file once for the whole run
     details = [every[r["query_id"]] for r in rows]
     run = report["run"]
-    body = [f"<h1>assay report: run <span class=mono>{e(run['run_id'])}</span></h1>", summary_section(run_summary(report)),
-            _nav(),
-            _header(run), _headline(report["metrics"]), _slices(source, report, rows, measures),
+    body = [f"<h1>assay report: run <span class=mono>{e(run['run_id'])}</span></h1>",
+            summary_section(run_summary(report)), _nav(), _header(run), _headline(report["metrics"]),
+            _slices(source, report, rows, measures),
             _attribution(report.get("attribution") or {}), _latency(run, rows, details),
             _questions(rows), _drills(rows, details, depth)]
     return document("run", f"assay report {run['run_id']}", "".join(body), with_script=True)

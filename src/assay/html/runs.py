@@ -1,12 +1,12 @@
-"""Several runs in one HTML report: each run's values, its paired difference from the first run with an
-interval and a Holm-adjusted p-value, a chart of the differences, and the questions that flipped with
-both rankings side by side.
+"""Several runs in one HTML report: a summary in words, each run's values, its paired difference from the
+first run with an interval and a Holm-adjusted p-value, a chart of the differences, the differences by slice,
+and the questions that flipped with both rankings side by side.
 
 The table is ``assay.report_runs.build_runs_report`` (the figures of ``assay report A B C --format json``).
-Its rows carry each run's own interval; the chart draws the paired interval of each difference, from
-``comparison.paired_tests`` with the same arguments build_runs_report passes it (the first run's seed),
-as ``assay compare`` reports it. Flips are ``comparison.flips`` on Success@3 at document level, as
-``assay compare`` lists them by default.
+Its rows carry each run's own interval; the chart draws the paired interval of each difference, and the slice
+breakdown each slice's, from ``comparison.paired_rows`` with the first run's seed, as ``assay compare`` reports
+them (its p-values Holm-adjusted within each slice). Flips are ``comparison.flips`` on Success@3 at document
+level, as ``assay compare`` lists them by default.
 """
 
 from __future__ import annotations
