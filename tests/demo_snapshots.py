@@ -15,11 +15,12 @@ DEMO = Path(__file__).resolve().parents[1] / "judgments" / "demo"
 
 
 def demo_report(warehouse) -> dict:
-    """A default run over the demo golden set, written into ``warehouse``, and its report."""
+    """The demo's run (`assay demo`'s options) over the demo golden set, written into ``warehouse``, and its report."""
+    from assay.demo import run_options
     from assay.report import build_report
-    from assay.runner import RunOptions, run
+    from assay.runner import run
 
-    record = run(warehouse, DEMO / "corpus", DEMO / "judgments.jsonl", RunOptions())
+    record = run(warehouse, DEMO / "corpus", DEMO / "judgments.jsonl", run_options())
     return build_report(warehouse, record.run_id)
 
 

@@ -1538,9 +1538,10 @@ def init(directory, force, install):
 @cli.command()
 @warehouse_option
 def demo(warehouse_path):
-    """Ingest the bundled demo corpus, run BM25 over the demo golden set and print the report."""
+    """Ingest the bundled demo corpus, run BM25 (candidate depth 10) over the demo golden set and print the report."""
+    from assay.demo import run_options
     from assay.report import build_report, render
-    from assay.runner import RunOptions, run
+    from assay.runner import run
     from assay.warehouse import Warehouse
 
     corpus, judgments_file = DEMO_DIR / "corpus", DEMO_DIR / "judgments.jsonl"
@@ -1548,7 +1549,7 @@ def demo(warehouse_path):
         raise AssayError(f"the demo golden set is not at {DEMO_DIR}; run `assay demo` from a source checkout")
     from assay.runner import check_outcome
 
-    record = run(Warehouse.brief(warehouse_path), corpus, judgments_file, RunOptions(), progress=_progress)
+    record = run(Warehouse.brief(warehouse_path), corpus, judgments_file, run_options(), progress=_progress)
     with Warehouse.open(warehouse_path, read_only=True) as wh:
         _progress(f"recorded run {record.run_id} in {wh.path}\n")
         check_outcome(record)

@@ -4,11 +4,13 @@ Not a conftest.py: tests/ has no packages, so a second conftest module would sha
 for the `from conftest import ...` lines of the tests collected after it. Test modules import the
 fixture: ``from demo_reports import reports``.
 
-One warehouse holds the demo golden set run with BM25 and a two-point chunk-size sweep (400 and 800
-characters, BM25), so a BM25 history of three runs and a comparison of two chunk sizes. A second
+One warehouse holds the demo golden set run with BM25 as `assay demo` runs it (candidate depth
+``assay.demo.DEPTH``) and a two-point chunk-size sweep at that depth (400 and 800 characters, BM25), so a
+BM25 history of three runs and a comparison of two chunk sizes. A second
 warehouse holds a hostile corpus run hybrid (the offline MiniLM model in models/) with the extractive
 answer stage: markup in a document's text, its file name, a question, a quote and a note, through every
-stage and the answer.
+stage and the answer. A third holds a BEIR collection imported with question ids a golden set file would
+refuse (spaces, '|', quotes, '%', '#', markup, non-Latin script, one too long for the id column).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
+from assay.demo import DEPTH
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "judgments" / "demo"
@@ -48,9 +51,37 @@ HOSTILE_JUDGMENTS = [
 ]
 
 
+# Question ids a golden set file refuses but an imported collection (BEIR, TREC) may hold: the anchors and links
+# of the page must carry them all. One is longer than the id column's 20rem, to be cut with an ellipsis.
+ODD_QUESTIONS = {
+    "how deep | tulips": ("how deep are tulips planted", "tulips"),
+    'the "rose" question': ("when do roses need pruning", "roses"),
+    "garlic — ünïcødé 日本": ("which way up do garlic cloves go", "garlic"),
+    "100% basil #frost <b>": ("what kills basil", "basil"),
+    "it's a-very-long-question-identifier-that-nobody-would-want-to-read-over-four-lines-of-a-table":
+        ("when are tulips planted", "tulips"),
+}
+ODD_DOCS = {"tulips": "Tulips are planted ten centimetres deep in autumn.",
+            "roses": "Roses need pruning in early spring before the buds open.",
+            "garlic": "Garlic cloves go in the ground pointy end up.",
+            "basil": "Basil dies at the first frost; bring it indoors before then."}
+
+
+def _odd_collection(root: Path) -> Path:
+    """A BEIR directory whose question ids hold spaces, '|', quotes, '%', '#', markup and non-Latin script."""
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n"
+                                               for k, v in ODD_DOCS.items()))
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": k, "text": q}) + "\n"
+                                                for k, (q, _) in ODD_QUESTIONS.items()))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{k}\t{doc}\t1\n" for k, (_, doc) in ODD_QUESTIONS.items()))
+    return root
+
+
 @dataclass
 class Reports:
-    """HTML files by kind (run, runs, sweep, history, hostile) and what `--format json` says of the same."""
+    """HTML files by kind (run, runs, sweep, history, hostile, odd) and what `--format json` says of the same."""
 
     html: dict[str, Path] = field(default_factory=dict)
     json: dict[str, dict] = field(default_factory=dict)
@@ -88,7 +119,7 @@ def reports(tmp_path_factory) -> Reports:
 def build_reports(out: Path) -> Reports:
     """Both warehouses, every report as HTML and JSON, under ``out``."""
     wh = out / "demo.duckdb"
-    demo = ["--corpus", DEMO / "corpus", "--judgments", DEMO / "judgments.jsonl", "--warehouse", wh]
+    demo = ["--corpus", DEMO / "corpus", "--judgments", DEMO / "judgments.jsonl", "--depth", DEPTH, "--warehouse", wh]
     r = Reports(questions=[json.loads(line) for line in (DEMO / "judgments.jsonl").read_text().splitlines()
                            if line.strip()])
     r.runs["bm25"] = assay("run", *demo).strip()
@@ -108,6 +139,11 @@ def build_reports(out: Path) -> Reports:
                               "--judgments", hostile_judgments, "--generator", "extractive",
                               "--warehouse", hostile_wh).strip()
     jobs["hostile"] = ["report", r.runs["hostile"], "--warehouse", hostile_wh]
+
+    odd_wh = out / "odd.duckdb"
+    assay("import", "beir", _odd_collection(out / "odd"), "--warehouse", odd_wh)
+    r.runs["odd"] = assay("run", "--corpus", "@odd", "--judgments", "@odd/test", "--warehouse", odd_wh).strip()
+    jobs["odd"] = ["report", r.runs["odd"], "--warehouse", odd_wh]
 
     for kind, args in jobs.items():
         r.json[kind] = json.loads(assay(*args, "--format", "json"))

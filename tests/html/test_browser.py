@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from demo_reports import HOSTILE_DOC, IMG, SCRIPT, reports  # noqa: F401  (reports: the session fixture)
+from assay.html.page import anchor
+from demo_reports import HOSTILE_DOC, IMG, ODD_QUESTIONS, SCRIPT, reports  # noqa: F401  (reports: the session fixture)
 
 CHROMIUM = os.environ.get("ASSAY_CHROMIUM", "/usr/bin/chromium")
 
@@ -27,10 +28,10 @@ if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
                 "root (or apt-get install chromium; ASSAY_CHROMIUM=PATH names another binary)",
                 allow_module_level=True)
 
-KINDS = ["run", "runs", "sweep", "history", "hostile"]
-DATA_REPORT = {"run": "run", "runs": "runs", "sweep": "sweep", "history": "history", "hostile": "run"}
-CHARTS = {"run": {"headline", "slices-*", "funnel", "latency"}, "runs": {"deltas"}, "sweep": {"pareto"},
-          "history": {"history"}, "hostile": {"headline"}}
+KINDS = ["run", "runs", "sweep", "history", "hostile", "odd"]
+DATA_REPORT = {"run": "run", "runs": "runs", "sweep": "sweep", "history": "history", "hostile": "run", "odd": "run"}
+CHARTS = {"run": {"headline", "slices-*", "funnel", "latency"}, "runs": {"deltas", "slice-deltas-2"},
+          "sweep": {"pareto"}, "history": {"history"}, "hostile": {"headline"}, "odd": {"headline", "latency"}}
 SHAPES = "path, rect, line, circle, ellipse, polygon, polyline"
 
 # Recorded before any of the page's own script runs (Playwright's init scripts are exempt from its CSP).
@@ -140,7 +141,7 @@ def test_page_loads_offline_renders_its_charts_and_screenshots(kind, reports, op
         assert svg_box["width"] >= 100, (name, svg_box)
 
     shot = tmp_path / f"{kind}.png"
-    page.screenshot(path=shot, full_page=True)
+    page.screenshot(path=shot, full_page=True, timeout=30000)  # a tall page, on a loaded machine
     assert distinct_colours(shot) > 8, f"{shot} looks blank"
     o.assert_quiet()
 
@@ -332,6 +333,138 @@ def test_the_page_reads_without_javascript(reports, open_report):
     box(page.locator("table#questions"))
     assert page.locator("table#questions tr.q:visible").count() == len(reports.questions)
     assert page.locator("figure.chart > svg:visible").count() >= 4
+
+
+# -- a question's link and anchor --------------------------------------------------------------------------
+
+
+def in_view(page, locator) -> bool:
+    b = locator.bounding_box()
+    height = page.evaluate("innerHeight")
+    return b is not None and b["height"] > 0 and 0 <= b["y"] and b["y"] + min(b["height"], 40) <= height
+
+
+def drill_of(page, qid: str):
+    return page.locator("details.drill").filter(has=page.locator(f'div.drill-body[id="{anchor(qid)}"]'))
+
+
+def assert_opened_in_view(page, qid: str) -> None:
+    drill = drill_of(page, qid)
+    assert drill.count() == 1 and drill.get_attribute("data-qid") == qid
+    assert drill.get_attribute("open") is not None, qid
+    summary = drill.locator(":scope > summary")
+    assert in_view(page, summary), (qid, summary.bounding_box(), page.evaluate("scrollY"))
+    assert in_view(page, drill.locator(".question").first), qid
+    assert page.locator("details.drill[open]").count() == 1  # that one, no other
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_a_clicked_question_opens_its_drill_down(javascript, reports, open_report):
+    """Its id or its text, in the question table: the page scrolls to the question's drill-down, opened.
+    Without the script Chromium opens it on its own (the anchor lies inside the <details>)."""
+    o = open_report(reports.html["run"], javascript=javascript)
+    page = o.page
+    rows = page.locator("table#questions tr.q")
+    last = rows.nth(rows.count() - 1)  # the last drill-down lies far below the table
+    qid = last.get_attribute("data-qid")
+    last.locator("a.qid").click()
+    assert_opened_in_view(page, qid)
+    assert page.evaluate("location.hash") == "#" + anchor(qid)
+
+    page.evaluate("scrollTo(0, 0)")
+    drill_of(page, qid).locator(":scope > summary").click()  # closed again by the reader
+    other = rows.nth(rows.count() // 2)
+    other.locator("a.qtext").click()  # the question's text is a link too
+    assert_opened_in_view(page, other.get_attribute("data-qid"))
+    if javascript:
+        o.assert_quiet()
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_arriving_with_a_question_in_the_url_opens_it(javascript, reports, open_report):
+    o = open_report(reports.html["run"], javascript=javascript)
+    qid = "whole-release-notes-2-1" if any(q["query_id"] == "whole-release-notes-2-1" for q in reports.questions) \
+        else reports.questions[-1]["query_id"]
+    o.page.goto(o.url + "#" + anchor(qid))
+    assert_opened_in_view(o.page, qid)
+    if javascript:
+        o.assert_quiet()
+
+
+def test_the_link_opens_a_drill_down_the_reader_closed(reports, open_report):
+    """The same link twice (no hashchange): the page's script opens the <details> again."""
+    page = open_report(reports.html["run"]).page
+    row = page.locator("table#questions tr.q").nth(3)
+    qid = row.get_attribute("data-qid")
+    row.locator("a.qid").click()
+    drill_of(page, qid).locator(":scope > summary").click()
+    assert drill_of(page, qid).get_attribute("open") is None
+    page.evaluate("scrollTo(0, 0)")
+    row.locator("a.qid").click()
+    assert_opened_in_view(page, qid)
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_odd_question_ids_link_and_anchor_safely(javascript, reports, open_report):
+    """Ids with spaces, '|', quotes, '%', '#', markup and non-Latin script: each link opens its own question,
+    as does its anchor in the URL; a long id stays on one line, cut with an ellipsis, whole in its title."""
+    o = open_report(reports.html["odd"], javascript=javascript)
+    page = o.page
+    assert sorted(qids_in(page, "table#questions tr.q")) == sorted(ODD_QUESTIONS)
+    for qid in ODD_QUESTIONS:
+        page.goto(o.url)
+        row = page.locator("table#questions tr.q").filter(has=page.locator(f'a.qid[title="{css_string(qid)}"]'))
+        assert row.count() == 1 and row.get_attribute("data-qid") == qid
+        row.locator("a.qid").click()
+        assert_opened_in_view(page, qid)
+        page.goto(o.url + "#" + anchor(qid))
+        assert drill_of(page, qid).get_attribute("open") is not None
+    long_id = max(ODD_QUESTIONS, key=len)
+    page.goto(o.url)
+    link = page.locator(f'table#questions a.qid[title="{css_string(long_id)}"]')
+    assert link.inner_text() == long_id  # all there, shown cut
+    assert link.evaluate("a => a.scrollWidth > a.clientWidth") and \
+        link.evaluate("a => getComputedStyle(a).textOverflow") == "ellipsis"
+    assert_one_line(page)
+    if javascript:
+        o.assert_quiet()
+
+
+def css_string(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def assert_one_line(page) -> None:
+    heights = page.locator("table#questions a.qid").evaluate_all(
+        "els => els.map(a => [a.getBoundingClientRect().height, parseFloat(getComputedStyle(a).lineHeight) || "
+        "1.45 * parseFloat(getComputedStyle(a).fontSize)])")
+    assert heights and all(h <= 1.5 * line for h, line in heights), heights
+
+
+def test_no_id_wraps_in_the_question_table(reports, open_report):
+    page = open_report(reports.html["run"]).page
+    assert_one_line(page)
+    titles = page.locator("table#questions a.qid").evaluate_all("els => els.map(a => a.title === a.textContent)")
+    assert titles and all(titles)
+
+
+def test_a_flipped_question_leads_to_both_rankings(reports, open_report):
+    page = open_report(reports.html["runs"]).page
+    rows = page.locator("table.flipped tr.q")
+    assert rows.count() > 0
+    last = rows.nth(rows.count() - 1)
+    qid = last.get_attribute("data-qid")
+    last.locator("a.qid").click()
+    panel = page.locator(f'div.flip[id="r2-{anchor(qid)}"]')
+    assert panel.get_attribute("data-qid") == qid and in_view(page, panel.locator(":scope > h4"))
+
+
+def test_the_summary_opens_each_report(reports, open_report):
+    for kind in ("run", "runs"):
+        page = open_report(reports.html[kind]).page
+        first = page.locator("body > :is(section, nav)").first
+        assert first.get_attribute("id") == "summary" and in_view(page, first)
+        assert page.locator("section#summary li").count() >= 2
 
 
 # -- several runs, a sweep, a history ----------------------------------------------------------------------

@@ -149,3 +149,50 @@ def test_one_run_with_answers_shows_them(wh):
     heads = [th.text() for th in dom.find("table", id="questions").find_all("th")]
     assert heads[-1] == "answer"
     assert re.search(r"Through the answer stage", dom.find("section", id="attribution").text())
+
+
+def test_several_runs_break_the_headline_deltas_down_by_slice_as_compare_does(wh):
+    """Every by-slice row `assay compare` prints (its headline measures in each category, form and hard class) is
+    on the page with the same figures, and the page opens with the summary of those runs."""
+    from assay.html.page import anchor
+    from assay.html.runs import flip_anchor
+
+    a, b = wh["ids"]
+    text, dom = page(wh, "runs-slices.html", "report", a, b)
+    compared = json.loads(ok("compare", a, b, "--format", "json", "--warehouse", wh["path"]).stdout)
+    terminal = ok("compare", a, b, "--warehouse", wh["path"]).stdout
+    by_slice = terminal.split("by slice (headline metrics", 1)[1]
+    shown = [line.split()[:3] for line in by_slice.splitlines() if "=" in line.split(" ", 1)[0]]
+    assert len(shown) == 30  # 10 slices x 3 measures
+    section = dom.find("section", id="slices")
+    rows = section.find("table", cls="slice-deltas", data_run=b).find_all("tr", data_slice=True)
+    assert [[r.attrs["data-slice"], r.attrs["data-measure"], r.attrs["data-level"]] for r in rows] == shown
+    expected = {(r["slice"], r["metric"], r["level"]): r for r in compared["rows"]}
+    for tr in rows:
+        r = expected[(tr.attrs["data-slice"], tr.attrs["data-measure"], tr.attrs["data-level"])]
+        cells = [td.text() for td in tr.find_all("td")]
+        p = "<0.001" if r["p_holm"] < 0.001 else f"{r['p_holm']:.3f}"
+        assert cells[3:] == [str(r["n"]), f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",
+                             f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", p], cells
+        assert ("significant" in tr.classes) == (r["p_holm"] < 0.05)
+    svg_of(dom, "slice-deltas-2")
+
+    summary = [_norm(li.text()) for li in dom.find("section", id="summary").find_all("li")]
+    s3 = {(r["metric"], r["level"]): r for r in compared["rows"] if r["slice"] == "all"}[("Success@3", "doc")]
+    # 800- and 400-character chunks: different units, so the summary compares at document level
+    assert summary[0].startswith("The runs rank different units")
+    verdict = "unlikely to be noise" if s3["p_holm"] < 0.05 else "cannot be told from noise"
+    assert summary[1].startswith(f"Run 2 ({b}) scores") and "on Success@3 at doc level" in summary[1]
+    assert f"{100 * s3['b']:.0f}% against {100 * s3['a']:.0f}%" in summary[1] and verdict in summary[1]
+    f = compared["flips"]
+    assert summary[2] == (f"On Success@3 at doc level, {len(f['won'])} questions went from miss to hit in run 2 and "
+                          f"{len(f['lost'])} from hit to miss.")
+
+    table = dom.find("table", cls="flipped", data_run=b)
+    flipped = [x["query_id"] for x in f["won"] + f["lost"]]
+    assert [tr.attrs["data-qid"] for tr in table.find_all("tr", cls="q")] == flipped
+    panels = {d.attrs["id"]: d for d in dom.find("section", id="flips").find_all("div", cls="flip")}
+    for tr in table.find_all("tr", cls="q"):
+        qid = tr.attrs["data-qid"]
+        href = tr.find("a", cls="qid").attrs["href"]
+        assert href == f"#r2-{anchor(qid)}" == f"#{flip_anchor(2, qid)}" and panels[href[1:]].attrs["data-qid"] == qid

@@ -222,3 +222,44 @@ def test_hostile_stored_text_shows_as_text(hostile):
 
 def _script_body(text: str) -> str:
     return text.split("<script>", 1)[1].rsplit("</script>", 1)[0]
+
+
+def test_each_question_links_to_its_drill_down_by_its_id(demo):
+    from assay.html.page import anchor
+
+    dom = demo["dom"]
+    bodies = {d.attrs["data-qid"]: d.find("div", cls="drill-body") for d in dom.find_all("details", cls="drill")}
+    ids = [b.attrs["id"] for b in bodies.values()]
+    assert len(set(ids)) == len(ids) == 71
+    for tr in dom.find("table", id="questions").find_all("tr", cls="q"):
+        qid = tr.attrs["data-qid"]
+        link, text = tr.find("a", cls="qid"), tr.find("a", cls="qtext")
+        assert link.attrs["href"] == text.attrs["href"] == f"#{anchor(qid)}" == f"#{bodies[qid].attrs['id']}"
+        assert link.attrs["title"] == link.text() == qid  # the whole id, however the cell cuts it
+    assert bodies["adv-advisory-affected-versions"].attrs["id"] == "q-adv-advisory-affected-versions"
+    assert not any(re.fullmatch(r"q\d+", i) for i in ids)  # no position left as an anchor
+
+
+def test_the_summary_opens_the_page_with_the_reports_figures(demo):
+    from assay.html.summary import run_summary
+
+    body = demo["dom"].find("body").children_nodes()
+    assert [n.tag for n in body[:2]] == ["h1", "section"] and body[1].attrs["id"] == "summary"
+    points = [_norm(li.text()) for li in body[1].find_all("li")]
+    assert points == run_summary(demo["report"])
+    s3 = next(r for r in demo["report"]["metrics"] if (r["metric"], r["level"], r["slice"]) == ("Success@3", "chunk", "all"))
+    assert points[0].startswith(f"Of the 56 answerable questions, {round(s3['value'] * 56)} had a relevant chunk")
+    assert f"95% interval {100 * s3['ci_low']:.0f}% to {100 * s3['ci_high']:.0f}%" in points[0]
+    funnel = demo["report"]["attribution"]["funnel"]
+    lost = sum(funnel.values()) - funnel.get("found", 0)
+    assert points[1].startswith(f"{lost} of the 56 answerable questions had no relevant chunk" if lost else
+                                "Every one of the 56 answerable questions had a relevant chunk")
+
+
+def test_latency_is_a_log_scale_strip_plot(demo):
+    fig = demo["dom"].find("figure", cls="chart", data_chart="latency")
+    assert "log scale" in fig.find("figcaption").text() and "milliseconds per question (log scale)" in fig.text()
+    ticks = [p for p in fig.find_all("path", role="graphics-symbol") if p.attrs.get("aria-roledescription") == "tick"]
+    qrows = demo["dom"].find("table", id="questions").find_all("tr", cls="q")
+    timed = [tr for tr in qrows if float(tr.find_all("td")[10].attrs["data-v"] or 0) > 0]
+    assert len(ticks) >= len(timed)  # a tick per question and stage, at least the whole question's

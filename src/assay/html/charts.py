@@ -98,11 +98,36 @@ def funnel(panels: list[tuple[str, list[tuple[str, int]]]]) -> str:
     return render(alt.vconcat(*charts))
 
 
+def log_ticks(low: float, high: float) -> list[float]:
+    """Axis values 1, 2 and 5 times each power of ten within [low, high] (Vega's own log ticks label every
+    step from 1 to 9 and crowd the axis)."""
+    import math
+
+    out = []
+    for exponent in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
+        for step in (1, 2, 5):
+            v = float(f"{step}e{exponent}")
+            if low <= v <= high:
+                out.append(v)
+    return out
+
+
 def latency(rows: list[dict], stages: list[str]) -> str:
-    """Per-question latency by stage as box plots (rows: stage, ms); whiskers reach the fastest and slowest."""
-    chart = alt.Chart(alt.Data(values=rows)).mark_boxplot(extent="min-max", size=14, color="#1f6feb").encode(
-        y=alt.Y("stage:N", sort=stages, title=None), x=alt.X("ms:Q", title="milliseconds per question"))
-    return render(chart.properties(width=460, height=alt.Step(26)))
+    """Per-question latency by stage as a strip plot on a log scale: a tick per question, a dark bar at each
+    stage's median (rows: stage, ms, every ms > 0). Latencies are skewed (a few slow questions, many fast
+    ones): on a linear axis the slowest flattened the rest into a few pixels; on a log axis a doubling is the
+    same distance anywhere."""
+    data = alt.Data(values=rows)
+    low, high = min(r["ms"] for r in rows) / 1.25, max(r["ms"] for r in rows) * 1.25
+    y = alt.Y("stage:N", sort=stages, title=None)
+    x = alt.X("ms:Q", title="milliseconds per question (log scale)",
+              scale=alt.Scale(type="log", domain=[low, high], nice=False),
+              axis=alt.Axis(values=log_ticks(low, high), format="~g", grid=True))
+    ticks = alt.Chart(data).mark_tick(color="#1f6feb", opacity=0.45, thickness=1.5, size=18).encode(
+        x=x, y=y)
+    medians = alt.Chart(data).mark_tick(color="#1d232b", thickness=3, size=26).encode(
+        x=alt.X("median(ms):Q", title="milliseconds per question (log scale)"), y=y)
+    return render((ticks + medians).properties(width=520, height=alt.Step(30)))
 
 
 def deltas(rows: list[dict], runs: list[str]) -> str:
@@ -120,6 +145,23 @@ def deltas(rows: list[dict], runs: list[str]) -> str:
     chart = alt.layer(zero, rules, points, data=alt.Data(values=rows)).properties(width=300, height=alt.Step(16))
     return render(chart.facet(column=alt.Column("run:N", sort=runs, title=None,
                                                 header=alt.Header(labelFontWeight="bold", labelLimit=300))))
+
+
+def slice_deltas(rows: list[dict], measures: list[str]) -> str:
+    """Paired differences from the first run within each slice, one panel per measure
+    (rows: measure, slice, delta, ci_low, ci_high, significant)."""
+    order = list(dict.fromkeys(r["slice"] for r in rows))
+    base = alt.Chart().encode(y=alt.Y("slice:N", sort=order, title=None, axis=alt.Axis(labelLimit=220)))
+    zero = alt.Chart().mark_rule(color="#6e7781", strokeDash=[3, 3]).encode(x=alt.datum(0))
+    rules = base.mark_rule(strokeWidth=2.5).encode(
+        x=alt.X("ci_low:Q", title=None, scale=alt.Scale(domain=[-1, 1])), x2="ci_high:Q",
+        color=alt.Color("significant:N", title="p (Holm) < 0.05",
+                        scale=alt.Scale(domain=["yes", "no"], range=["#b42318", "#6e7781"]),
+                        legend=alt.Legend(orient="bottom")))
+    points = base.mark_point(filled=True, size=40, opacity=1, color="#1d232b").encode(x="delta:Q")
+    chart = alt.layer(zero, rules, points, data=alt.Data(values=rows)).properties(width=170, height=alt.Step(18))
+    return render(chart.facet(column=alt.Column("measure:N", sort=measures, title=None,
+                                                header=alt.Header(labelFontWeight="bold", labelFontSize=11))))
 
 
 def pareto(points: list[dict], k: int) -> str:

@@ -139,15 +139,19 @@ def question_meta(q: dict) -> str:
 
 
 def drill(detail: dict, anchor: str, summary: str) -> str:
-    """``details.drill[data-qid]`` for one question (``summary`` is escaped markup from the caller)."""
+    """``details.drill[data-qid]`` for one question (``summary`` is escaped markup from the caller). The
+    question's ``anchor`` (``page.anchor`` of its id) is on the body inside the <details>, not on the <details> itself: a
+    browser that follows a link to it opens the <details> on its own (Chromium does, script or not; the page's
+    script does it elsewhere), and the body's scroll margin keeps the summary line in view above it."""
     q = detail["query"]
     notes = f'<p class="note">notes: {e(q["notes"])}</p>' if q.get("notes") else ""
     gold = "".join(gold_block(g) for g in detail["gold"]) or '<p class="note">No gold: the corpus does not answer this question.</p>'
     lost = f'<p>lost at: <b>{e(detail["lost_at"])}</b></p>' if detail.get("lost_at") else ""
     answer = answer_block(detail["answer"]) if detail.get("answer") else ""
-    return (f'<details class="drill" id="{anchor}"{attr("data-qid", q["query_id"])}><summary>{summary}</summary>'
+    return (f'<details class="drill"{attr("data-qid", q["query_id"])}><summary>{summary}</summary>'
+            f'<div class="drill-body"{attr("id", anchor)}>'
             f'<div class="question">{e(q["query_text"])}</div><p class="muted">{question_meta(q)}</p>{notes}'
-            f"<h4>gold</h4>{gold}{lost}{stages_html(detail)}{answer}</details>")
+            f"<h4>gold</h4>{gold}{lost}{stages_html(detail)}{answer}</div></details>")
 
 
 def ranking(detail: dict, run_id: str, stage: str = "final") -> str:

@@ -1,6 +1,36 @@
-// The one script of an assay report: sorts and filters the question table. Everything else reads without it.
+// The one script of an assay report: opens the drill-down a link or the URL's #fragment names, and sorts and
+// filters the question table. Everything else reads without it.
 (function () {
   "use strict";
+
+  // A question's anchor sits inside its closed <details>: open the <details> before the browser scrolls to
+  // it (Chromium opens it on its own; other browsers would scroll to a hidden element), and on arrival
+  // with a #fragment scroll there once it is open.
+  function target(hash) {
+    if (!hash || hash.length < 2) return null;
+    var id = hash.slice(1);
+    var el = document.getElementById(id);
+    if (!el) {
+      try { el = document.getElementById(decodeURIComponent(id)); } catch (err) { el = null; }
+    }
+    return el;
+  }
+
+  function reveal(hash, scroll) {
+    var el = target(hash);
+    if (!el) return;
+    var drill = el.closest("details");
+    if (drill && !drill.open) drill.open = true;
+    if (scroll) el.scrollIntoView();
+  }
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest('a[href^="#"]') : null;
+    if (link) reveal(link.getAttribute("href"), false);  // the link's own navigation then scrolls to it
+  });
+  window.addEventListener("hashchange", function () { reveal(location.hash, true); });
+  reveal(location.hash, true);
+
   var table = document.getElementById("questions");
   if (!table || !table.tBodies.length) return;
   var body = table.tBodies[0];

@@ -14,6 +14,7 @@ import os
 import secrets
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import quote
 
 from assay import escape
 
@@ -47,6 +48,16 @@ def e(value) -> str:
     return "&ndash;" if value is None else escape.html(value)
 
 
+def anchor(query_id: str) -> str:
+    """A question's anchor on every page: ``q-`` and its id, percent-encoded as UTF-8 with letters, digits and
+    ``-._~:/@`` kept. So ``report.html#q-ID`` names the same question in any run's report (a position would
+    not), two ids never share an anchor (``%`` itself is encoded), and the anchor is a valid HTML id and URL
+    fragment whatever the id holds (spaces, ``|``, quotes, ``#``, any script): browsers match the fragment
+    to the id as written, before and after decoding it. The prefix keeps an id such as ``header`` off the
+    page's own section anchors."""
+    return "q-" + quote(str(query_id), safe="-._~:/@")
+
+
 def num(value, places: int = 3) -> str:
     return "&ndash;" if value is None else f"{value:.{places}f}"
 
@@ -60,6 +71,13 @@ def facts(pairs) -> str:
     """A definition list of (label, html) pairs; the html is already escaped by the caller."""
     items = "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in pairs if v not in (None, ""))
     return f'<dl class="facts">{items}</dl>'
+
+
+def summary_section(points: list[str]) -> str:
+    """``section#summary``: the plain-language points (``assay.html.summary``) that open a report, a list item each."""
+    if not points:
+        return ""
+    return '<section id="summary"><h2>In brief</h2><ul>' + "".join(f"<li>{e(p)}</li>" for p in points) + "</ul></section>"
 
 
 def figure(name: str, svg: str, caption: str = "") -> str:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from assay.chunking import chunker_label
 from assay.html import charts
 from assay.html.drill import DEPTH, drill
-from assay.html.page import attr, document, e, facts, figure, num, table
+from assay.html.page import anchor, attr, document, e, facts, figure, num, summary_section, table
+from assay.html.summary import run_summary
 from assay.metrics.registry import DEFAULT_MEASURES
 from assay.report import HEADLINE, RANKING_LEVELS, build_report
 
@@ -28,8 +29,9 @@ def build(source, run_id: str, measures=DEFAULT_MEASURES, level: str | None = No
     every = question_details(source, run_id, depth=depth)  # each SQL file once for the whole run
     details = [every[r["query_id"]] for r in rows]
     run = report["run"]
-    body = [f"<h1>assay report: run <span class=mono>{e(run['run_id'])}</span></h1>", _nav(),
-            _header(run), _headline(report["metrics"]), _slices(source, report, rows, measures),
+    body = [f"<h1>assay report: run <span class=mono>{e(run['run_id'])}</span></h1>",
+            summary_section(run_summary(report)), _nav(), _header(run), _headline(report["metrics"]),
+            _slices(source, report, rows, measures),
             _attribution(report.get("attribution") or {}), _latency(run, rows, details),
             _questions(rows), _drills(rows, details, depth)]
     return document("run", f"assay report {run['run_id']}", "".join(body), with_script=True)
@@ -243,12 +245,17 @@ def _attribution(att: dict) -> str:
 
 def _latency(run: dict, qrows: list[dict], details: list[dict]) -> str:
     stages = [s["stage"] for s in run.get("stages", [])]
-    points = [{"stage": s["stage"], "ms": s["latency_ms"]} for d in details for s in d["stages"]
-              if s["latency_ms"] is not None]
-    points += [{"stage": "whole question", "ms": r["latency_ms"]} for r in qrows if r["latency_ms"] is not None]
-    chart = figure("latency", charts.latency(points, stages + ["whole question"]),
-                   "Per-question latency, by stage and for the whole question: box from the first to the third "
-                   "quartile, line at the median, whiskers to the fastest and slowest.") if points else ""
+    timed = [(s["stage"], s["latency_ms"]) for d in details for s in d["stages"] if s["latency_ms"] is not None]
+    timed += [("whole question", r["latency_ms"]) for r in qrows if r["latency_ms"] is not None]
+    points = [{"stage": stage, "ms": ms} for stage, ms in timed if ms > 0]
+    zero = {}  # a log scale has no 0: a stage that took no measurable time is said in words instead
+    for stage, ms in timed:
+        if ms <= 0:
+            zero[stage] = zero.get(stage, 0) + 1
+    said = "; ".join(f"{stage}: {n} question{'s' if n != 1 else ''}" for stage, n in zero.items())
+    caption = ("Per-question latency on a log scale, by stage and for the whole question: a tick per question, a "
+               "dark bar at the median.") + (f" Timings of 0 ms are not drawn ({said})." if zero else "")
+    chart = figure("latency", charts.latency(points, stages + ["whole question"]), caption) if points else ""
     body = [[f'<span class="mono">{e(s["stage"])}</span>', num(s["mean_latency_ms"], 3)] for s in run.get("stages", [])]
     lat = run["latency_ms"]
     note = f"<p>Whole question: p50 {num(lat['p50'], 2)} ms, p95 {num(lat['p95'], 2)} ms.</p>"
@@ -284,13 +291,15 @@ def _questions(rows: list[dict]) -> str:
     th = "".join(f'<th data-sort="{kind}"{" class=num" if kind == "num" else ""}{attr("title", tip or None)}>{name}</th>'
                  for name, kind, tip in heads)
     trs = []
-    for i, r in enumerate(rows):
+    for r in rows:
         doc3, doc3_v = _hit(r["success_doc_3"])
         ch10, ch10_v = _hit(r["success_chunk_10"])
         state = "unanswerable" if not r["answerable"] else ("hit" if r["success_doc_3"] else "miss")
         lost = r["lost_at"] if r["answerable"] else f"no answer ({r['unanswerable'] or 'unspecified'})"
-        cells = [f'<td><a class="qid" href="#q{i}">{e(r["query_id"])}</a></td>',
-                 f'<td class="question">{e(r["query_text"])}</td>', f"<td>{e(r['category'])}</td>",
+        href = "#" + anchor(r["query_id"])
+        cells = [f'<td class="qid-cell"><a class="qid"{attr("href", href)}{attr("title", r["query_id"])}>'
+                 f'{e(r["query_id"])}</a></td>',
+                 f'<td class="question"><a class="qtext"{attr("href", href)}>{e(r["query_text"])}</a></td>', f"<td>{e(r['category'])}</td>",
                  f"<td>{e(r['form'])}</td>", f"<td>{e(r['hard_class'])}</td>",
                  f'<td class="num" data-v="{doc3_v}">{doc3}</td>', f'<td class="num" data-v="{ch10_v}">{ch10}</td>',
                  _num_cell(r["first_rank_chunk"]), _num_cell(r["first_rank_doc"]), f"<td>{e(lost)}</td>",
@@ -303,15 +312,15 @@ def _questions(rows: list[dict]) -> str:
     return (f'<section id="questions-section"><h2>Questions</h2>{controls}'
             '<p class="note">Click a column header to sort. S@3 doc: a gold document in the top 3 (Success@3, '
             "document level); S@10 chunk: a chunk overlapping a gold span in the top 10; chunk rank and doc rank: "
-            "the first relevant chunk's and document's rank in the final list. A question's id leads to its "
-            "drill-down below.</p>"
+            "the first relevant chunk's and document's rank in the final list. Click a question (its id or its "
+            "text) to open its drill-down; its link, report.html#q-ID, opens it from anywhere.</p>"
             f'<div class="wide"><table id="questions"><thead><tr>{th}</tr></thead><tbody>{"".join(trs)}</tbody>'
             "</table></div></section>")
 
 
 def _drills(rows: list[dict], details: list[dict], depth: int) -> str:
     out = []
-    for i, (r, d) in enumerate(zip(rows, details)):
+    for r, d in zip(rows, details):
         if not r["answerable"]:
             verdict = '<span class="muted">no answer in the corpus</span>'
         elif r["first_rank_chunk"] is not None:
@@ -320,7 +329,7 @@ def _drills(rows: list[dict], details: list[dict], depth: int) -> str:
         else:
             verdict = f'<span class="miss-mark">lost at {e(r["lost_at"])}</span>'
         summary = f'<span class="qid">{e(r["query_id"])}</span> {e(r["query_text"])} &middot; {verdict}'
-        out.append(drill(d, f"q{i}", summary))
+        out.append(drill(d, anchor(r["query_id"]), summary))
     return ('<section id="drilldowns"><h2>Drill-down</h2><p class="note">Each question with its gold quotes and '
             f"each stage's top {depth} chunks (plus the first relevant chunk when it ranks lower), the gold spans "
             "marked in their text (a chunk of a gold document that misses the gold span: dotted edge). A chunk an "

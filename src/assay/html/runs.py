@@ -1,26 +1,33 @@
-"""Several runs in one HTML report: each run's values, its paired difference from the first run with an
-interval and a Holm-adjusted p-value, a chart of the differences, and the questions that flipped with
-both rankings side by side.
+"""Several runs in one HTML report: a summary in words, each run's values, its paired difference from the
+first run with an interval and a Holm-adjusted p-value, a chart of the differences, the differences by slice,
+and the questions that flipped with both rankings side by side.
 
 The table is ``assay.report_runs.build_runs_report`` (the figures of ``assay report A B C --format json``).
-Its rows carry each run's own interval; the chart draws the paired interval of each difference, from
-``comparison.paired_tests`` with the same arguments build_runs_report passes it (the first run's seed),
-as ``assay compare`` reports it. Flips are ``comparison.flips`` on Success@3 at document level, as
-``assay compare`` lists them by default.
+Its rows carry each run's own interval; the chart draws the paired interval of each difference, and the slice
+breakdown each slice's, from ``comparison.paired_rows`` with the first run's seed, as ``assay compare`` reports
+them (its p-values Holm-adjusted within each slice). Flips are ``comparison.flips`` on Success@3 at document
+level, as ``assay compare`` lists them by default.
 """
 
 from __future__ import annotations
 
 from assay.html import charts
 from assay.html.drill import DEPTH, gold_block, ranking
-from assay.html.page import attr, document, e, figure, num, table
+from assay.html.page import anchor, attr, document, e, figure, num, summary_section, table
+from assay.html.summary import runs_summary
 from assay.metrics.registry import DEFAULT_MEASURES
 
 FLIP_MEASURE, FLIP_LEVEL = "Success@3", "doc"
+# the measures `assay compare` breaks down by slice (comparison.render), in its order
+COMPARE_SLICES = (("Success@3", "doc"), ("Success@10", "chunk"), ("nDCG@10", "chunk"))
+
+
+def _p(v) -> str:
+    return "&ndash;" if v is None else ("&lt;0.001" if v < 0.001 else f"{v:.3f}")
 
 
 def build(source, run_ids: list[str], measures=DEFAULT_MEASURES, level: str | None = None, depth: int = DEPTH) -> str:
-    from assay.comparison import flips, paired_tests, run_identity
+    from assay.comparison import flips, paired_rows, run_identity
     from assay.metrics.registry import parse_measure
     from assay.report_runs import build_runs_report
 
@@ -28,12 +35,57 @@ def build(source, run_ids: list[str], measures=DEFAULT_MEASURES, level: str | No
     ids = [r["run_id"] for r in report["runs"]]
     first = run_identity(source, ids[0])
     others = [run_identity(source, rid) for rid in ids[1:]]
-    paired = {(o["run_id"], t["metric"], t["level"]): t
-              for o in others for t in paired_tests(source, first, o, measures, slices=False, seed=first["seed"])}
+    # every slice, Holm within each as `assay compare` adjusts them; the "all" rows are the same floats
+    # as without slices (each interval and test is computed on its own pairs)
+    tested = {o["run_id"]: paired_rows(source, first, o, measures, slices=True, seed=first["seed"]) for o in others}
+    paired = {(rid, t["metric"], t["level"]): t for rid, rows in tested.items() for t in rows if t["slice"] == "all"}
     flipped = [flips(source, first, o, parse_measure(FLIP_MEASURE), FLIP_LEVEL) for o in others]
-    body = [f"<h1>assay report: {len(ids)} runs</h1>", _runs(report), _deltas(report, paired),
-            _flips(source, ids, flipped, depth)]
+    points = runs_summary(report, {k: (t["ci_low"], t["ci_high"]) for k, t in paired.items()},
+                          dict(zip(ids[1:], flipped)))
+    body = [f"<h1>assay report: {len(ids)} runs</h1>", summary_section(points), _runs(report),
+            _deltas(report, paired), _slices(ids, tested, report), _flips(source, ids, flipped, depth)]
     return document("runs", f"assay report: {len(ids)} runs", "".join(body))
+
+
+def slice_columns(rows: list[dict]) -> list[tuple[str, str]]:
+    """The measures the slice breakdown shows: those `assay compare` prints by slice, else (a report of other
+    measures) the first three measure-and-level pairs tested."""
+    present = list(dict.fromkeys((r["metric"], r["level"]) for r in rows if r["slice"] == "all"))
+    chosen = [c for c in COMPARE_SLICES if c in present]
+    return chosen or present[:3]
+
+
+def _slices(ids: list[str], tested: dict[str, list[dict]], report: dict) -> str:
+    parts = []
+    for n, rid in enumerate(ids[1:], start=2):
+        rows = tested[rid]
+        columns = slice_columns(rows)
+        sliced = [r for r in rows if r["slice"] != "all" and (r["metric"], r["level"]) in columns]  # compare's order
+        if not sliced:
+            continue
+        alpha = report["significance"]["alpha"]
+        chart_rows = [{"measure": f'{r["metric"]} ({r["level"]})', "slice": r["slice"], "delta": r["delta"],
+                       "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                       "significant": "yes" if r["p_holm"] < alpha else "no"} for r in sliced]
+        chart = figure(f"slice-deltas-{n}", charts.slice_deltas(chart_rows, [f"{m} ({lvl})" for m, lvl in columns]),
+                       f"Run {n} minus run 1 in each slice, paired over the slice's questions, with a paired bootstrap "
+                       f"95% interval; red: p (Holm, within the slice) < {alpha}.")
+        body = [[f'<span class="mono">{e(r["slice"])}</span>', f'<span class="mono">{e(r["metric"])}</span>',
+                 e(r["level"]), str(r["n"]), num(r["a"]), num(r["b"]), f'{r["delta"]:+.3f}',
+                 f'[{r["ci_low"]:+.3f}, {r["ci_high"]:+.3f}]', _p(r["p_holm"])] for r in sliced]
+        attrs = [f'{attr("data-slice", r["slice"])}{attr("data-measure", r["metric"])}{attr("data-level", r["level"])}'
+                 f'{attr("data-run", rid)}{" class=significant" if r["p_holm"] < alpha else ""}' for r in sliced]
+        parts.append(f'<h3>run 1 <span class="mono">{e(ids[0])}</span> &rarr; run {n} <span class="mono">{e(rid)}</span>'
+                     f"</h3>{chart}"
+                     + table(["slice", "measure", "level", "n", "run 1", f"run {n}", "&Delta;", "&Delta; 95% (paired)",
+                              "p (Holm)"], body, attrs=f' class="slice-deltas"{attr("data-run", rid)}', row_attrs=attrs,
+                             numeric={3, 4, 5, 6, 7, 8}))
+    if not parts:
+        return ""
+    return ('<section id="slices"><h2>By slice</h2><p class="note">The differences of the headline measures within '
+            "each category, form and hard class, as <code>assay compare</code> prints them: paired over the slice's "
+            "questions; p (Holm): adjusted within the slice over all its tests. Slices hold few questions: read the "
+            "interval before the difference.</p>" + "".join(parts) + "</section>")
 
 
 def _runs(report: dict) -> str:
@@ -64,7 +116,6 @@ def _deltas(report: dict, paired: dict) -> str:
         if _significant(r, sig["alpha"]):
             mark = "higher" if r["delta"] > 0 else "lower"
         delta = "" if r["delta"] is None else f"{r['delta']:+.3f}"
-        p = (lambda v: "&ndash;" if v is None else ("&lt;0.001" if v < 0.001 else f"{v:.3f}"))
         note = e(untested[r["metric"]]) if untested.get(r["metric"]) and r["delta"] is not None else ""
         trs.append(
             f'<tr{attr("data-measure", r["metric"])}{attr("data-level", r["level"])}{attr("data-run", r["run_id"])}'
@@ -74,7 +125,7 @@ def _deltas(report: dict, paired: dict) -> str:
             f'<td class="num">{r["n"]}</td><td class="num delta">{delta}</td>'
             f'<td class="num delta-low">{"" if low is None else f"{low:+.3f}"}</td>'
             f'<td class="num delta-high">{"" if high is None else f"{high:+.3f}"}</td>'
-            f'<td class="num">{p(r["p_value"])}</td><td class="num p-holm">{p(r["p_holm"])}</td>'
+            f'<td class="num">{_p(r["p_value"])}</td><td class="num p-holm">{_p(r["p_holm"])}</td>'
             f"<td>{mark}{note}</td></tr>")
         if r["delta"] is not None and t is not None:
             chart_rows.append({"label": f'{r["metric"]} ({r["level"]})', "run": f"run {number[r['run_id']]}: {r['run_id']}",
@@ -96,29 +147,46 @@ def _deltas(report: dict, paired: dict) -> str:
             "</section>")
 
 
+def flip_anchor(run_number: int, query_id: str) -> str:
+    """A flipped question's panel: ``r2-`` (the run it flipped in) and the question's anchor (``page.anchor``),
+    so a question that flips in several runs has a panel, and an anchor, per run."""
+    return f"r{run_number}-{anchor(query_id)}"
+
+
 def _flips(source, ids: list[str], flipped: list[dict], depth: int) -> str:
     from assay.drilldown import question_detail
 
     parts, first = [], ids[0]
-    for other, f in zip(ids[1:], flipped):
+    rank = (lambda v: "none in the list" if v is None else f"rank {v}")
+    for n, (other, f) in enumerate(zip(ids[1:], flipped), start=2):
         items = [("won", x) for x in f["won"]] + [("lost", x) for x in f["lost"]]
-        parts.append(f'<h3>run 1 <span class="mono">{e(first)}</span> &rarr; <span class="mono">{e(other)}</span>: '
-                     f'{len(f["won"])} won, {len(f["lost"])} lost</h3>')
+        parts.append(f'<h3>run 1 <span class="mono">{e(first)}</span> &rarr; run {n} <span class="mono">{e(other)}'
+                     f'</span>: {len(f["won"])} won, {len(f["lost"])} lost</h3>')
         if not items:
             parts.append(f'<p class="note">No question flipped on {e(f["metric"])} ({e(f["level"])} level).</p>')
+            continue
+        panels, rows, row_attrs = [], [], []
         for tag, item in items:
             qid = item["query_id"]
             a = question_detail(source, first, qid, depth=depth)
             b = question_detail(source, other, qid, depth=depth)
-            rank = (lambda v: "none in the list" if v is None else f"rank {v}")
+            href = "#" + flip_anchor(n, qid)
+            rows.append([f'<a class="qid"{attr("href", href)}{attr("title", qid)}>{e(qid)}</a>',
+                         f'<a class="qtext"{attr("href", href)}>{e(a["query"]["query_text"])}</a>', tag,
+                         "&ndash;" if item["rank_a"] is None else str(item["rank_a"]),
+                         "&ndash;" if item["rank_b"] is None else str(item["rank_b"])])
+            row_attrs.append(f' class="q {tag}"{attr("data-qid", qid)}')
             gold = "".join(gold_block(g) for g in a["gold"])
-            parts.append(
-                f'<div class="flip {tag}"{attr("data-qid", qid)}{attr("data-run", other)}>'
+            panels.append(
+                f'<div class="flip {tag}"{attr("id", flip_anchor(n, qid))}{attr("data-qid", qid)}{attr("data-run", other)}>'
                 f'<h4><span class="qid">{e(qid)}</span> &middot; {tag}: first gold document at '
                 f'{rank(item["rank_a"])} &rarr; {rank(item["rank_b"])}</h4>'
                 f'<div class="question">{e(a["query"]["query_text"])}</div>{gold}'
                 f'<div class="pair">{ranking(a, first)}{ranking(b, other)}</div></div>')
+        parts.append(table(["id", "question", "flip", "rank in run 1", f"rank in run {n}"], rows,
+                           attrs=f' class="flipped"{attr("data-run", other)}', row_attrs=row_attrs, numeric={3, 4}))
+        parts.extend(panels)
     return (f'<section id="flips"><h2>Questions that flipped</h2><p class="note">Questions that {FLIP_MEASURE} at '
-            f"{FLIP_LEVEL} level counts differently in a run than in run 1, each with both final rankings (top "
-            f"{depth} chunks, plus the first relevant one when it ranks lower), the gold spans marked.</p>"
-            + "".join(parts) + "</section>")
+            f"{FLIP_LEVEL} level counts differently in a run than in run 1 (rank: of the first gold document), "
+            f"then each with both final rankings (top {depth} chunks, plus the first relevant one when it ranks "
+            "lower), the gold spans marked. Click a question to go to its rankings.</p>" + "".join(parts) + "</section>")
