@@ -1513,23 +1513,26 @@ def judgments_draft(corpus_dir, generator, model, base_url, api_key_env, count, 
                                             "merged: the lines it lacks are appended).")
 @click.option("--install", default=None, metavar="REQUIREMENT",
               help="The pip requirement the CI files install assay from, e.g. 'assay @ git+https://HOST/assay.git"
-                   "@v0.1.0' (default: the git commit this assay was installed from, else a placeholder to edit); "
-                   "a git requirement also gives the pre-commit hooks their repo and rev.")
+                   "@v0.1.0' (default: read from this assay's own install: its git URL and commit, its version "
+                   "from a package index, or its checkout's remote and HEAD; when it cannot tell, init asks for "
+                   "this and writes nothing, exit code 2); a git requirement also gives the pre-commit hooks "
+                   "their repo and rev.")
 def init(directory, force, install):
     """Write a project skeleton into DIRECTORY (default: here): assay.toml with every setting, commented; a
     golden set of two questions (judgments/golden.jsonl) and the corpus they resolve against (corpus/); a
-    .gitignore; CI for GitHub Actions and GitLab CI; a pre-commit config. Existing files are listed and
-    nothing is written (exit code 1) unless --force."""
+    .gitignore; CI for GitHub Actions and GitLab CI that keeps the default branch's runs and regresses each
+    change against the newest; a pre-commit config. Existing files are listed and nothing is written (exit
+    code 1) unless --force."""
     from assay import scaffold
 
-    written = scaffold.init(directory, install=install, force=force)
+    source = scaffold.install_for_ci(install)
+    written = scaffold.init(directory, install=source.requirement, force=force)
     for item in written:
         click.echo(f"{item.action} {directory / item.path}")
-    text = (directory / scaffold.CI_FILES[0]).read_text(encoding="utf-8")
-    if scaffold.INSTALL_PLACEHOLDER in text:
-        _progress(f"note: the CI files install assay from a placeholder (ASSAY_INSTALL in "
-                  f"{' and '.join(scaffold.CI_FILES)}), and the pre-commit hooks need a repo and rev: give "
-                  "--install 'assay @ git+URL@TAG', or edit them")
+    _progress(f"CI installs {source.requirement} ({source.origin})")
+    if scaffold.hooks_source(source.requirement) == scaffold.HOOKS_PLACEHOLDER:
+        _progress("note: the pre-commit hooks need assay's git repo and a tag or commit: edit repo and rev in "
+                  ".pre-commit-config.yaml, or give --install 'assay @ git+URL@TAG'")
     where = "" if directory == Path(".") else f"cd {directory} && "
     _progress(f"next: {where}assay run --corpus corpus --judgments judgments/golden.jsonl && assay gate "
               "(the CI files run these steps and more)")

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.errors import AssayError, ProjectExists
+from assay.errors import AssayError, ProjectExists, UsageError
 
 SKELETON = Path(__file__).parent / "data" / "skeleton"
 # project path -> template (files whose project names start with a dot are stored without it)
@@ -31,8 +31,9 @@ FILES = {
 }
 MERGED = (".gitignore",)  # appended to, never refused
 CI_FILES = (".github/workflows/assay.yml", ".gitlab-ci.yml")
-INSTALL_PLACEHOLDER = "<the pip requirement of assay, e.g. assay @ git+https://HOST/assay.git@TAG>"
 HOOKS_PLACEHOLDER = ("<the git URL you install assay from>", "<its tag or commit>")
+ASK = ("give --install REQUIREMENT, the pip requirement CI installs assay from, e.g. "
+       "--install 'assay @ git+https://HOST/assay.git@TAG'")
 
 
 @dataclass(frozen=True)
@@ -41,25 +42,131 @@ class Written:
     action: str  # "wrote", "replaced", "appended to", "kept"
 
 
-def installed_from() -> str | None:
-    """The pip requirement this assay was installed from when it came from a git repository (PEP 610's
-    direct_url.json): ``assay @ git+URL@COMMIT``; None for any other install."""
+@dataclass(frozen=True)
+class Install:
+    requirement: str  # what the CI files pip install
+    origin: str  # where it came from, said by `assay init`
+
+
+def install_for_ci(given: str | None = None) -> Install:
+    """The pip requirement the CI files install assay from: ``given`` (--install), else the one this assay's
+    own install shows (:func:`requirement_from`). Raises UsageError, asking for --install, when it cannot tell:
+    a CI file with a requirement that does not install would fail its first run."""
+    if given is not None:
+        if not given.strip():
+            raise UsageError(f"--install is empty; {ASK}")
+        return Install(given.strip(), "given with --install")
     from importlib import metadata
 
     try:
-        raw = metadata.distribution("assay").read_text("direct_url.json")
+        dist = metadata.distribution("assay")
     except metadata.PackageNotFoundError:
-        return None
-    if not raw:
-        return None
+        raise UsageError(f"cannot tell where this assay was installed from (no installed distribution: it runs "
+                         f"from source); {ASK}") from None
+    raw = dist.read_text("direct_url.json")
     try:
-        info = json.loads(raw)
+        direct_url = json.loads(raw) if raw else None
     except ValueError:
+        direct_url = {}
+    requirement, seen = requirement_from(direct_url, dist.version)
+    if requirement is None:
+        raise UsageError(f"cannot tell where this assay was installed from ({seen}); {ASK}")
+    return Install(requirement, seen)
+
+
+def requirement_from(direct_url: dict | None, version: str) -> tuple[str | None, str]:
+    """A pip requirement that installs, elsewhere, the assay pip recorded (PEP 610's direct_url.json, None
+    when it came from a package index), and what was seen; None when no such requirement can be told.
+
+    From an index: ``assay==VERSION``. From git: ``assay @ git+URL@COMMIT``. From a directory (an editable
+    install of a checkout, say): that checkout's git remote and HEAD commit, when a remote-tracking branch
+    holds the commit (a commit only on this machine would fail the first CI run). From an archive at an
+    http(s) URL: that URL. Nothing on this machine alone (a file:// URL, a local path) can be installed in CI."""
+    if direct_url is None:
+        return f"assay=={version}", f"assay {version} installed from a package index"
+    url = str(direct_url.get("url") or "")
+    vcs = direct_url.get("vcs_info")
+    if isinstance(vcs, dict):
+        commit = vcs.get("commit_id")
+        if vcs.get("vcs") != "git" or not commit:
+            return None, f"installed from {vcs.get('vcs') or 'a version control system'} at {url or '?'}"
+        if not _reachable(url):
+            return None, f"installed from the git repository {url}, which is on this machine only"
+        return f"assay @ git+{url}@{commit}", f"installed from git: {url} at {commit}"
+    if isinstance(direct_url.get("dir_info"), dict):
+        editable = "an editable install" if direct_url["dir_info"].get("editable") else "installed"
+        path = _local_path(url)
+        if path is None:
+            return None, f"{editable} of {url or '?'}"
+        found, why = checkout_source(path)
+        if found is None:
+            return None, f"{editable} of {path}, {why}"
+        remote, commit = found
+        return f"assay @ git+{remote}@{commit}", f"{editable} of {path}: its remote {remote} at HEAD {commit}"
+    if isinstance(direct_url.get("archive_info"), dict) and _reachable(url) and "://" in url:
+        return f"assay @ {url}", f"installed from the archive {url}"
+    return None, f"installed from {url or 'an unknown place'}"
+
+
+def checkout_source(path: Path) -> tuple[tuple[str, str] | None, str]:
+    """The git URL and HEAD commit of the checkout at ``path`` that CI can fetch, or None and why not: no
+    git, not a checkout, no remote, a remote on this machine only, or a HEAD on no remote-tracking branch."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        return None, "and git is not installed to read its origin"
+
+    def git(*args: str) -> str | None:
+        done = subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    head = git("rev-parse", "--verify", "HEAD")
+    if not head:
+        return None, "which is not a git checkout with a commit"
+    remotes = (git("remote") or "").split()
+    if not remotes:
+        return None, "a git checkout with no remote"
+    holding = (git("for-each-ref", "--contains", head, "--format=%(refname:lstrip=2)", "refs/remotes") or "").split()
+    on = [r for r in remotes if any(ref.startswith(r + "/") for ref in holding)]
+    if not on:
+        return None, f"whose HEAD {head[:12]} is on no branch of its remote{'s' if len(remotes) > 1 else ''} " \
+                     f"({', '.join(remotes)}): push it"
+    remote = "origin" if "origin" in on else on[0]
+    url = _fetchable(git("remote", "get-url", remote) or "")
+    if url is None:
+        return None, f"whose remote {remote} is on this machine only"
+    return (url, head), ""
+
+
+def _local_path(url: str) -> Path | None:
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(url)
+    return Path(unquote(parts.path)) if parts.scheme == "file" and parts.path else None
+
+
+def _reachable(url: str) -> bool:
+    """Whether CI can fetch ``url``: not a file:// URL or a path on this machine."""
+    return _fetchable(url) is not None
+
+
+def _fetchable(url: str) -> str | None:
+    """``url`` as pip's git+ accepts it, without credentials (a scp-like ``git@host:path`` as ssh://); None
+    for a path or file:// URL, which CI cannot fetch."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    url = url.strip()
+    scp = re.fullmatch(r"([\w.-]+@)?([\w.-]+):(?!//)(.+)", url)
+    if scp and not re.fullmatch(r"[A-Za-z]", scp.group(2)):  # C:\path is a Windows path, not a host
+        return f"ssh://{scp.group(1) or ''}{scp.group(2)}/{scp.group(3).lstrip('/')}"
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http", "ssh", "git") or not parts.hostname:
         return None
-    vcs = info.get("vcs_info") or {}
-    if vcs.get("vcs") != "git" or not info.get("url") or not vcs.get("commit_id"):
-        return None
-    return f"assay @ git+{info['url']}@{vcs['commit_id']}"
+    if parts.scheme in ("https", "http") and (parts.username or parts.password):
+        host = parts.hostname + (f":{parts.port}" if parts.port else "")
+        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    return url
 
 
 def hooks_source(install: str) -> tuple[str, str]:
@@ -78,12 +185,14 @@ def render(template: str, install: str) -> str:
 
 
 def init(directory: Path, install: str | None = None, force: bool = False) -> list[Written]:
-    """Write the skeleton into ``directory`` (created when missing). Raises ProjectExists, naming every
-    file that exists, unless ``force``; a .gitignore is merged, never replaced."""
+    """Write the skeleton into ``directory`` (created when missing), the CI files installing ``install`` (by
+    default what :func:`install_for_ci` finds). Raises ProjectExists, naming every file that exists, unless
+    ``force``, and UsageError when the install requirement cannot be told; either way nothing is written. A
+    .gitignore is merged, never replaced."""
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise AssayError(f"{directory} is a file, not a directory; give assay init a directory")
-    install = install or installed_from() or INSTALL_PLACEHOLDER
+    install = install_for_ci(install).requirement
     existing = [name for name in FILES if name not in MERGED and (directory / name).exists()]
     if existing and not force:
         raise ProjectExists(f"{directory} already holds {', '.join(existing)}; nothing was written "
