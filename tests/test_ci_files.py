@@ -584,23 +584,36 @@ class GitLab:
         return self._run(repo, branch, {"CI_PIPELINE_SOURCE": "push", "CI_COMMIT_BRANCH": branch,
                                         "CI_COMMIT_REF_NAME": branch})
 
-    def merge_request(self, repo: Path, iid: int, token: bool) -> Job:
+    def merge_request(self, repo: Path, iid: int, token: str | None = None) -> Job:
+        """A merge request pipeline; ``token``: the ASSAY_GITLAB_TOKEN variable, unset when None."""
+        return self._run(repo, f"refs/merge-requests/{iid}/head", self._merge_request_env(iid, token))
+
+    def _merge_request_env(self, iid: int, token: str | None) -> dict:
         env = {"CI_PIPELINE_SOURCE": "merge_request_event", "CI_MERGE_REQUEST_IID": str(iid),
                "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "change", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main",
                "CI_COMMIT_REF_NAME": "change"}
-        if token:
-            env["ASSAY_GITLAB_TOKEN"] = self.api.project_token
-        return self._run(repo, f"refs/merge-requests/{iid}/head", env)
+        return {**env, "ASSAY_GITLAB_TOKEN": token} if token is not None else env
 
-    def _run(self, repo: Path, ref: str, pipeline_env: dict) -> Job:
-        self.runs += 1
-        token = f"job-token-{self.runs}"
+    def _job_env(self, pipeline_env: dict, token: str) -> dict:
         env = {**self.env, "GITLAB_CI": "true", "CI_API_V4_URL": self.api.url, "CI_PROJECT_ID": self.api.project,
                "CI_JOB_NAME": self.name, "CI_JOB_TOKEN": token, "CI_DEFAULT_BRANCH": "main",
                "CI_COMMIT_REF_SLUG": re.sub(r"[^a-z0-9]+", "-", pipeline_env["CI_COMMIT_REF_NAME"].lower()),
                **pipeline_env}
         assert included(self.job, env)
-        env.update({k: str(v) for k, v in self.job["variables"].items()})
+        return {**env, **{k: str(v) for k, v in self.job["variables"].items()}}
+
+    def entry(self, workspace: Path, containing: str, iid: int, token: str | None) -> subprocess.CompletedProcess:
+        """The one `script:` entry holding ``containing``, run alone in ``workspace`` in a merge request's job."""
+        [entry] = [e for e in self.job["script"] if containing in e]
+        self.runs += 1
+        return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", entry], cwd=workspace,
+                              env=self._job_env(self._merge_request_env(iid, token), f"job-token-{self.runs}"),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def _run(self, repo: Path, ref: str, pipeline_env: dict) -> Job:
+        self.runs += 1
+        token = f"job-token-{self.runs}"
+        env = self._job_env(pipeline_env, token)
         workspace = checkout(repo, self.tmp, f"gitlab-{self.runs}")
         assert self.job["before_script"] == [INSTALL]  # replaced by the assay this test runs, first on PATH
         script = "\n".join(self.job["script"])
@@ -655,7 +668,7 @@ def test_gitlab_job_keeps_the_default_branchs_runs_and_regresses_changes_against
     assert regressed(main2, main1) in second.log and regressed(main2, main1) in second.summary
     assert ("GET", "/api/v4/projects/42/jobs/artifacts/main/download", "job") in gitlab_api.calls
 
-    change = lab.merge_request(change_chunk_size(repo, tmp_path), 7, token=True)
+    change = lab.merge_request(change_chunk_size(repo, tmp_path), 7, token=gitlab_api.project_token)
     assert change.status == "success", change.log
     [pr] = run_ids(change.log)
     assert regressed(pr, main2) in change.log
@@ -672,27 +685,39 @@ def test_gitlab_job_keeps_the_default_branchs_runs_and_regresses_changes_against
     history = third.summary.split("<summary>History</summary>")[1]
     assert main1 in history and main2 in history and main3 in history and pr not in history
 
-    golden = lab.merge_request(change_golden_set(repo, tmp_path), 7, token=True)
+    golden = lab.merge_request(change_golden_set(repo, tmp_path), 7)  # no ASSAY_GITLAB_TOKEN: the job's own
     assert golden.status == "success", golden.log
+    assert "restored the runs of main" in golden.log
     assert NO_BASELINE in golden.summary and "regress: candidate" not in golden.log
-    assert gitlab_api.notes["7"] == [{"id": 1, "body": golden.summary}]  # edited in place
-
-    no_token = lab.merge_request(change_chunk_size(repo, tmp_path / "again"), 8, token=False)
-    assert no_token.status == "success", no_token.log
-    assert regressed(run_ids(no_token.log)[0], main3) in no_token.log  # read with the job's own token
-    assert "no ASSAY_GITLAB_TOKEN: the summary is in assay-summary.md in the artifacts" in no_token.log
-    assert "8" not in gitlab_api.notes
+    assert "no ASSAY_GITLAB_TOKEN: the summary is in assay-summary.md in the artifacts" in golden.log
+    assert gitlab_api.notes["7"] == [{"id": 1, "body": change.summary}]
 
 
-def test_gitlab_a_significant_drop_or_a_failing_gate_fails_the_job_and_all_is_still_kept(repo, tmp_path,
-                                                                                         gitlab_api):
+def test_gitlab_note_is_edited_in_place_and_its_failure_fails_no_job(repo, tmp_path, gitlab_api):
+    lab = GitLab(repo, tmp_path, gitlab_api)
+    (tmp_path / "assay-summary.md").write_text("<!-- assay -->\nfirst\n")
+    assert lab.entry(tmp_path, "ASSAY_GITLAB_TOKEN is set", 5, gitlab_api.project_token).returncode == 0
+    (tmp_path / "assay-summary.md").write_text("<!-- assay -->\nsecond\n")
+    gitlab_api.notes["5"].append({"id": 2, "body": "a reviewer's note"})
+    edited_note = lab.entry(tmp_path, "ASSAY_GITLAB_TOKEN is set", 5, gitlab_api.project_token)
+    assert edited_note.stdout == "wrote the summary as a note on merge request !5\n"
+    assert gitlab_api.notes["5"] == [{"id": 1, "body": "<!-- assay -->\nsecond\n"},
+                                     {"id": 2, "body": "a reviewer's note"}]
+    refused = lab.entry(tmp_path, "ASSAY_GITLAB_TOKEN is set", 5, "glpat-revoked")
+    assert refused.returncode == 0
+    assert "HTTP Error 401: Unauthorized" in refused.stdout
+    assert refused.stdout.endswith("no merge request note written (see the error above); the summary is in the "
+                                   "artifacts\n")
+
+
+def test_gitlab_a_significant_drop_fails_the_job_after_the_gate_and_all_is_still_kept(repo, tmp_path, gitlab_api):
     project = demo_project(repo, tmp_path)
     lab = GitLab(project, tmp_path, gitlab_api)
     main = lab.branch(project)
     assert main.status == "success", main.log
     [main1] = run_ids(main.log)
 
-    drop = lab.merge_request(edited(project, tmp_path / "drop", SMALLER_CHUNKS), 11, token=True)
+    drop = lab.merge_request(edited(project, tmp_path / "drop", SMALLER_CHUNKS), 11, token=gitlab_api.project_token)
     assert drop.status == "failure"
     assert re.search(r"REGRESSED +nDCG@10:chunk +all +0\.625 +0\.392 ", drop.summary), drop.summary
     assert "0 failed" in drop.log  # the gate ran, and passed
@@ -701,21 +726,16 @@ def test_gitlab_a_significant_drop_or_a_failing_gate_fails_the_job_and_all_is_st
     assert gitlab_api.notes["11"][0]["body"] == drop.summary
     assert set(drop.uploaded) == {"report.html", "junit.xml", "assay-summary.md", "assay-regress.txt", "warehouse/"}
 
-    strict = lab.branch(edited(project, tmp_path / "strict", STRICTER_GATE))
-    assert strict.status == "failure" and "0 passed, 1 failed" in strict.log
-    assert 'failures="1"' in (strict.workspace / "junit.xml").read_text()
-    after = lab.branch(project)  # a failed default-branch pipeline is not read back: main1 is still the latest
-    assert after.status == "success", after.log
-    assert regressed(run_ids(after.log)[0], main1) in after.log
 
-
-def test_gitlab_note_failure_fails_no_job(repo, tmp_path, gitlab_api):
+def test_gitlab_a_failing_gate_fails_the_job_and_is_not_read_back(repo, tmp_path, gitlab_api):
     lab = GitLab(repo, tmp_path, gitlab_api)
-    gitlab_api.project_token = "another token"  # the variable holds a token GitLab refuses
-    job = lab.merge_request(repo, 9, token=True)
-    assert job.status == "success", job.log
-    assert "HTTP Error 401" in job.log
-    assert "no merge request note written (see the error above); the summary is in the artifacts" in job.log
+    strict = lab.branch(edited(repo, tmp_path / "strict", {**SMALLER_CHUNKS, **{
+        'rules = ["Success@3:doc>=0.5"]': 'rules = ["nDCG@10>=0.9"]'}}))
+    assert strict.status == "failure" and strict.log.rstrip().endswith("0 passed, 1 failed; exit code 6")
+    assert 'failures="1"' in (strict.workspace / "junit.xml").read_text()
+    assert {"report.html", "junit.xml", "assay-summary.md", "warehouse/"} <= set(strict.uploaded)
+    after = lab.branch(repo)  # GitLab serves the latest *successful* pipeline's artifacts: none yet
+    assert after.status == "success" and "no runs of main restored" in after.log and NO_BASELINE in after.log
 
 
 @pytest.mark.parametrize("env, runs", [
