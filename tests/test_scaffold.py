@@ -287,3 +287,10 @@ def test_init_that_cannot_tell_asks_for_install_in_one_line_and_writes_nothing(t
     assert not (tmp_path / "proj").exists()
     given = invoke("init", tmp_path / "proj", "--install", "assay==0.1.0")  # --install still works
     assert given.exit_code == 0 and given.stderr.startswith("CI installs assay==0.1.0 (given with --install)\n")
+
+
+def test_a_directory_install_of_a_checkout_installs_its_remote_too(checkout):
+    head = with_remote(checkout, "https://git.example.org/tools/assay.git")
+    assert scaffold.requirement_from({"url": checkout.as_uri(), "dir_info": {}}, "0.1") == (
+        f"assay @ git+https://git.example.org/tools/assay.git@{head}",
+        f"an install of {checkout}: its remote https://git.example.org/tools/assay.git at HEAD {head}")

@@ -4,8 +4,11 @@ The files are templates in ``assay/data/skeleton`` (data, not code), written und
 an assay.toml with every table assay reads (tests/test_scaffold.py loads it, every commented setting
 uncommented too, so it cannot drift from what assay accepts), a two-question golden set with the small
 corpus it resolves against, a .gitignore, CI for GitHub Actions and GitLab CI, and a pre-commit config
-using assay's own hooks. Existing files are never replaced without ``force``; a .gitignore that exists
-gets the lines it lacks appended instead.
+using assay's own hooks. The CI files keep the default branch's runs between jobs and regress each run
+against the newest of them (their comments weigh where the runs are kept; tests/test_ci_files.py runs
+them). They install assay from a requirement that must work on the first CI run: --install, or what this
+assay's own install record shows (:func:`install_for_ci`); never a placeholder. Existing files are never
+replaced without ``force``; a .gitignore that exists gets the lines it lacks appended instead.
 """
 
 from __future__ import annotations
@@ -90,11 +93,12 @@ def requirement_from(direct_url: dict | None, version: str) -> tuple[str | None,
         commit = vcs.get("commit_id")
         if vcs.get("vcs") != "git" or not commit:
             return None, f"installed from {vcs.get('vcs') or 'a version control system'} at {url or '?'}"
-        if not _reachable(url):
-            return None, f"installed from the git repository {url}, which is on this machine only"
-        return f"assay @ git+{url}@{commit}", f"installed from git: {url} at {commit}"
+        remote = _fetchable(url)
+        if remote is None:
+            return None, f"installed from the git repository {url or '?'}, which is on this machine only"
+        return f"assay @ git+{remote}@{commit}", f"installed from git: {remote} at {commit}"
     if isinstance(direct_url.get("dir_info"), dict):
-        editable = "an editable install" if direct_url["dir_info"].get("editable") else "installed"
+        editable = "an editable install" if direct_url["dir_info"].get("editable") else "an install"
         path = _local_path(url)
         if path is None:
             return None, f"{editable} of {url or '?'}"
@@ -103,8 +107,9 @@ def requirement_from(direct_url: dict | None, version: str) -> tuple[str | None,
             return None, f"{editable} of {path}, {why}"
         remote, commit = found
         return f"assay @ git+{remote}@{commit}", f"{editable} of {path}: its remote {remote} at HEAD {commit}"
-    if isinstance(direct_url.get("archive_info"), dict) and _reachable(url) and "://" in url:
-        return f"assay @ {url}", f"installed from the archive {url}"
+    archive = _fetchable(url) if isinstance(direct_url.get("archive_info"), dict) else None
+    if archive is not None and archive.startswith(("https://", "http://")):
+        return f"assay @ {archive}", f"installed from the archive {archive}"
     return None, f"installed from {url or 'an unknown place'}"
 
 
@@ -130,8 +135,8 @@ def checkout_source(path: Path) -> tuple[tuple[str, str] | None, str]:
     holding = (git("for-each-ref", "--contains", head, "--format=%(refname:lstrip=2)", "refs/remotes") or "").split()
     on = [r for r in remotes if any(ref.startswith(r + "/") for ref in holding)]
     if not on:
-        return None, f"whose HEAD {head[:12]} is on no branch of its remote{'s' if len(remotes) > 1 else ''} " \
-                     f"({', '.join(remotes)}): push it"
+        return None, (f"whose HEAD {head[:12]} is on no branch of its remote{'s' if len(remotes) > 1 else ''} "
+                      f"({', '.join(remotes)}): push it")
     remote = "origin" if "origin" in on else on[0]
     url = _fetchable(git("remote", "get-url", remote) or "")
     if url is None:
@@ -146,14 +151,9 @@ def _local_path(url: str) -> Path | None:
     return Path(unquote(parts.path)) if parts.scheme == "file" and parts.path else None
 
 
-def _reachable(url: str) -> bool:
-    """Whether CI can fetch ``url``: not a file:// URL or a path on this machine."""
-    return _fetchable(url) is not None
-
-
 def _fetchable(url: str) -> str | None:
-    """``url`` as pip's git+ accepts it, without credentials (a scp-like ``git@host:path`` as ssh://); None
-    for a path or file:// URL, which CI cannot fetch."""
+    """``url`` as pip accepts it after ``git+`` or ``@``, without credentials (a scp-like ``git@host:path`` as
+    ssh://); None for a path or a file:// URL, which CI cannot fetch."""
     from urllib.parse import urlsplit, urlunsplit
 
     url = url.strip()
