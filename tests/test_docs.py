@@ -114,7 +114,8 @@ def test_the_checked_transcripts_are_found():
     # the markers this test was written with: the measures, their aliases, `assay init`, eval-trec
     assert len(TRANSCRIPTS) >= 5
     commands = [cmd for t in TRANSCRIPTS for cmd, _ in t.steps]
-    for expected in ("assay measures", "assay measures --aliases", "assay init shop-help"):
+    for expected in ("assay measures", "assay measures --aliases",
+                     "assay init shop-help --install 'assay @ git+https://git.example.org/tools/assay.git@v0.1.0'"):
         assert expected in commands
 
 
