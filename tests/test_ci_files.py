@@ -152,8 +152,8 @@ class Context:
     def __init__(self, values: dict):
         self._values = values
 
-    def __getattr__(self, name):
-        value = self._values.get(name, Null())
+    def __getattr__(self, name):  # a hyphen in a name (a step id) reaches here as an underscore
+        value = self._values.get(name, self._values.get(name.replace("_", "-"), Null()))
         return Context(value) if isinstance(value, dict) else value
 
 
