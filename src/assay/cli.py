@@ -457,7 +457,10 @@ def run_options(f):
 @click.option("--lake", "lake_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the run as its own partition of this lake directory instead of a warehouse: no lock, "
                    "any number of concurrent writers (`assay lake` reads it).")
-def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, **kw):
+@click.option("--name", "run_name", default=None, metavar="NAME",
+              help="Name the run, so commands can name it by it (`assay report NAME`; `assay tag` moves names). "
+                   "Refused before the run starts when NAME already names a run.")
+def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, run_name, **kw):
     """Resolve judgments, chunk, index, ask every question; record the run. Prints the run id.
 
     The warehouse is never held while the run computes: reads (the embedding cache, calibrations,
@@ -473,11 +476,20 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, **kw):
 
     if lake_dir is not None and warehouse_path is not None:
         raise click.UsageError("give --lake or --warehouse, not both: a lake run touches no warehouse")
+    if lake_dir is not None and run_name is not None:
+        raise click.UsageError("--name needs a warehouse: a lake keeps no names (its partitions never change)")
     sink = LakeSink(lake_dir) if lake_dir is not None else WarehouseSink(warehouse_path)
     try:
+        if run_name is not None:
+            from assay.run_refs import check_free, check_name
+
+            check_name(run_name)
+            if sink.path_exists():
+                check_free(sink.reads(), run_name)
         record = execute_run(corpus_dir, judgments_path, RunOptions(**kw), progress=_progress, warehouse=sink.reads)
-        where = sink.write(record)
-        _progress(f"recorded run {record.run_id} ({len(record.query_rows)} questions) in {where}")
+        where = sink.write(record, name=run_name)
+        _progress(f"recorded run {record.run_id} ({len(record.query_rows)} questions) in {where}"
+                  + (f" as {run_name}" if run_name else ""))
     finally:
         sink.close()
     click.echo(record.run_id)
@@ -918,6 +930,38 @@ def runs(fmt, warehouse_path):
     from assay.warehouse import Warehouse
 
     _print_runs(lambda: Warehouse.open(warehouse_path, read_only=True), fmt)
+
+
+@cli.command()
+@click.argument("run_ref", metavar="RUN", required=False)
+@click.argument("name", required=False)
+@click.option("--force", is_flag=True, help="Move NAME to RUN when it names another run.")
+@click.option("--delete", "delete_name", default=None, metavar="NAME", help="Take NAME off its run (the run is kept).")
+@warehouse_option
+def tag(run_ref, name, force, delete_name, warehouse_path):
+    """Give RUN the name NAME, so any command can name the run by it: `assay report baseline-2026-12`.
+
+    RUN is any reference (latest, latest~N, previous, an id, a name, a unique part of an id). A name names one
+    run; one naming another run moves only with --force. A name starts with a letter and holds letters, digits
+    and . _ - ; latest, previous, best and hex digits alone are refused (they read as run references)."""
+    from assay.run_refs import tag as give, untag
+    from assay.warehouse import Warehouse
+
+    if delete_name is not None:
+        if run_ref is not None:
+            raise click.UsageError("--delete NAME takes no RUN or NAME arguments")
+        with Warehouse.open(warehouse_path) as wh:
+            run_id = untag(wh, delete_name)
+        click.echo(f"deleted name {delete_name} (it named run {run_id})")
+        return
+    if name is None:
+        raise click.UsageError("give RUN and NAME (assay tag latest baseline), or --delete NAME")
+    with Warehouse.open(warehouse_path) as wh:
+        run_id, before = give(wh, run_ref, name, force=force)
+    if before == run_id:
+        click.echo(f"run {run_id} is already named {name}")
+    else:
+        click.echo(f"moved name {name} from run {before} to run {run_id}" if before else f"named run {run_id} {name}")
 
 
 def _print_runs(open_source, fmt: str = "table") -> None:
