@@ -49,7 +49,7 @@ def test_init_writes_the_skeleton(tmp_path):
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [f"wrote {tmp_path / 'proj' / name}" for name in scaffold.FILES]
     assert "note: the CI files install assay from a placeholder" in result.stderr
-    assert f"next: cd {tmp_path / 'proj'} && assay run --corpus corpus" in result.stderr
+    assert f"next: cd {tmp_path / 'proj'} && assay run && assay report && assay gate" in result.stderr
 
 
 def test_init_without_a_directory_writes_here(tmp_path, monkeypatch):

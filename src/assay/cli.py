@@ -250,6 +250,7 @@ def cli(debug, quiet, verbose):
     from assay.metrics.registry import load_user_measures
 
     progress.configure(quiet=quiet)  # bars on stderr only when it is a terminal; AssayGroup.invoke resets
+    project.COMMAND.note = _progress  # note: lines (no assay.toml, so a new warehouse here) print under --quiet too
     if verbose:  # said even under --quiet: asked for by name
         project.COMMAND.say = _progress_always
     load_user_measures(_read_config(None))  # the project's [measures] dir, for every command naming measures
@@ -351,7 +352,7 @@ def corpus_options(f=None, *, own_verbose: bool = False):
 
 
 @cli.command()
-@click.argument("corpus_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("corpus_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
 @max_file_option
 @warehouse_option
 @corpus_options
@@ -363,12 +364,14 @@ def ingest(corpus_dir, max_file_mb, warehouse_path):
     Every other file is listed as not read, counted by extension (--verbose names each with its reason).
     A file that is not UTF-8 is read with --encoding or a detected encoding, said on stderr; an empty file
     is kept, with a warning. Only regular files inside CORPUS_DIR are read: a link pointing outside it, a
-    FIFO or a device is refused, naming it (exit code 1)."""
+    FIFO or a device is refused, naming it (exit code 1). Default CORPUS_DIR: [project] corpus in assay.toml."""
     from assay.corpus import load_corpus
+    from assay.project import project_input
     from assay.pipelines import load_config
     from assay.pipelines import max_file_mb as file_limit
     from assay.warehouse import Warehouse
 
+    corpus_dir = project_input("corpus", corpus_dir, "CORPUS_DIR")
     corpus = load_corpus(corpus_dir, file_limit(load_config(None), max_file_mb))
     with Warehouse.open(warehouse_path) as wh:
         with wh.transaction():
@@ -377,13 +380,46 @@ def ingest(corpus_dir, max_file_mb, warehouse_path):
     click.echo(f"{state} {len(corpus.documents)} documents, corpus {corpus.corpus_hash}")
 
 
+corpus_option = click.option(
+    "--corpus", "corpus_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Corpus directory, or @NAME of an imported corpus (default: [project] corpus in assay.toml).")
+judgments_option = click.option(
+    "--judgments", "judgments_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Judgments JSONL file, or @NAME of an imported judgment set (default: [project] judgments in assay.toml).")
+
+
+class InputsFirst(AssayCommand):
+    """A command whose --help lists what it reads and writes (corpus, judgments, pipeline, configuration,
+    warehouse) first, under their own heading, before the many settings."""
+
+    INPUTS = ("corpus_dir", "judgments_path", "pipeline", "pipelines", "run_name", "config_path", "warehouse_path",
+              "lake_dir")
+
+    def format_options(self, ctx, formatter):
+        inputs, rest = [], []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                (inputs if param.name in self.INPUTS else rest).append((param.name, record))
+        inputs.sort(key=lambda item: self.INPUTS.index(item[0]))
+        with formatter.section("Inputs (in a project, assay.toml's [project] gives them)"):
+            formatter.write_dl([record for _, record in inputs])
+        with formatter.section("Options"):
+            formatter.write_dl([record for _, record in rest])
+
+
+def _inputs(corpus_dir, judgments_path):
+    """--corpus and --judgments, else the project's (assay.project.project_input)."""
+    from assay.project import project_input
+
+    return project_input("corpus", corpus_dir), project_input("judgments", judgments_path)
+
+
 def run_options(f):
     """Options shared by `run` and `ablate`. Unset ones fall back to the pipeline, assay.toml, then defaults."""
     options = [
-        click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-                     help="Corpus directory, or @NAME of an imported corpus."),
-        click.option("--judgments", "judgments_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-                     help="Judgments JSONL file, or @NAME of an imported judgment set."),
+        corpus_option,
+        judgments_option,
         click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="Project configuration (default: the nearest assay.toml, here or above)."),
         click.option("--chunker", type=click.Choice(["recursive", "fixed", "document"]), default=None,
@@ -448,10 +484,10 @@ def run_options(f):
     return corpus_options(f)
 
 
-@cli.command("run")
-@click.option("--pipeline", default="bm25", show_default=True,
+@cli.command("run", cls=InputsFirst)
+@click.option("--pipeline", default=None,
               help="bm25, dense, hybrid, hybrid-rerank, dense-top3, command, http, trec-run, a plugin's name, "
-                   "or one defined in assay.toml.")
+                   "or one defined in assay.toml (default: [project] pipeline in assay.toml, else bm25).")
 @run_options
 @warehouse_option
 @click.option("--lake", "lake_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -470,10 +506,16 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, run_name, **kw
     A run whose answer stage could not run (every question sent to the model failed: no key, an
     unreachable endpoint; or the endpoint answered HTTP 429 three times in a row) is recorded as
     failed or blocked, its id printed, and the command exits 8: `assay answers show RUN_ID` shows
-    what each question got. A run where only some questions failed is complete."""
+    what each question got. A run where only some questions failed is complete.
+
+    In a project (an assay.toml here or above, as `assay init` writes) `assay run` alone runs its [project]
+    corpus, judgments and pipeline; options replace them."""
+    from assay.project import project_pipeline
     from assay.runner import RunOptions, check_outcome, execute_run
     from assay.sinks import LakeSink, WarehouseSink
 
+    corpus_dir, judgments_path = _inputs(corpus_dir, judgments_path)
+    kw["pipeline"] = project_pipeline(kw["pipeline"])
     if lake_dir is not None and warehouse_path is not None:
         raise click.UsageError("give --lake or --warehouse, not both: a lake run touches no warehouse")
     if lake_dir is not None and run_name is not None:
@@ -496,7 +538,7 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, run_name, **kw
     check_outcome(record)
 
 
-@cli.command()
+@cli.command(cls=InputsFirst)
 @run_options
 @click.option("--rule", "rules", multiple=True,
               help="A gate rule every rung is checked against (repeatable; added to [gate] rules in assay.toml).")
@@ -513,6 +555,7 @@ def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw)
     from assay.runner import RunOptions
     from assay.warehouse import Warehouse
 
+    corpus_dir, judgments_path = _inputs(corpus_dir, judgments_path)
     config = _project(kw["config_path"])
     parsed = gate.rules_from(config, rules, preset, required=False)
     ladder = ablation.ladder_from(config)
@@ -827,14 +870,17 @@ def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, outpu
 
 @cli.command("rescore")
 @click.argument("run_ref", metavar="RUN_ID|latest")
-@click.option("--judgments", "judgments_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Corrected or extended judgments for the same questions.")
+@click.option("--judgments", "judgments_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Corrected or extended judgments for the same questions (default: [project] judgments in "
+                   "assay.toml).")
 @warehouse_option
 def rescore_cmd(run_ref, judgments_path, warehouse_path):
     """Score a stored run again against other judgments, without retrieving; prints the new run id."""
+    from assay.project import project_input
     from assay.rescore import rescore
     from assay.warehouse import Warehouse
 
+    judgments_path = project_input("judgments", judgments_path)
     with Warehouse.open(warehouse_path) as wh:
         result = rescore(wh, run_ref, judgments_path)
     _progress(f"rescored run {result['source_run_id']} against {judgments_path} "
@@ -865,11 +911,9 @@ def export_cmd(run_refs, fmt, out_dir, measures, warehouse_path):
                f"{len(manifest['files'])} files (manifest.json)")
 
 
-@cli.command("sweep")
-@click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Corpus directory, or @NAME of an imported corpus.")
-@click.option("--judgments", "judgments_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Judgments JSONL file, or @NAME of an imported judgment set.")
+@cli.command("sweep", cls=InputsFirst)
+@corpus_option
+@judgments_option
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Project configuration: its [sweep] table gives the grid (default: the nearest assay.toml, here "
                    "or above).")
@@ -898,6 +942,7 @@ def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps
     from assay.runner import RunOptions
     from assay.warehouse import Warehouse
 
+    corpus_dir, judgments_path = _inputs(corpus_dir, judgments_path)
     spec = sweep.spec_from(_project(config_path), {
         "chunkers": list(chunkers), "sizes": list(sizes), "overlaps": list(overlaps), "pipelines": list(pipelines),
         "budget": budget, "k": k, "select": select, "alpha": alpha})
@@ -1216,14 +1261,15 @@ def judgments():
 
 
 @judgments.command("check")
-@click.argument("judgments_path", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.argument("judgments_path", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@corpus_option
 @click.option("--strict", is_flag=True, help="Exit 1 when any lint fires, not only on errors.")
 @click.option("--verbose", is_flag=True, help="List term competition for every question, and every corpus file "
                                                 "not read.")
-@click.option("--pipeline", default="bm25", show_default=True,
+@click.option("--pipeline", default=None,
               help="The pipeline the set will evaluate: with a BM25 stage, every no_answer question that shares "
-                   "a content word with the corpus is a lint.")
+                   "a content word with the corpus is a lint (default: [project] pipeline in assay.toml, else "
+                   "bm25).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Project configuration (default: the nearest assay.toml, here or above).")
 @max_file_option
@@ -1232,13 +1278,18 @@ def judgments():
                    "corpus (default: the project's, as --warehouse elsewhere; only read).")
 @corpus_options(own_verbose=True)
 def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, config_path, max_file_mb, warehouse_path):
-    """Validate a judgments file against a corpus and report the lints that keep it honest."""
+    """Validate a judgments file against a corpus and report the lints that keep it honest.
+
+    Default JUDGMENTS_PATH and --corpus: [project] judgments and corpus in assay.toml."""
     from assay.corpus import file_limit
     from assay.judgments.lint import check
+    from assay.project import project_input, project_pipeline
     from assay.pipelines import load_config
     from assay.pipelines import max_file_mb as configured_limit
     from assay.warehouse import Warehouse, resolve_path
 
+    judgments_path = project_input("judgments", judgments_path, "JUDGMENTS_PATH")
+    corpus_dir, pipeline = project_input("corpus", corpus_dir), project_pipeline(pipeline)
     wh = Warehouse.brief(warehouse_path) if resolve_path(warehouse_path).is_file() else None
     with file_limit(configured_limit(load_config(config_path), max_file_mb)):
         text, n_warnings = check(judgments_path, corpus_dir, verbose=verbose, pipeline=pipeline,
@@ -1249,7 +1300,7 @@ def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, confi
 
 
 @judgments.command("rebase")
-@click.argument("judgments_path", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("judgments_path", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--from", "old_ref", required=True, metavar="OLD",
               help="The corpus the file resolves against: a directory, @NAME, or a stored corpus's hash (8 or more "
                    "hex digits, as `assay runs` shows it).")
@@ -1274,15 +1325,17 @@ def judgments_rebase(judgments_path, old_ref, new_ref, threshold, out_path, forc
 
     Exit code 0 when the proposal equals FILE (every entry unchanged, or moved within its own document), 9 when
     an entry moved to another document, was edited or is gone (the proposal needs review), 3 when FILE does not
-    resolve against OLD."""
+    resolve against OLD. Default FILE: [project] judgments in assay.toml."""
     import json
 
     from assay.corpus import file_limit
     from assay.judgments import rebase as rb
+    from assay.project import project_input
     from assay.pipelines import load_config
     from assay.pipelines import max_file_mb as configured_limit
     from assay.warehouse import Warehouse
 
+    judgments_path = project_input("judgments", judgments_path, "FILE")
     wh = Warehouse.brief(warehouse_path)
     with file_limit(configured_limit(load_config(None), max_file_mb)):
         old = rb.open_corpus(old_ref, lambda: wh, "--from")
@@ -1333,8 +1386,7 @@ def _unreviewed(judgments) -> None:
 
 
 @judgments.command("fmt")
-@click.argument("judgments_paths", metavar="FILE...", nargs=-1, required=True,
-                type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("judgments_paths", metavar="[FILE]...", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--check", is_flag=True,
               help="Change nothing: print the diff fmt would apply and exit 9 when a file is not formatted "
                    "(for CI and pre-commit).")
@@ -1346,11 +1398,15 @@ def judgments_fmt(judgments_paths, check, corpus_dir, max_file_mb):
     """Sort judgments files by query_id and lay out every line one way, after checking each parses.
 
     With several files, each is done on its own; the exit code is 3 when any does not parse or resolve,
-    else 9 when --check found any not formatted."""
+    else 9 when --check found any not formatted. Without FILE: [project] judgments in assay.toml."""
     from assay.errors import JudgmentsError, NotFormatted
     from assay.escape import terminal_lines
     from assay.judgments.fmt import fmt
 
+    if not judgments_paths:
+        from assay.project import project_input
+
+        judgments_paths = (project_input("judgments", None, "FILE"),)
     corpus = _corpus(corpus_dir, max_file_mb) if corpus_dir is not None else None
     broken, unformatted = [], []
     for path in judgments_paths:
@@ -1387,9 +1443,9 @@ def judgments_fmt(judgments_paths, check, corpus_dir, max_file_mb):
 
 
 @judgments.command("add")
-@click.argument("judgments_path", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="The corpus the quote must occur in, exactly once.")
+@click.argument("judgments_path", metavar="[FILE]", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The corpus the quote must occur in, exactly once (default: [project] corpus in assay.toml).")
 @click.option("--id", "query_id", default=None, help="The question's query_id; an existing one gets another gold entry.")
 @click.option("--question", default=None, help="The question as a user types it (a new question only).")
 @click.option("--doc", default=None, help="The gold document, relative to the corpus directory.")
@@ -1408,9 +1464,12 @@ def judgments_add(judgments_path, corpus_dir, max_file_mb, **given):
     """Add a question, or another gold entry of one, checked and resolved now, in query_id order.
 
     What the options leave out is asked for when standard input is a terminal; otherwise it is a
-    usage error (exit 2)."""
+    usage error (exit 2). Default FILE and --corpus: [project] judgments and corpus in assay.toml."""
     from assay.judgments.add import OPTION, Addition, GoldenFile, add, missing
+    from assay.project import project_input
 
+    judgments_path = project_input("judgments", judgments_path, "FILE")
+    corpus_dir = project_input("corpus", corpus_dir)
     golden = GoldenFile.read(judgments_path)
     corpus = _corpus(corpus_dir, max_file_mb)
     addition = Addition(**given)
@@ -1493,8 +1552,8 @@ def _ask(field: str, addition, corpus) -> None:
 
 
 @judgments.command("draft")
-@click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="The corpus passages are sampled from.")
+@click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The corpus passages are sampled from (default: [project] corpus in assay.toml).")
 @click.option("--generator", type=click.Choice(["openai"]), required=True,
               help="Who drafts: openai (any OpenAI-compatible chat-completions endpoint).")
 @click.option("--model", required=True, help="The model's name at the endpoint.")
@@ -1527,6 +1586,9 @@ def judgments_draft(corpus_dir, generator, model, base_url, api_key_env, count, 
 
     if out_path.exists() and not force:
         raise click.UsageError(f"{out_path} exists; pass --force to overwrite it")
+    from assay.project import project_input
+
+    corpus_dir = project_input("corpus", corpus_dir)
     if not valid_query_id(id_prefix):
         raise click.BadParameter("must start with a letter or digit and hold only letters, digits and . _ : / -",
                                  param_hint="'--id-prefix'")
@@ -1575,8 +1637,8 @@ def init(directory, force, install):
                   f"{' and '.join(scaffold.CI_FILES)}), and the pre-commit hooks need a repo and rev: give "
                   "--install 'assay @ git+URL@TAG', or edit them")
     where = "" if directory == Path(".") else f"cd {directory} && "
-    _progress(f"next: {where}assay run --corpus corpus --judgments judgments/golden.jsonl && assay gate "
-              "(the CI files run these steps and more)")
+    _progress(f"next: {where}assay run && assay report && assay gate (assay.toml's [project] names the corpus and "
+              "golden set; the CI files run these steps and more)")
 
 
 @cli.command()

@@ -239,8 +239,15 @@ class Warehouse:
         to an up-to-date file (a file this process may not write to reads fine). ``config``: DuckDB settings
         of a read-only connection (`assay sql` locks them down)."""
         path = resolve_path(path)
-        if read_only and not path.exists():
-            raise WarehouseError(f"no warehouse at {path}; `assay run` or `assay ingest` creates one")
+        if not path.exists():
+            from assay.project import COMMAND, outside_project
+
+            outside = outside_project(path)
+            if read_only:
+                raise WarehouseError(f"no warehouse at {path}" + (f" ({outside}, so the default here)" if outside
+                                                                   else "") + "; `assay run` or `assay ingest` creates one")
+            if outside:  # a second warehouse in a subfolder of a project would otherwise go unnoticed
+                COMMAND.warn(f"note: {outside}; using ./{path}, a new warehouse (`assay init` makes a project)")
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
         con = connect(path, read_only, config if read_only else None)
