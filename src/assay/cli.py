@@ -131,6 +131,28 @@ class AssayGroup(click.Group):
                 self._fail(ctx, KeyboardInterrupt(), True)
             return result
 
+    # `assay --help` lists the commands by task, in this order; a command missing here is listed under "Other"
+    SECTIONS = (
+        ("Start", ("init", "run", "report", "demo", "models")),
+        ("Measure", ("show", "sweep", "ablate", "measures", "calibrate", "answers", "eval-trec")),
+        ("Compare and gate", ("compare", "gate", "regress", "history")),
+        ("Golden sets", ("judgments", "rescore")),
+        ("Collections", ("import", "ingest")),
+        ("The warehouse", ("runs", "tag", "sql", "export", "lake")),
+    )
+
+    def format_commands(self, ctx, formatter):
+        commands = {name: self.get_command(ctx, name) for name in self.list_commands(ctx)}
+        commands = {name: cmd for name, cmd in commands.items() if cmd is not None and not cmd.hidden}
+        listed = {name for _, names in self.SECTIONS for name in names}
+        sections = [(title, [n for n in names if n in commands]) for title, names in self.SECTIONS]
+        sections.append(("Other", sorted(set(commands) - listed)))
+        width = formatter.width - 6 - max(len(name) for name in commands)
+        for title, names in sections:
+            if names:
+                with formatter.section(title):
+                    formatter.write_dl([(n, commands[n].get_short_help_str(width)) for n in names])
+
     @staticmethod
     def _fail(ctx, exc: BaseException, interrupted: bool) -> None:
         """Exit with one line for ``exc``; return (to re-raise it) when it is not ours to translate."""
@@ -238,7 +260,9 @@ def _progress(msg: str) -> None:
 def cli(debug, quiet, verbose):
     """assay: evaluate RAG retrieval against quote-anchored golden sets.
 
-    Every run is stored in a DuckDB warehouse; metrics are SQL over that history.
+    Every run is stored in a DuckDB warehouse; metrics are SQL over that history. In a project (the
+    assay.toml `assay init` writes, here or above) commands need no paths. A run is named by latest,
+    latest~N, previous, its id or any unique part of it, or a name (`assay tag`).
     Exit codes: 0 success, 1 error, 2 usage error, 3 judgments do not parse or resolve,
     4 model not available, 5 external retriever failed, 6 gate failed, 7 regression found,
     8 the run failed or was blocked (stored for inspection; gate and regress on it fail too),
