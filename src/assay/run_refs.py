@@ -9,7 +9,7 @@ A reference is, in this order:
 - a run's full id;
 - a name given to a run (`assay run --name NAME`, `assay tag RUN NAME`; table ``run_names``);
 - any unique part of an id: a prefix (``20261201T0915``), the random suffix (``ab12cd``), any piece. A part that
-  several ids contain names the one it begins, if exactly one; otherwise the runs are listed (AmbiguousRunId).
+  several ids contain lists them (AmbiguousRunId).
 
 A name starts with a letter, holds letters, digits and ``. _ -``, and cannot read as another kind of reference:
 not ``latest``, ``previous`` or ``best`` (`regress --baseline best`), and not hex digits alone, which could be a
@@ -80,12 +80,9 @@ def _described(row) -> str:
 
 
 def _one(ref: str, rows: list, describe):
-    """The single row, or the single one whose id begins with ``ref``; else AmbiguousRunId listing them."""
+    """The single row; else AmbiguousRunId listing them."""
     if len(rows) == 1:
         return rows[0]
-    starting = [r for r in rows if r[0].startswith(ref)]
-    if len(starting) == 1:
-        return starting[0]
     raise AmbiguousRunId(ref, [describe(r) for r in rows])
 
 
