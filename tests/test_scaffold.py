@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from assay import ablation, gate, scaffold, sweep
 from assay.cli import cli
 from assay.corpus.options import CONFIG_KEYS
+from assay.project import PROJECT_KEYS
 from assay.pipelines import RUN_DEFAULTS, RUN_READING, TABLES, load_config, resolve_pipeline
 from conftest import ROOT
 
@@ -73,6 +74,8 @@ def test_the_assay_toml_loads_as_written_and_with_every_setting_uncommented(proj
     assert set(full["corpus"]) == set(CONFIG_KEYS)
     assert set(full["sweep"]) == set(sweep.KEYS)
     assert set(full["measures"]) == {"dir"} and set(full["warehouse"]) == {"path"}
+    assert full["project"] == {"corpus": "corpus", "judgments": "judgments/golden.jsonl", "pipeline": "bm25"}
+    assert set(full["project"]) == set(PROJECT_KEYS)
     # the tables load_config leaves to the commands that read them, read as they read them
     sweep.spec_from(full, {})
     assert [label for _, label, _ in ablation.ladder_from(full)] == ["baseline", "hybrid", "weakened"]

@@ -626,7 +626,7 @@ def _parse_measures(texts: tuple[str, ...]):
 
 
 @cli.command()
-@click.argument("run_refs", nargs=-1, metavar="[RUN_ID|latest]...")
+@click.argument("run_refs", nargs=-1, metavar="[RUN]...")
 @click.option("-m", "--measure", "measures", multiple=True,
               help=f"A measure to report (repeatable; default: the standard set). One of: {_measure_families()}.")
 @click.option("--level", type=click.Choice(["chunk", "doc"]), default=None,
@@ -684,7 +684,7 @@ def _print_report(open_source, run_refs, measures, level, fmt, output=None) -> N
 
 
 @cli.command("show")
-@click.argument("run_ref", metavar="RUN_ID|latest")
+@click.argument("run_ref", metavar="RUN")
 @click.argument("query_id", required=False, default=None)
 @click.option("--depth", type=Number(K), default=5, show_default=True, help="Hits shown per stage.")
 @click.option("--stage", "stage", default=None, help="Only this stage (bm25, dense, fusion, rerank, final, ...).")
@@ -720,7 +720,7 @@ def show_cmd(run_ref, query_id, depth, stage, fmt, warehouse_path):
 
 
 @cli.command("calibrate")
-@click.argument("run_ref", metavar="RUN_ID|latest")
+@click.argument("run_ref", metavar="RUN")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @warehouse_option
 def calibrate_cmd(run_ref, fmt, warehouse_path):
@@ -763,7 +763,7 @@ def compare_cmd(run_a, run_b, flip_metric, flip_level, fmt, warehouse_path):
 
 
 @cli.command("gate")
-@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN]")
 @click.option("--rule", "rules", multiple=True,
               help="A rule such as 'Success@3:doc>=0.75' (repeatable; added to [gate] rules in assay.toml).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -810,10 +810,11 @@ def _gate(open_source, run_ref, rules, config_path, junit_path, preset) -> None:
 
 
 @cli.command("regress")
-@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN]")
 @click.option("--baseline", default="latest", show_default=True,
               help="latest (newest complete comparable run of the same pipeline before it; runs that did not "
-                   "complete in between are named), best, or a run id.")
+                   "complete in between are named), best, or a run: its id or any unique part of it, a name, "
+                   "previous, latest~N.")
 @click.option("--max-drop", "drops", multiple=True, required=True,
               help="Allowed drop, e.g. 'Success@1=0.02' or 'nDCG@10:doc=0.03' (repeatable).")
 @click.option("--alpha", type=Number(ALPHA), default=0.05, show_default=True,
@@ -893,7 +894,7 @@ def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, outpu
 
 
 @cli.command("rescore")
-@click.argument("run_ref", metavar="RUN_ID|latest")
+@click.argument("run_ref", metavar="RUN")
 @click.option("--judgments", "judgments_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Corrected or extended judgments for the same questions (default: [project] judgments in "
                    "assay.toml).")
@@ -913,7 +914,7 @@ def rescore_cmd(run_ref, judgments_path, warehouse_path):
 
 
 @cli.command("export")
-@click.argument("run_refs", nargs=-1, required=True, metavar="RUN_ID...")
+@click.argument("run_refs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "json", "trec"]), default="parquet",
               show_default=True)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
@@ -1108,8 +1109,9 @@ def measures(ctx, aliases):
 
 @measures.command("compute")
 @click.argument("names", nargs=-1, metavar="[NAME]...")
-@click.option("--run", "run_refs", multiple=True, metavar="RUN_ID|latest",
-              help="A stored run (repeatable; an id, a unique prefix of one, or latest).")
+@click.option("--run", "run_refs", multiple=True, metavar="RUN",
+              help="A stored run (repeatable): latest, latest~N, previous, an id or any unique part of one, or a "
+                   "name.")
 @click.option("--all-runs", is_flag=True, help="Every complete run in the warehouse.")
 @click.option("--stage", type=click.Choice(["final", "rerank", "fusion", "bm25", "dense", "external"]),
               default="final", show_default=True,
@@ -1224,7 +1226,7 @@ def answers():
 
 
 @answers.command("show")
-@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN]")
 @click.option("--failures", is_flag=True, help="Only questions whose answer refused or failed.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @warehouse_option
@@ -1263,7 +1265,7 @@ def answers_show(run_ref, failures, fmt, warehouse_path):
 
 
 @answers.command("revalidate")
-@click.argument("run_ref", metavar="RUN_ID|latest")
+@click.argument("run_ref", metavar="RUN")
 @click.option("--max-quote", type=int, required=True, help="The quote length limit to validate with.")
 @warehouse_option
 def answers_revalidate(run_ref, max_quote, warehouse_path):
@@ -1736,7 +1738,7 @@ def lake_runs(lake_dir, engine, spark_master, config_path, fmt):
 
 @lake_group.command("report")
 @lake_options
-@click.argument("run_refs", nargs=-1, metavar="[RUN_ID|latest]...")
+@click.argument("run_refs", nargs=-1, metavar="[RUN]...")
 @click.option("-m", "--measure", "measures", multiple=True,
               help="A measure to report (repeatable; default: the standard set; `assay measures` lists them).")
 @click.option("--level", type=click.Choice(["chunk", "doc"]), default=None,
@@ -1796,7 +1798,7 @@ def lake_history(lake_dir, engine, spark_master, config_path, pipeline, metric, 
 
 @lake_group.command("gate")
 @lake_options
-@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN]")
 @click.option("--rule", "rules", multiple=True,
               help="A rule such as 'Success@3:doc>=0.75' (repeatable; added to [gate] rules in assay.toml).")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -1810,7 +1812,7 @@ def lake_gate(lake_dir, engine, spark_master, config_path, run_ref, rules, junit
 
 @lake_group.command("regress")
 @lake_options
-@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN]")
 @click.option("--baseline", default="latest", show_default=True,
               help="latest (newest complete comparable run of the same pipeline before it), best, or a run id.")
 @click.option("--max-drop", "drops", multiple=True, required=True,

@@ -3,7 +3,8 @@
 ``latest`` is the newest run recorded, whatever its status. `assay gate` and `assay regress` check
 that run: when it is ``failed`` or ``blocked`` (see assay.runner) they fail with exit code 8 and say
 which run and why, and never fall back to the complete run before it, so a CI job whose run broke can
-never pass on a stale one. An earlier complete run is checked only when named by its id. A baseline
+never pass on a stale one. An earlier complete run is checked only when named (its id, a part of it, a name,
+``latest~N``: assay.run_refs, counting every run). A baseline
 (`regress --baseline latest`) is the newest complete comparable run before the candidate; the runs
 that did not complete in between are named, never skipped silently.
 """

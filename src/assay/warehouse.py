@@ -244,8 +244,8 @@ class Warehouse:
 
             outside = outside_project(path)
             if read_only:
-                raise WarehouseError(f"no warehouse at {path}" + (f" ({outside}, so the default here)" if outside
-                                                                   else "") + "; `assay run` or `assay ingest` creates one")
+                why = f" ({outside}, so the default here)" if outside else ""
+                raise WarehouseError(f"no warehouse at {path}{why}; `assay run` or `assay ingest` creates one")
             if outside:  # a second warehouse in a subfolder of a project would otherwise go unnoticed
                 COMMAND.warn(f"note: {outside}; using ./{path}, a new warehouse (`assay init` makes a project)")
         if not read_only:
