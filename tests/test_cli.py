@@ -146,7 +146,7 @@ def test_runs_lists_every_kind_with_its_calibration_and_answer_stage(runner, wh)
     as_csv = invoke(runner, "runs", "--format", "csv", "--warehouse", wh).stdout
     parsed = list(csv.DictReader(io.StringIO(as_csv)))
     assert [dict(r, n_questions=int(r["n_questions"])) for r in parsed] == [
-        {k: "" if v is None else v for k, v in r.items()} for r in listed]
+        {k: " ".join(v) if k == "names" else "" if v is None else v for k, v in r.items()} for r in listed]
 
 
 def test_sql_is_read_only(runner, wh, mini_corpus, mini_judgments):
