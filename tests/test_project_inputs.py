@@ -187,3 +187,24 @@ def test_the_project_table_is_checked(tmp_path, text, message):
     with pytest.raises(ConfigError) as exc:
         load_config(tmp_path / "assay.toml")
     assert str(exc.value) == f"{tmp_path / 'assay.toml'}: {message}"
+
+
+def test_evaluate_takes_the_projects_inputs_too(made, monkeypatch, caplog):
+    import logging
+
+    import assay
+
+    (made / "notes").mkdir()
+    monkeypatch.chdir(made / "notes")
+    result = assay.evaluate(lambda question, limit: ["returns.md"], name="fixed")
+    assert result.warehouse == made / "warehouse" / "assay.duckdb"
+    assert result["report"]["run"]["n_questions"] == 2
+    monkeypatch.chdir(made.parent)
+    with pytest.raises(UsageError, match=r"^no judgments= given, and no assay.toml found from "):
+        assay.evaluate(lambda question, limit: [])
+    caplog.set_level(logging.WARNING, logger="assay.project")
+    result = assay.evaluate(lambda question, limit: [], judgments=made / "judgments" / "golden.jsonl",
+                            corpus=made / "corpus")
+    assert result.warehouse == project.DEFAULT_WAREHOUSE
+    assert caplog.messages == [f"note: no assay.toml found from {made.parent} up; using ./warehouse/assay.duckdb, a "
+                               "new warehouse (`assay init` makes a project)"]

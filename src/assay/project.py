@@ -154,14 +154,14 @@ def no_config_found() -> str:
     return f"no {CONFIG_FILE} found from {Path.cwd()} up"
 
 
-def project_input(key: str, given=None, flag: str | None = None):
-    """``given`` (a command's --corpus or --judgments), else ``[project] key`` of the assay.toml in effect, a
-    path relative to that file (``@NAME`` kept as it is); else UsageError (exit code 2) saying what was looked
-    for, and where."""
+def project_input(key: str, given=None, flag: str | None = None, config=None):
+    """``given`` (a command's --corpus or --judgments), else ``[project] key`` of the assay.toml in effect
+    (``config``: that file, default the one in effect), a path relative to that file (``@NAME`` kept as it is);
+    else UsageError (exit code 2) saying what was looked for (``flag``, default ``--KEY``), and where."""
     if given is not None:
         return given
     flag = flag or f"--{key}"
-    toml = config_path()
+    toml = config_path(config)
     if toml is None:
         raise UsageError(f"no {flag} given, and {no_config_found()} (assay init writes one, with [project] "
                          f"{key} = \"{PROJECT_KEYS[key]}\")")
