@@ -7,7 +7,7 @@ INSTALL := $(PYTHON) tools/install.py $(VENV)
 RUNTIME := $(VENV)/.installed-runtime
 TESTING := $(VENV)/.installed-test
 
-.PHONY: install browser demo test goldens bench clean
+.PHONY: install browser demo test docs goldens bench clean
 
 MODEL  := models/all-MiniLM-L6-v2-int8/model.onnx
 
@@ -59,6 +59,11 @@ browser:
 test: install browser
 	$(BIN)/python -m pytest -q
 
+# The manual (mkdocs.yml, docs/) as a static site in site/: strict, so a broken link or anchor fails the build,
+# as it fails tests/test_docs.py. mkdocs-material is pinned in requirements-test.lock; the build fetches nothing.
+docs: $(TESTING)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --site-dir site
+
 # Rewrite the demo report's golden snapshots (tests/golden/) after an intended change; review the diff and
 # commit it. Never part of `make test` or CI: the tests only read the snapshots.
 goldens: $(RUNTIME) $(MODEL)
@@ -84,4 +89,4 @@ mutate: $(MUTATING) $(MODEL)
 	$(BIN)/python tools/mutate.py --jobs $(MUTATE_JOBS) $(MUTATE_ARGS)
 
 clean:
-	rm -rf $(VENV) warehouse/*.duckdb warehouse/*.wal
+	rm -rf $(VENV) site warehouse/*.duckdb warehouse/*.wal

@@ -1,4 +1,4 @@
-"""`assay judgments add`: a question or a gold entry, checked and resolved before it is written, in order."""
+"""`assay judgments add`: a question or a gold entry, checked and resolved before it is written, in place."""
 
 import json
 
@@ -156,15 +156,30 @@ def test_a_terminal_is_asked_until_the_answers_resolve(golden, corpus, monkeypat
     assert (j.category, j.form, j.gold[0].quote) == ("normal", "gap", "fsynced every 100 ms")
 
 
-def test_a_file_out_of_order_is_not_added_to(tmp_path, corpus):
+def test_a_file_out_of_order_is_added_to_before_the_first_greater_id(tmp_path, corpus):
+    """Any line order parses; the new line goes before the first line whose id is greater (z-none, the first
+    line here), and every other line stays as it was."""
     path = tmp_path / "j.jsonl"
-    text = json.dumps(Q_Z) + "\n" + json.dumps(Q_A) + "\n"
-    path.write_text(text, encoding="utf-8")
+    lines = [json.dumps(Q_Z), json.dumps(Q_A)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = add(path, corpus, *NEW)
-    assert result.exit_code == 3
-    assert (f"{path}:2: query_id 'a-backup' is out of order (after 'z-none'); keep the file sorted by query_id "
-            f"(assay judgments fmt {path} sorts it)") in result.stderr
-    assert path.read_text(encoding="utf-8") == text
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (f"added question m-fsync at {path}:1: its quote occurs once in storage/wal.md "
+                             "(characters 30-50)\n")
+    after = path.read_text(encoding="utf-8").split("\n")
+    assert json.loads(after[0])["query_id"] == "m-fsync" and after[1:] == lines + [""]
+
+
+def test_a_byte_order_mark_stays_and_unlabeled_questions_stay_unlabeled(tmp_path, corpus):
+    path = tmp_path / "j.jsonl"
+    unlabeled = {"query_id": "a-backup", "query": "what does a backup copy", "gold": [{"doc": "guides/backup.md"}]}
+    path.write_bytes("\ufeff".encode("utf-8") + (json.dumps(unlabeled) + "\n").encode("utf-8"))
+    result = add(path, corpus, *NEW)
+    assert result.exit_code == 0, result.output
+    data = path.read_bytes()
+    assert data.startswith("\ufeff".encode("utf-8") + json.dumps(unlabeled).encode("utf-8") + b"\n")
+    assert [(j.query_id, j.category, j.form) for j in load_judgments(path).judgments] == [
+        ("a-backup", "unlabeled", "unlabeled"), ("m-fsync", "normal", "gap")]
 
 
 def test_added_lines_are_formatted(golden, corpus):

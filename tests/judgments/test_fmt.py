@@ -32,8 +32,8 @@ def invoke(*args):
     return CliRunner().invoke(cli, ["judgments", "fmt", *[str(a) for a in args]])
 
 
-def meaning(data: bytes, ordered: bool = True):
-    parsed = parse_judgments(data, PATH, ordered=ordered)
+def meaning(data: bytes):
+    parsed = parse_judgments(data, PATH)
     return sorted((replace(j, line=0) for j in parsed.judgments), key=lambda j: j.query_id)
 
 
@@ -77,7 +77,7 @@ def test_sorts_and_lays_out_every_line(tmp_path):
     assert result.stderr == (f"formatted {path}: 2 questions out of query_id order, 3 lines laid out differently, "
                              "1 blank line, 2 \\r\\n line ends, no newline at the end; 3 questions\n")
     assert path.read_bytes() == FORMATTED.encode("utf-8")
-    assert meaning(path.read_bytes()) == meaning(messy.encode("utf-8"), ordered=False)
+    assert meaning(path.read_bytes()) == meaning(messy.encode("utf-8"))
 
     again = invoke(path)
     assert again.exit_code == 0 and again.stderr == f"{path}: already formatted, 3 questions\n"
@@ -92,7 +92,8 @@ def test_a_file_that_does_not_parse_is_left_alone(tmp_path):
     assert result.exit_code == 3
     assert result.stderr == (f"error: 2 problem(s) in {path}:\n"
                              f"  {path}:3: not valid JSON (Expecting value at column 28)\n"
-                             f"  {path}:4: duplicate query_id 'a' (first on line 2)\n")
+                             f"  {path}:4: duplicate query_id 'a' (first on line 2); give each question an id of its "
+                             "own\n")
     assert path.read_text(encoding="utf-8") == text
     assert os.listdir(tmp_path) == ["j.jsonl"]  # no temporary file left behind
     assert invoke(path, "--check").exit_code == 3
@@ -180,8 +181,8 @@ DOCS = st.sampled_from(["a.md", "dir/b.txt", "d/e/f.html", "\u00e9t\u00e9.md"])
 
 @st.composite
 def judgment(draw, query_id):
-    category = draw(st.sampled_from(["normal", "ambiguous", "adversarial", "no_answer"]))
-    low = {"normal": 1, "adversarial": 1, "ambiguous": 2, "no_answer": 0}[category]
+    category = draw(st.sampled_from(["normal", "ambiguous", "adversarial", "no_answer", None]))  # None: left out
+    low = {"normal": 1, "adversarial": 1, "ambiguous": 2, "no_answer": 0, None: 1}[category]
     high = 0 if category == "no_answer" else 3
     pairs = draw(st.lists(st.tuples(DOCS, st.none() | PADDED), min_size=low, max_size=high,
                           unique_by=lambda p: (p[0], p[1].strip() if p[1] else None)))
@@ -194,7 +195,8 @@ def judgment(draw, query_id):
             entry["grade"] = draw(st.integers(1, 3))
         gold.append(dict(draw(st.permutations(list(entry.items())))))
     obj = {"query_id": query_id, "query": draw(PADDED), "category": category,
-           "form": draw(st.sampled_from(["match", "gap"])), "gold": gold}
+           "form": draw(st.sampled_from(["match", "gap", None])), "gold": gold}
+    obj = {key: value for key, value in obj.items() if value is not None}
     for key in ("hard_class", "notes", "review"):
         if draw(st.booleans()):
             obj[key] = draw(TEXT)
@@ -214,7 +216,8 @@ def messy_file(draw):
         lines.append(draw(st.sampled_from(["", " ", "\t"])) + line + draw(st.sampled_from(["", " ", "\r"])))
         lines += [draw(st.sampled_from(["", "  ", "\t"]))] * draw(st.integers(0, 1))
     random.Random(draw(st.integers(0, 2**16))).shuffle(lines)
-    return ("\n".join(lines) + draw(st.sampled_from(["", "\n", "\n\n"]))).encode("utf-8"), records
+    bom = draw(st.sampled_from(["", "\ufeff"]))
+    return (bom + "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n\n"]))).encode("utf-8"), records
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -222,7 +225,7 @@ def messy_file(draw):
 def test_fmt_is_idempotent_and_keeps_the_meaning(case):
     data, records = case
     once = format_judgments(data, PATH)
-    assert meaning(once.text.encode("utf-8")) == meaning(data, ordered=False)
+    assert meaning(once.text.encode("utf-8")) == meaning(data)
     twice = format_judgments(once.text.encode("utf-8"), PATH)
     assert not twice.changed and twice.text == once.text
     # the layout depends on the records alone, not on how they were written
@@ -247,7 +250,7 @@ def test_several_files_at_once(tmp_path):
     result = invoke(broken, messy, "--check")
     assert result.exit_code == 3  # not parsing outweighs not formatted
     assert result.stderr == (f"error: 1 problem(s) in {broken}:\n  {broken}:1: missing field(s) query_id, query, "
-                             f"category, form, gold\n"
+                             "gold (every question needs query_id, query and gold; category and form are optional)\n"
                              f"error: {messy} is not formatted (1 question out of query_id order); run: assay "
                              f"judgments fmt {messy}\n")
     assert invoke(good, messy).exit_code == 0
@@ -280,3 +283,27 @@ def test_the_pre_commit_hooks_run_real_commands(tmp_path):
     argv = check_hook["entry"].split()[1:]
     result = CliRunner().invoke(cli, [*argv, str(DEMO / "judgments.jsonl"), "--corpus", str(DEMO / "corpus")])
     assert result.exit_code == 0, result.output
+
+
+def test_a_byte_order_mark_goes_and_left_out_labels_stay_left_out(tmp_path):
+    """A file written by hand: a BOM, lines out of order, no category or form. fmt sorts it and drops the BOM; a
+    label nobody wrote is not written for them."""
+    hand = {"query_id": "a", "query": "what is a", "gold": [{"doc": "a.md"}]}
+    path = tmp_path / "j.jsonl"
+    data = "\ufeff".encode("utf-8") + (canonical_line(B) + "\n" + canonical_line(hand) + "\n").encode("utf-8")
+    path.write_bytes(data)
+    formatted = format_judgments(data, path)
+    assert (formatted.bom, formatted.moved, formatted.relaid) == (True, 1, 0)
+    assert formatted.text == canonical_line(hand) + "\n" + canonical_line(B) + "\n"
+    assert '"category"' not in canonical_line(hand) and '"form"' not in canonical_line(hand)
+
+    check = invoke(path, "--check")
+    assert check.exit_code == 9
+    assert check.stderr == (f"error: {path} is not formatted (1 question out of query_id order, a byte-order mark); "
+                            f"run: assay judgments fmt {path}\n")
+    assert f"-\\ufeff{canonical_line(B)}\n" in check.stdout  # the mark is shown, not invisible
+    result = invoke(path)
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"formatted {path}: 1 question out of query_id order, a byte-order mark; 2 questions\n"
+    assert path.read_bytes() == formatted.text.encode("utf-8")
+    assert invoke(path, "--check").exit_code == 0

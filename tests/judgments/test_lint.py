@@ -146,3 +146,69 @@ def test_lints_name_the_words_as_the_question_writes_them(tmp_path):
            "a gap question should reword the answer" in lines
     assert f"  {judgments}:2 [no-answer-lexical-match] none: shares 3 of 3 content words with the corpus (Does, " \
            "Queries, run); 1 of 1 documents contain at least one, so BM25 returns results instead of nothing" in lines
+
+
+# -- unlabeled questions ----------------------------------------------------------------------
+
+LABELS = ("labels: {n} of {total} questions are unlabeled (no category or no form). Labels show where retrieval "
+          "fails: assay report and assay compare break every measure down by category and by form, a gate rule can "
+          "hold one slice (Success@3:doc[form=gap]>=0.5), and category no_answer marks the questions Abstain "
+          "scores. Until labelled they are in {slices}.")
+NO_CATEGORY = "no category (normal, ambiguous, adversarial or no_answer)"
+NO_FORM = "no form (match or gap)"
+
+
+def test_unlabeled_questions_are_named_with_what_labels_buy(golden, tmp_path):
+    _, corpus = golden
+    answer = [{"doc": "a.md", "quote": "copies the main file"}]
+    judgments = write(tmp_path / "hand.jsonl", [
+        QUESTIONS[0],
+        {"query_id": "u-both", "query": "which command copies the main file", "gold": answer},
+        {"query_id": "u-form", "query": "what copies the main file", "category": "normal", "gold": answer},
+        {"query_id": "u-said", "query": "copy the main file how", "category": "unlabeled", "form": "match",
+         "gold": answer},
+    ])
+    result = check(judgments, corpus)
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    start = lines.index("lints: 3")
+    assert lines[start:start + 7] == [
+        "lints: 3",
+        f"  {judgments}:2 [unlabeled] u-both: {NO_CATEGORY} and {NO_FORM}; until it has them it is in the "
+        "unlabeled slice",
+        f"  {judgments}:3 [unlabeled] u-form: {NO_FORM}; until it has one it is in the unlabeled slice",
+        f"  {judgments}:4 [unlabeled] u-said: {NO_CATEGORY}; until it has one it is in the unlabeled slice",
+        "",
+        LABELS.format(n=3, total=4, slices="the slices category=unlabeled and form=unlabeled"),
+        "",
+    ]
+    assert check(judgments, corpus, "--strict").exit_code == 1  # --strict fails on any lint, this one too
+
+
+def test_a_set_nobody_labelled_lists_five_and_counts_the_rest(golden, tmp_path):
+    _, corpus = golden
+    judgments = write(tmp_path / "hand.jsonl", [
+        {"query_id": f"u{i}", "query": "which command copies the main file", "form": "match",
+         "gold": [{"doc": "a.md"}]} for i in range(8)])
+    lines = check(judgments, corpus).stdout.splitlines()
+    start = lines.index("lints: 8")
+    shown = [f"  {judgments}:{i + 1} [unlabeled] u{i}: {NO_CATEGORY}; until it has one it is in the unlabeled slice"
+             for i in range(8)]
+    assert lines[start:start + 9] == ["lints: 8", *shown[:5], "  ... 3 more unlabeled (--verbose lists every one)",
+                                      "", LABELS.format(n=8, total=8, slices="the slice category=unlabeled")]
+    verbose = check(judgments, corpus, "--verbose").stdout.splitlines()
+    assert verbose[start:start + 11] == ["lints: 8", *shown, "", LABELS.format(n=8, total=8,
+                                                                               slices="the slice category=unlabeled")]
+
+
+def test_label_lints_in_the_library(tmp_path):
+    from assay.judgments import load_judgments
+    from assay.judgments.lint import Lint, label_lints, labels_summary
+
+    labelled = load_judgments(write(tmp_path / "a.jsonl", QUESTIONS))
+    assert label_lints(labelled) == [] and labels_summary(labelled) is None
+    hand = load_judgments(write(tmp_path / "b.jsonl", [{"query_id": "u", "query": "q", "gold": [{"doc": "a.md"}]}]))
+    assert label_lints(hand) == [Lint("unlabeled", 1, "u", f"{NO_CATEGORY} and {NO_FORM}; until it has them it is "
+                                      "in the unlabeled slice")]
+    assert labels_summary(hand) == LABELS.format(n=1, total=1, slices="the slices category=unlabeled and "
+                                                                       "form=unlabeled")

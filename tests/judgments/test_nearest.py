@@ -68,3 +68,34 @@ def test_a_large_document_answers_quickly():
     elapsed = time.process_time() - started
     assert (found.start, found.end) == (target, target + len(long_passage))
     assert elapsed < 3.0, elapsed
+
+
+# -- the closest corpus paths to a gold doc that is not there ---------------------------------
+
+PATHS = ["about.md", "faq/payments.md", "guides/returns-policy.md", "returns.md", "shipping.md"]
+
+
+def test_a_path_in_another_case_or_under_the_corpus_directory_name_comes_first():
+    from assay.judgments.nearest import closest_paths
+
+    assert closest_paths("Returns.MD", PATHS)[0] == "returns.md"
+    # written from the project root, not the corpus directory: the path with its leading directories dropped
+    assert closest_paths("corpus/faq/payments.md", PATHS)[0] == "faq/payments.md"
+    assert closest_paths("docs/corpus/shipping.md", PATHS)[0] == "shipping.md"
+
+
+def test_similar_paths_by_whole_path_or_file_name_best_first():
+    from assay.judgments.nearest import closest_paths
+
+    assert closest_paths("corpus/return.md", PATHS) == ["returns.md", "guides/returns-policy.md"]
+    assert closest_paths("shiping.md", PATHS) == ["shipping.md"]
+    assert closest_paths("paymnts.md", PATHS) == ["faq/payments.md"]  # the file name alone is close
+    assert closest_paths("returns", PATHS) == ["returns.md"]
+    assert closest_paths("x.md", [f"{c}.md" for c in "abcd"], limit=3) == ["a.md", "b.md", "c.md"]  # ties by path
+
+
+def test_nothing_close_is_nothing_offered():
+    from assay.judgments.nearest import closest_paths
+
+    assert closest_paths("minutes-2024.pdf", PATHS) == []
+    assert closest_paths("a.md", []) == []

@@ -258,3 +258,23 @@ def test_a_quote_copied_from_rendered_markdown_rebases_as_a_run_resolves_it(tmp_
     assert [o.kind for o in same] == ["unchanged"]
     moved = classify(judgments, load_corpus(v1), load_corpus(v2))
     assert [(o.kind, o.new_doc) for o in moved] == [("moved", "a.md")]
+
+
+def test_a_file_written_by_hand_rebases(setup, tmp_path):
+    """A BOM, lines in no order, no category or form: the first line (q-archive, moved) is rewritten from its
+    JSON, not from the mark; the proposal keeps the order and leaves the labels out."""
+    v1, v2, _ = setup
+    hand = [{k: v for k, v in r.items() if k not in ("category", "form")} for r in reversed(JUDGMENTS)
+            if r["category"] != "no_answer"]
+    hand.append(hand.pop(hand.index(next(r for r in hand if r["query_id"] == "q-archive"))))
+    hand.insert(0, hand.pop())  # q-archive first, the rest in reverse order
+    golden = tmp_path / "hand.jsonl"
+    golden.write_bytes("\ufeff".encode("utf-8") + "".join(json.dumps(r) + "\n" for r in hand).encode("utf-8"))
+    out = invoke("judgments", "rebase", golden, "--from", v1, "--to", v2)
+    assert out.exit_code == 9, out.output
+    proposed = parse_judgments(default_out(golden).read_bytes(), default_out(golden))
+    assert [j.query_id for j in proposed.judgments] == [r["query_id"] for r in hand if r["query_id"] != "q-backup"]
+    assert {(j.category, j.form) for j in proposed.judgments} == {("unlabeled", "unlabeled")}
+    archive = proposed.judgments[0]
+    assert (archive.query_id, archive.gold[0].doc) == ("q-archive", "archive/2024.md")
+    assert not default_out(golden).read_bytes().startswith("\ufeff".encode("utf-8"))

@@ -173,9 +173,64 @@ def test_a_document_not_in_the_corpus(tmp_path):
     not_read = {"notes.py": ": the file is there but was not read (not a format assay reads (it reads .md, "
                             ".markdown, .txt, .rst, .html, .htm, .pdf, .docx))",
                 ".hidden.md": ": the file is there but was not read (hidden (the name starts with a dot))"}
+    # a file that is there but not read says why; a path that is not there names the closest (a.md for both)
+    closest = {"b.md": "; closest: a.md", "dir/a.md": "; closest: a.md"}
     assert resolve_problems(judgments, corpus).problems == [
-        f"{judgments.path}:{i} (query q{i}): document {doc!r} is not in the corpus {corpus.root}{not_read.get(doc, '')}"
+        f"{judgments.path}:{i} (query q{i}): document {doc!r} is not in the corpus {corpus.root}"
+        f"{not_read.get(doc, '')}{closest.get(doc, '')}"
         for i, doc in enumerate(["b.md", "dir/a.md", "notes.py", ".hidden.md"], start=1)]
+
+
+SHOP = {"returns.md": "Refunds are issued within 14 days of the return.\n",
+        "shipping.md": "Orders ship in two business days.\n", "faq/payments.md": "We take cards.\n"}
+
+
+def test_a_mistyped_document_names_the_closest_paths(tmp_path):
+    records = [rec("q-ship", ("shipping.md", "ship in two business days")),
+               rec("q-refund", ("corpus/return.md", "Refunds are issued")),
+               rec("q-pay", {"doc": "FAQ/Payments.md"}), rec("q-gift", {"doc": "gift-cards.pdf"}),
+               rec("q-refund-2", {"doc": "corpus/return.md"})]  # the same path again: looked for once, said twice
+    judgments, corpus = setup(tmp_path, SHOP, records)
+    where = f"{judgments.path}:{{}} (query {{}}): document {{!r}} is not in the corpus {corpus.root}"
+    assert resolve_problems(judgments, corpus).problems == [
+        where.format(2, "q-refund", "corpus/return.md") + "; closest: returns.md",
+        where.format(3, "q-pay", "FAQ/Payments.md") + "; closest: faq/payments.md",
+        where.format(4, "q-gift", "gift-cards.pdf") + "; no path in it is close (3 documents): write the path "
+                                                      "relative to the corpus directory",
+        where.format(5, "q-refund-2", "corpus/return.md") + "; closest: returns.md"]
+
+
+def test_a_mistyped_document_through_the_cli_and_a_run_that_writes_nothing(tmp_path):
+    import duckdb
+    from click.testing import CliRunner
+
+    from assay.cli import cli
+
+    judgments, corpus = setup(tmp_path, SHOP, [rec("q-ship", ("shipping.md", "ship in two business days"))])
+    typo = tmp_path / "typo.jsonl"
+    typo.write_text(judgments.path.read_text(encoding="utf-8") + json.dumps(
+        {"query_id": "q-refund", "query": "when is my money back", "gold": [{"doc": "return.md"}]}) + "\n",
+        encoding="utf-8")
+    said = (f"error: 1 gold entry did not resolve:\n  {typo}:2 (query q-refund): document 'return.md' is not in the "
+            f"corpus {corpus.root}; closest: returns.md\n")
+    runner = CliRunner()
+    check = runner.invoke(cli, ["judgments", "check", str(typo), "--corpus", str(corpus.root)])
+    assert (check.exit_code, check.stdout, check.stderr) == (3, "", said)
+
+    wh = tmp_path / "wh.duckdb"
+    good = runner.invoke(cli, ["run", "--corpus", str(corpus.root), "--judgments", str(judgments.path),
+                               "--warehouse", str(wh)])
+    assert good.exit_code == 0, good.output
+    tables = ("runs", "judgment_sets", "queries", "judgment_gold", "gold_spans", "documents", "chunks")
+
+    def counts():
+        with duckdb.connect(str(wh), read_only=True) as con:
+            return {t: con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables}
+
+    before = counts()
+    bad = runner.invoke(cli, ["run", "--corpus", str(corpus.root), "--judgments", str(typo), "--warehouse", str(wh)])
+    assert bad.exit_code == 3 and bad.stderr.endswith(said)
+    assert counts() == before and before["runs"] == 1  # nothing half-done: the failed run left no row anywhere
 
 
 def test_every_failure_is_reported_at_once(tmp_path):
@@ -192,7 +247,7 @@ def test_every_failure_is_reported_at_once(tmp_path):
         f"{path}:2 (query q2): quote is ambiguous, it occurs 2 times in a.md (at characters 0, 8; lines 1, 1); "
         "lengthen it until it is unique: 'one'",
         f"{path}:2 (query q2): quote not found in b.md: 'five'; no passage comes close (best similarity 0.25, line 1)",
-        f"{path}:3 (query q3): document 'c.md' is not in the corpus {corpus.root}",
+        f"{path}:3 (query q3): document 'c.md' is not in the corpus {corpus.root}; closest: a.md, b.md",
     ]
     assert str(err).splitlines()[0] == "3 gold entries did not resolve:"
 

@@ -243,8 +243,9 @@ def test_the_trec_standard_set_is_named_canonically():
     assert [m.name for m in parse_trec_measures(None)] == list(TREC_STANDARD)
 
 
-def test_the_readme_shows_the_alias_table_the_registry_prints():
+def test_the_manual_shows_the_alias_table_the_registry_prints():
     from conftest import ROOT
 
     out = invoke("measures", "--aliases")
-    assert f"$ assay measures --aliases\n{out.stdout}```" in (ROOT / "README.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "measures.md").read_text(encoding="utf-8")
+    assert f"$ assay measures --aliases\n{out.stdout}```" in page

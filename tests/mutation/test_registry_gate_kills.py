@@ -277,7 +277,7 @@ def test_every_gold_entry_of_a_question_is_resolved_after_one_fails(tmp_path):
         resolve_gold(judgments, corpus)
     where = f"{judgments.path}:1 (query q1)"
     assert error.value.problems == [
-        f"{where}: document 'zz.md' is not in the corpus {corpus.root}",
+        f"{where}: document 'zz.md' is not in the corpus {corpus.root}; closest: a.md",
         f"{where}: empty.md is empty (no text to quote; the corpus keeps it so it can be judged whole): drop the "
         "quote to judge the whole document, or give the file text: 'x'",
         f"{where}: quote not found in a.md: 'abxy'; nearest passage (similarity 0.50, line 1, chars 0-4): 'abcd'"]

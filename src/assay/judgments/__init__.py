@@ -1,6 +1,6 @@
 """Golden sets: the judgments contract users write by hand, its parser, quote resolution and lints."""
 
-from assay.judgments.vocabulary import CATEGORIES, FORMS, UNANSWERABLE
+from assay.judgments.vocabulary import CATEGORIES, FORMS, UNANSWERABLE, UNLABELED
 
 # the records, the parser and the resolver (corpus reading, markup) load when first asked for: the CLI imports this
 # package for the labels' words alone, on every command
@@ -18,6 +18,6 @@ def __getattr__(name):
 
 
 __all__ = [
-    "CATEGORIES", "FORMS", "UNANSWERABLE", "GoldEntry", "GoldSpan", "Judgment", "JudgmentSet",
+    "CATEGORIES", "FORMS", "UNANSWERABLE", "UNLABELED", "GoldEntry", "GoldSpan", "Judgment", "JudgmentSet",
     "load_judgments", "parse_judgments", "resolve_gold",
 ]

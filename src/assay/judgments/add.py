@@ -1,4 +1,4 @@
-"""`assay judgments add`: one question, or one more gold entry, written into a judgments file in order.
+"""`assay judgments add`: one question, or one more gold entry, written into a judgments file.
 
 Nothing reaches the file unchecked: the file with the addition must parse, and the new gold
 entry's quote must occur exactly once in its document (``resolve_gold``, as `assay run` resolves
@@ -17,7 +17,7 @@ from pathlib import Path
 from assay.errors import JudgmentsError, UsageError
 from assay.judgments.fmt import canonical_line, records, write_if_unchanged
 from assay.judgments.model import GoldEntry, Judgment, JudgmentSet
-from assay.judgments.parse import parse_judgments
+from assay.judgments.parse import BOM, decode, parse_judgments
 
 # The option that gives each field on the command line (for messages and prompts).
 OPTION = {"query_id": "--id", "question": "--question", "doc": "--doc", "quote": "--quote", "grade": "--grade",
@@ -62,8 +62,8 @@ class GoldenFile:
         if not path.exists():
             return cls(path, None, {}, [], {})
         data = path.read_bytes()
-        parse_judgments(data, path)  # strictly: an addition goes into a file that is in order
-        text = data.decode("utf-8")
+        parse_judgments(data, path)  # strictly: an addition goes into a file that parses
+        text = decode(data, path)
         found = records(text)
         return cls(path, data, {obj["query_id"]: obj for _, obj in found}, text.split("\n"),
                    {obj["query_id"]: n - 1 for n, obj in found})
@@ -145,7 +145,8 @@ def add(golden: GoldenFile, corpus, addition: Addition) -> Added:
         after = [i for q, i in golden.index.items() if q > qid]
         at = min(after) if after else len(lines)
         lines.insert(at, canonical_line(obj))
-    text = "\n".join(lines) + "\n"
+    # a byte-order mark the file had stays: every line but the added one keeps its bytes
+    text = BOM * bool(golden.data and golden.data.startswith(BOM.encode("utf-8"))) + "\n".join(lines) + "\n"
     try:
         parsed = parse_judgments(text.encode("utf-8"), golden.path)
     except JudgmentsError as exc:

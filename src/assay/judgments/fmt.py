@@ -1,11 +1,12 @@
 """`assay judgments fmt`: one layout for every judgments file, so a diff shows content, never order or spacing.
 
-The layout: lines sorted by ``query_id`` in the order the parser checks (Python string order: by
-code point), one JSON object per line with its keys in the README's order (``FIELD_ORDER``; gold
-entries ``doc``, ``quote``, ``grade``), ``", "`` and ``": "`` between items, text as UTF-8 rather
-than ``\\u`` escapes (control characters and lone surrogates stay escaped: they cannot be written
-raw), no blank lines, ``\\n`` line ends and a final newline. Leading and trailing whitespace of
-``query`` and ``quote`` is dropped, as the parser drops it; every other value is kept as written.
+The layout: lines sorted by ``query_id`` (Python string order: by code point; the parser takes any
+order, so sorting is for the diff), one JSON object per line with its keys in the README's order
+(``FIELD_ORDER``; gold entries ``doc``, ``quote``, ``grade``), ``", "`` and ``": "`` between items,
+text as UTF-8 rather than ``\\u`` escapes (control characters and lone surrogates stay escaped: they
+cannot be written raw), no blank lines, ``\\n`` line ends, a final newline and no byte-order mark.
+Leading and trailing whitespace of ``query`` and ``quote`` is dropped, as the parser drops it; every
+other value is kept as written (a left-out ``category`` or ``form`` stays left out).
 
 Formatting never changes what the file means: the formatted text must parse to the same judgments
 (line numbers aside) before anything is written. The bundled demo set is in this layout already.
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from assay.errors import AssayError, JudgmentsError, NotFormatted
 from assay.judgments.model import JudgmentSet
-from assay.judgments.parse import parse_judgments
+from assay.judgments.parse import BOM, decode, parse_judgments
 
 FIELD_ORDER = ("query_id", "query", "category", "form", "hard_class", "gold", "unanswerable", "notes", "review")
 GOLD_ORDER = ("doc", "quote", "grade")
@@ -64,6 +65,7 @@ class Formatted:
     blank: int  # blank lines dropped
     crlf: int  # lines ending "\r\n"
     unterminated: bool  # the last line has no "\n"
+    bom: bool = False  # the file starts with a UTF-8 byte-order mark (the parser skips it; fmt drops it)
 
     @property
     def changed(self) -> bool:
@@ -81,14 +83,20 @@ class Formatted:
             parts.append(f"{self.crlf} \\r\\n line end{'s' * (self.crlf != 1)}")
         if self.unterminated:
             parts.append("no newline at the end")
+        if self.bom:
+            parts.append("a byte-order mark")
         return ", ".join(parts) or "nothing"
 
     def diff(self) -> str:
         """A unified diff from the file to its formatted text, each line escaped for a terminal (a "\\r" line
-        end shows as the two characters; so would a bidirectional control inside a string)."""
+        end shows as the two characters; so would a bidirectional control inside a string; a byte-order mark shows
+        as ``\\ufeff``)."""
         from assay.escape import terminal
 
-        before, after = _lines(self.original.decode("utf-8")), _lines(self.text)
+        original = self.original.decode("utf-8")
+        if original.startswith(BOM):  # invisible on a terminal, so the line would seem unchanged
+            original = "\\ufeff" + original[1:]
+        before, after = _lines(original), _lines(self.text)
         lines = difflib.unified_diff(before, after, f"{self.path}", f"{self.path} (formatted)", lineterm="")
         return "".join(terminal(line) + "\n" for line in lines)
 
@@ -110,11 +118,10 @@ def _moved(qids: list[str]) -> int:
 
 
 def format_judgments(data: bytes, path) -> Formatted:
-    """The formatted text of a judgments file's bytes. Raises JudgmentsError when the file does not parse
-    (order aside: that is what formatting fixes)."""
+    """The formatted text of a judgments file's bytes. Raises JudgmentsError when the file does not parse."""
     path = Path(path)
-    original = parse_judgments(data, path, ordered=False)
-    text = data.decode("utf-8")
+    original = parse_judgments(data, path)
+    text = decode(data, path)
     found = records(text)
     lines = text.split("\n")
     ordered = sorted(found, key=lambda item: item[1]["query_id"])
@@ -130,7 +137,7 @@ def format_judgments(data: bytes, path) -> Formatted:
         moved=_moved([obj["query_id"] for _, obj in found]), relaid=relaid,
         blank=sum(1 for line in _lines(text) if not line.strip()),
         crlf=sum(1 for line in _lines(text) if line.endswith("\r")),
-        unterminated=not text.endswith("\n"),
+        unterminated=not text.endswith("\n"), bom=data.decode("utf-8").startswith(BOM),
     )
 
 

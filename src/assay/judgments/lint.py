@@ -26,9 +26,11 @@ from assay.corpus import load_corpus
 from assay.escape import terminal
 from assay.judgments.parse import load_judgments
 from assay.judgments.resolve import resolve_gold
+from assay.judgments.vocabulary import CATEGORIES, FORMS, UNLABELED
 
 GAP_OVERLAP_LIMIT = 0.5
 SHOWN_WORDS = 5  # shared words named in a no-answer-lexical-match lint; the rest are counted
+SHOWN_UNLABELED = 5  # unlabeled lints listed without --verbose; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,38 @@ def review_lints(judgments) -> list[Lint]:
                  "the review field") for j in judgments.judgments if j.review is not None]
 
 
+def _choices(words) -> str:
+    return f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def label_lints(judgments) -> list[Lint]:
+    """The lints that need no corpus: a question without a category or a form (``unlabeled``) counts in every
+    measure, but in no slice but the unlabeled one."""
+    lints = []
+    for j in judgments.judgments:
+        missing = [f"{field} ({_choices(words)})" for field, value, words in
+                   (("category", j.category, CATEGORIES), ("form", j.form, FORMS)) if value == UNLABELED]
+        if missing:
+            lints.append(Lint("unlabeled", j.line, j.query_id, f"no {' and no '.join(missing)}; until it has "
+                              f"{'them' if len(missing) == 2 else 'one'} it is in the {UNLABELED} slice"))
+    return lints
+
+
+def labels_summary(judgments) -> str | None:
+    """What labelling the unlabeled questions buys, or None when every question has a category and a form."""
+    js = judgments.judgments
+    unlabeled = [j for j in js if UNLABELED in (j.category, j.form)]
+    if not unlabeled:
+        return None
+    named = [f"{field}={UNLABELED}" for field in ("category", "form")
+             if any(getattr(j, field) == UNLABELED for j in js)]
+    slices = f"the slice{'s' * (len(named) > 1)} {' and '.join(named)}"
+    return (f"labels: {len(unlabeled)} of {len(js)} questions are unlabeled (no category or no form). Labels show "
+            "where retrieval fails: assay report and assay compare break every measure down by category and by "
+            "form, a gate rule can hold one slice (Success@3:doc[form=gap]>=0.5), and category no_answer marks "
+            f"the questions Abstain scores. Until labelled they are in {slices}.")
+
+
 def lint(judgments, corpus, gold, analyzer, lexical: bool = True) -> tuple[list[Lint], list[tuple[str, int, int]]]:
     """Lints, and per question (query_id, documents holding at least half its terms, documents holding all).
 
@@ -78,7 +112,7 @@ def lint(judgments, corpus, gold, analyzer, lexical: bool = True) -> tuple[list[
     """
     doc_terms = {d.doc_id: _terms(analyzer, d.text) for d in corpus.documents}
     vocabulary = set().union(*doc_terms.values())
-    lints: list[Lint] = review_lints(judgments)
+    lints: list[Lint] = review_lints(judgments) + label_lints(judgments)
     competition = []
     splitter = _splitter()
     for j in judgments.judgments:
@@ -175,8 +209,20 @@ def check(judgments_path, corpus_dir, verbose: bool = False, pipeline: str = "bm
         out.append(f"  unanswerable: {', '.join(f'{k} {v}' for k, v in sorted(unans.items()))}")
     out.append("")
     out.append(f"lints: {len(lints)}" + ("" if lints else " (none)"))
+    unlabeled = 0
     for item in sorted(lints, key=lambda x: (x.kind, x.line)):
+        if item.kind == "unlabeled":  # a set labelled by nobody yet would bury the other lints
+            unlabeled += 1
+            if unlabeled > SHOWN_UNLABELED and not verbose:
+                continue
         out.append(f"  {esc(judgments.path)}:{item.line} [{item.kind}] {esc(item.query_id)}: {esc(item.message)}")
+        if item.kind == "unlabeled" and unlabeled == SHOWN_UNLABELED and not verbose:
+            more = sum(1 for x in lints if x.kind == "unlabeled") - SHOWN_UNLABELED
+            if more:
+                out.append(f"  ... {more} more unlabeled (--verbose lists every one)")
+    labels = labels_summary(judgments)
+    if labels:
+        out += ["", labels]
     out += ["", esc(_no_answer_summary(resolved, judgments, lints)), ""]
     n_docs = len(corpus.documents)
     half_counts = [a for _, a, _ in competition]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.judgments.vocabulary import CATEGORIES, FORMS, UNANSWERABLE  # noqa: F401 (part of the model)
+from assay.judgments.vocabulary import CATEGORIES, FORMS, UNANSWERABLE, UNLABELED  # noqa: F401 (part of the model)
 
 
 @dataclass(frozen=True)

@@ -121,3 +121,47 @@ def nearest_passage(text: str, quote: str, doc_id: str | None = None) -> Nearest
         line=text.count("\n", 0, start) + 1,
         snippet=" ".join(text[start:end].split()),
     )
+
+
+PATH_CUTOFF = 60  # rapidfuzz ratio (0-100) below which a corpus path is not offered as the one meant
+SHOWN_PATHS = 3
+
+
+class PathIndex:
+    """The corpus paths, made ready once for :meth:`closest` (a run may miss many documents of one corpus)."""
+
+    def __init__(self, doc_ids):
+        self.ids = sorted(doc_ids)
+        self.known = set(self.ids)
+        self.lower = [i.lower() for i in self.ids]
+        self.names = [i.rsplit("/", 1)[-1] for i in self.lower]
+        self.by_lower: dict[str, list[str]] = {}
+        for i, low in zip(self.ids, self.lower):
+            self.by_lower.setdefault(low, []).append(i)
+
+    def closest(self, doc: str, limit: int = SHOWN_PATHS) -> list[str]:
+        """The corpus paths a mistyped gold ``doc`` most likely meant, best first (at most ``limit``).
+
+        Certain fixes first: the same path in another case, or the path with leading directories
+        dropped (``corpus/returns.md`` when paths are relative to ``corpus/``). Then the paths most
+        similar by RapidFuzz's Indel ratio, ignoring case, of the whole path or of the file name alone
+        (whichever is higher, so ``return.md`` finds ``guides/returns.md``); ties by path.
+        """
+        from rapidfuzz import fuzz, process
+
+        lower = doc.lower()
+        certain = list(self.by_lower.get(lower, []))
+        parts = doc.split("/")
+        certain += [rest for n in range(1, len(parts)) if (rest := "/".join(parts[n:])) in self.known]
+        scores: dict[str, float] = {}
+        for query, choices in ((lower, self.lower), (lower.rsplit("/", 1)[-1], self.names)):
+            for _, score, at in process.extract(query, choices, scorer=fuzz.ratio, limit=None,
+                                                score_cutoff=PATH_CUTOFF):
+                scores[self.ids[at]] = max(score, scores.get(self.ids[at], 0.0))
+        similar = sorted(scores, key=lambda i: (-scores[i], i))
+        return list(dict.fromkeys(certain + similar))[:limit]
+
+
+def closest_paths(doc: str, doc_ids, limit: int = SHOWN_PATHS) -> list[str]:
+    """:meth:`PathIndex.closest` over ``doc_ids``, for one look-up."""
+    return PathIndex(doc_ids).closest(doc, limit)

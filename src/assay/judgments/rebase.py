@@ -38,7 +38,7 @@ from pathlib import Path
 from assay.corpus import Corpus, Document
 from assay.errors import AssayError, CorpusError, JudgmentsError
 from assay.judgments.model import JudgmentSet
-from assay.judgments.parse import load_judgments, parse_judgments
+from assay.judgments.parse import decode, load_judgments, parse_judgments
 from assay.judgments.resolve import find_quote, resolve_gold
 
 CLASSES = ("unchanged", "moved", "edited", "gone")
@@ -300,7 +300,7 @@ def _review_text(outcomes: list[Outcome], new: Corpus) -> str:
 
 def propose(data: bytes, judgments: JudgmentSet, outcomes: list[Outcome], new: Corpus) -> tuple[bytes, list[dict]]:
     """The proposed file's bytes, and the questions left out of it (too few gold entries left)."""
-    lines = data.decode("utf-8").split("\n")
+    lines = decode(data, judgments.path).split("\n")  # a byte-order mark the file had is not proposed
     by_query: dict[str, list[Outcome]] = {}
     for o in outcomes:
         by_query.setdefault(o.query_id, []).append(o)

@@ -154,18 +154,37 @@ def _why_not_read(corpus: Corpus, doc_id: str) -> str:
     return f": {what} but was not read ({skipped.reason})"
 
 
+def _closest(doc_id: str, paths) -> str:
+    """``; closest: a.md, b.md``: the corpus paths a gold ``doc`` that is not there most likely meant."""
+    close = paths.closest(doc_id)
+    if close:
+        return f"; closest: {', '.join(close)}"
+    n = len(paths.ids)
+    return f"; no path in it is close ({n} document{'s' * (n != 1)}): write the path relative to the corpus directory"
+
+
 def resolve_gold(judgments: JudgmentSet, corpus: Corpus) -> list[GoldSpan]:
     """Resolve every gold entry to a span, or raise one error listing every failure."""
     docs = corpus.by_id()
     spans: list[GoldSpan] = []
     problems: list[str] = []
+    missing: dict[str, str] = {}  # a document named by many entries is looked for once
+    paths = None
     for j in judgments.judgments:
         where = f"{judgments.path}:{j.line} (query {j.query_id})"
         for idx, entry in enumerate(j.gold):
             doc = docs.get(entry.doc)
             if doc is None:
+                if entry.doc not in missing:
+                    why = _why_not_read(corpus, entry.doc)
+                    if not why:
+                        from assay.judgments.nearest import PathIndex
+
+                        paths = paths or PathIndex(docs)
+                        why = _closest(entry.doc, paths)
+                    missing[entry.doc] = why
                 problems.append(f"{where}: document {entry.doc!r} is not in the corpus {corpus.root}"
-                                + _why_not_read(corpus, entry.doc))
+                                + missing[entry.doc])
                 continue
             if entry.quote is None:
                 spans.append(GoldSpan(j.query_id, idx, entry.doc, None, entry.grade, 0, len(doc.text)))
