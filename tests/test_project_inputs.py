@@ -208,3 +208,13 @@ def test_evaluate_takes_the_projects_inputs_too(made, monkeypatch, caplog):
     assert result.warehouse == project.DEFAULT_WAREHOUSE
     assert caplog.messages == [f"note: no assay.toml found from {made.parent} up; using ./warehouse/assay.duckdb, a "
                                "new warehouse (`assay init` makes a project)"]
+
+
+def test_history_follows_the_projects_pipeline(made):
+    toml = made / "assay.toml"
+    toml.write_text(toml.read_text().replace('pipeline = "bm25"', 'pipeline = "short"')
+                    + '\n[pipelines.short]\nextends = "bm25"\nfinal_k = 1\n')
+    assert invoke("run").exit_code == 0 and invoke("run", "--pipeline", "bm25").exit_code == 0
+    out = invoke("history", "--metric", "Success@1", "--level", "doc", "--format", "json")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["pipeline"] == "short" and len(json.loads(out.stdout)["points"]) == 1

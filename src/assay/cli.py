@@ -854,7 +854,8 @@ def _regress(open_source, run_ref, baseline, drops, alpha, fmt) -> None:
 
 
 @cli.command("history")
-@click.option("--pipeline", required=True, help="Pipeline name.")
+@click.option("--pipeline", default=None,
+              help="Pipeline name (default: [project] pipeline in assay.toml, else bm25).")
 @click.option("--metric", required=True, help="Measure, e.g. nDCG@10.")
 @click.option("--level", type=click.Choice(["chunk", "doc", "query"]), default=None,
               help="Level (default chunk; query for Abstain).")
@@ -879,7 +880,9 @@ def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, outpu
     import json
 
     from assay import regression
+    from assay.project import project_pipeline
 
+    pipeline = project_pipeline(pipeline)
     with open_source() as source:
         h = regression.history(source, pipeline, metric, level, slice_, tolerance)
     for r in h["incomplete"]:
@@ -1782,7 +1785,8 @@ def lake_compute(lake_dir, engine, spark_master, config_path, measures, pipeline
 
 @lake_group.command("history")
 @lake_options
-@click.option("--pipeline", required=True, help="Pipeline name.")
+@click.option("--pipeline", default=None,
+              help="Pipeline name (default: [project] pipeline in assay.toml, else bm25).")
 @click.option("--metric", required=True, help="Measure, e.g. nDCG@10.")
 @click.option("--level", type=click.Choice(["chunk", "doc", "query"]), default=None,
               help="Level (default chunk; query for Abstain).")
