@@ -124,7 +124,8 @@ def test_runs_lists_every_kind_with_its_calibration_and_answer_stage(runner, wh)
         (revalidation, "revalidation", answered, None, "extractive"), (rescore, "rescore", answered, None, "extractive"),
         (calibrated, "run", None, cal["calibration_id"], None), (answered, "run", None, None, "extractive")]
     assert all(len(r["corpus_hash"]) == len(r["judgments_hash"]) == 64 and r["n_questions"] == 71 for r in listed)
-    assert set(listed[0]) == {"run_id", "started_at", "status", "kind", "source_run_id", "pipeline", "chunker",
+    assert all(r["names"] == [] for r in listed)
+    assert set(listed[0]) == {"run_id", "names", "started_at", "status", "kind", "source_run_id", "pipeline", "chunker",
                               "n_questions", "calibration_id", "generator", "corpus_hash", "judgments_hash"}
 
     lines = invoke(runner, "runs", "--warehouse", wh).stdout.splitlines()
@@ -145,7 +146,7 @@ def test_runs_lists_every_kind_with_its_calibration_and_answer_stage(runner, wh)
     as_csv = invoke(runner, "runs", "--format", "csv", "--warehouse", wh).stdout
     parsed = list(csv.DictReader(io.StringIO(as_csv)))
     assert [dict(r, n_questions=int(r["n_questions"])) for r in parsed] == [
-        {k: "" if v is None else v for k, v in r.items()} for r in listed]
+        {k: " ".join(v) if k == "names" else "" if v is None else v for k, v in r.items()} for r in listed]
 
 
 def test_sql_is_read_only(runner, wh, mini_corpus, mini_judgments):
@@ -307,3 +308,31 @@ def test_eval_trec_command(runner, tmp_path):
     bad.write_text("q1 Q0 d2 1 3.0\n")
     err = invoke(runner, "eval-trec", tmp_path / "qrels", bad, "-m", "AP")
     assert err.exit_code == 1 and f"{bad}:1" in err.stderr
+
+
+def test_help_lists_the_commands_by_task_init_run_and_report_first(runner):
+    from assay.cli import AssayGroup
+
+    out = invoke(runner, "--help").stdout
+    body = out.split("\nStart:\n", 1)[1]
+    titles = [line[:-1] for line in ("Start:\n" + body).splitlines() if line and not line.startswith(" ")]
+    assert titles == ["Start", "Measure", "Compare and gate", "Golden sets", "Collections", "The warehouse"]
+    listed = [line.split()[0] for line in body.splitlines() if line.startswith("  ")]
+    assert listed[:3] == ["init", "run", "report"]
+    # every command once, none left for "Other": a new command gets a place in AssayGroup.SECTIONS
+    assert sorted(listed) == sorted(cli.commands) and len(listed) == len(set(listed))
+    assert [n for _, names in AssayGroup.SECTIONS for n in names] == listed
+
+
+def test_run_help_lists_its_inputs_first(runner):
+    out = invoke(runner, "run", "--help").stdout
+    inputs, options = out.split("\nInputs (in a project, assay.toml's [project] gives them):\n", 1)[1].split(
+        "\nOptions:\n", 1)
+    flags = [line.split()[0] for line in inputs.splitlines() if line.startswith("  --")]
+    assert flags == ["--corpus", "--judgments", "--pipeline", "--name", "--config", "--warehouse", "--lake"]
+    assert "--chunk-size" in options and "--corpus" not in options
+    for command in ("ablate", "sweep"):
+        out = invoke(runner, command, "--help").stdout
+        inputs = out.split("Inputs (in a project", 1)[1].split("\nOptions:\n", 1)[0]
+        assert [line.split()[0] for line in inputs.splitlines() if line.startswith("  --")][:2] == \
+            ["--corpus", "--judgments"]

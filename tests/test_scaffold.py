@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from assay import ablation, gate, scaffold, sweep
 from assay.cli import cli
 from assay.corpus.options import CONFIG_KEYS
+from assay.project import PROJECT_KEYS
 from assay.pipelines import RUN_DEFAULTS, RUN_READING, TABLES, load_config, resolve_pipeline
 from conftest import ROOT
 
@@ -55,8 +56,8 @@ def test_init_writes_the_skeleton(tmp_path):
     assert result.stdout.splitlines() == [f"wrote {tmp_path / 'proj' / name}" for name in scaffold.FILES]
     assert result.stderr.splitlines() == [
         f"CI installs {SPEC} (given with --install)",
-        f"next: cd {tmp_path / 'proj'} && assay run --corpus corpus --judgments judgments/golden.jsonl && assay gate "
-        "(the CI files run these steps and more)"]
+        f"next: cd {tmp_path / 'proj'} && assay run && assay report && assay gate (assay.toml's [project] names the "
+        "corpus and golden set; the CI files run these steps and more)"]
 
 
 def test_init_without_a_directory_writes_here(tmp_path, monkeypatch):
@@ -80,6 +81,8 @@ def test_the_assay_toml_loads_as_written_and_with_every_setting_uncommented(proj
     assert set(full["corpus"]) == set(CONFIG_KEYS)
     assert set(full["sweep"]) == set(sweep.KEYS)
     assert set(full["measures"]) == {"dir"} and set(full["warehouse"]) == {"path"}
+    assert full["project"] == {"corpus": "corpus", "judgments": "judgments/golden.jsonl", "pipeline": "bm25"}
+    assert set(full["project"]) == set(PROJECT_KEYS)
     # the tables load_config leaves to the commands that read them, read as they read them
     sweep.spec_from(full, {})
     assert [label for _, label, _ in ablation.ladder_from(full)] == ["baseline", "hybrid", "weakened"]

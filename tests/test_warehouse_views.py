@@ -83,6 +83,8 @@ def full(tmp_path_factory):
                                  "category": "normal", "form": "match", "hard_class": "normal",
                                  "gold": [{"doc": "report.pdf", "quote": "The right column starts after"}]}) + "\n")
     run(Warehouse.brief(path), pdfs, paged, RunOptions("bm25", chunk_size=120, generator="extractive"))
+    out = CliRunner().invoke(cli, ["tag", demo.run_id, "demo-baseline", "--warehouse", str(path)])
+    assert out.exit_code == 0, out.output
     return path, demo.run_id
 
 

@@ -6,7 +6,7 @@ Quote-anchored golden sets, a DuckDB warehouse of runs, metrics in SQL.
 __version__ = "0.1.0"
 
 
-def evaluate(retriever, judgments, corpus, warehouse=None, **options):
+def evaluate(retriever, judgments=None, corpus=None, warehouse=None, **options):
     """Evaluate any retriever from Python, stored under ``name=`` (default "python"); see assay.api.evaluate."""
     from assay.api import evaluate as _evaluate
 

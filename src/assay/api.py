@@ -50,10 +50,13 @@ def check_name(name) -> str:
     return name
 
 
-def evaluate(retriever, judgments, corpus, warehouse=None, *, name: str = DEFAULT_NAME, depth: int = 100,
+def evaluate(retriever, judgments=None, corpus=None, warehouse=None, *, name: str = DEFAULT_NAME, depth: int = 100,
              seed: int = 0, progress=None, **settings) -> Evaluation:
     """Run ``retriever`` over every question; store the run under the pipeline name ``name``; return an
     ``Evaluation``: the dict {"run_id", "report"}, convertible with ``to_pandas()`` / ``to_arrow()``.
+
+    ``judgments`` and ``corpus``: paths (or ``@NAME``); by default ``[project] judgments`` and ``corpus`` of the
+    project's assay.toml (assay.project.project_input; a UsageError when there is none).
 
     ``name`` (default "python") is how `assay runs`, `assay history`, gate and regress know this
     retriever: give each retriever its own so their histories stay apart. ``warehouse`` is a path or an
@@ -72,6 +75,8 @@ def evaluate(retriever, judgments, corpus, warehouse=None, *, name: str = DEFAUL
     options = RunOptions(DEFAULT_NAME, depth=depth, seed=seed, python_retriever=retriever, name=check_name(name),
                          **settings)
     config = project.tell_config(options.config_path)
+    judgments = project.project_input("judgments", judgments, "judgments=", options.config_path)
+    corpus = project.project_input("corpus", corpus, "corpus=", options.config_path)
     if isinstance(warehouse, Warehouse):
         record = execute_run(corpus, judgments, options, progress, warehouse=warehouse)
         warehouse.write_run(record)

@@ -131,6 +131,28 @@ class AssayGroup(click.Group):
                 self._fail(ctx, KeyboardInterrupt(), True)
             return result
 
+    # `assay --help` lists the commands by task, in this order; a command missing here is listed under "Other"
+    SECTIONS = (
+        ("Start", ("init", "run", "report", "demo", "models")),
+        ("Measure", ("show", "sweep", "ablate", "measures", "calibrate", "answers", "eval-trec")),
+        ("Compare and gate", ("compare", "gate", "regress", "history")),
+        ("Golden sets", ("judgments", "rescore")),
+        ("Collections", ("import", "ingest")),
+        ("The warehouse", ("runs", "tag", "sql", "export", "lake")),
+    )
+
+    def format_commands(self, ctx, formatter):
+        commands = {name: self.get_command(ctx, name) for name in self.list_commands(ctx)}
+        commands = {name: cmd for name, cmd in commands.items() if cmd is not None and not cmd.hidden}
+        listed = {name for _, names in self.SECTIONS for name in names}
+        sections = [(title, [n for n in names if n in commands]) for title, names in self.SECTIONS]
+        sections.append(("Other", sorted(set(commands) - listed)))
+        width = formatter.width - 6 - max(len(name) for name in commands)
+        for title, names in sections:
+            if names:
+                with formatter.section(title):
+                    formatter.write_dl([(n, commands[n].get_short_help_str(width)) for n in names])
+
     @staticmethod
     def _fail(ctx, exc: BaseException, interrupted: bool) -> None:
         """Exit with one line for ``exc``; return (to re-raise it) when it is not ours to translate."""
@@ -238,7 +260,9 @@ def _progress(msg: str) -> None:
 def cli(debug, quiet, verbose):
     """assay: evaluate RAG retrieval against quote-anchored golden sets.
 
-    Every run is stored in a DuckDB warehouse; metrics are SQL over that history.
+    Every run is stored in a DuckDB warehouse; metrics are SQL over that history. In a project (the
+    assay.toml `assay init` writes, here or above) commands need no paths. A run is named by latest,
+    latest~N, previous, its id or any unique part of it, or a name (`assay tag`).
     Exit codes: 0 success, 1 error, 2 usage error, 3 judgments do not parse or resolve,
     4 model not available, 5 external retriever failed, 6 gate failed, 7 regression found,
     8 the run failed or was blocked (stored for inspection; gate and regress on it fail too),
@@ -250,6 +274,7 @@ def cli(debug, quiet, verbose):
     from assay.metrics.registry import load_user_measures
 
     progress.configure(quiet=quiet)  # bars on stderr only when it is a terminal; AssayGroup.invoke resets
+    project.COMMAND.note = _progress  # note: lines (no assay.toml, so a new warehouse here) print under --quiet too
     if verbose:  # said even under --quiet: asked for by name
         project.COMMAND.say = _progress_always
     load_user_measures(_read_config(None))  # the project's [measures] dir, for every command naming measures
@@ -351,7 +376,7 @@ def corpus_options(f=None, *, own_verbose: bool = False):
 
 
 @cli.command()
-@click.argument("corpus_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("corpus_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
 @max_file_option
 @warehouse_option
 @corpus_options
@@ -363,12 +388,14 @@ def ingest(corpus_dir, max_file_mb, warehouse_path):
     Every other file is listed as not read, counted by extension (--verbose names each with its reason).
     A file that is not UTF-8 is read with --encoding or a detected encoding, said on stderr; an empty file
     is kept, with a warning. Only regular files inside CORPUS_DIR are read: a link pointing outside it, a
-    FIFO or a device is refused, naming it (exit code 1)."""
+    FIFO or a device is refused, naming it (exit code 1). Default CORPUS_DIR: [project] corpus in assay.toml."""
     from assay.corpus import load_corpus
+    from assay.project import project_input
     from assay.pipelines import load_config
     from assay.pipelines import max_file_mb as file_limit
     from assay.warehouse import Warehouse
 
+    corpus_dir = project_input("corpus", corpus_dir, "CORPUS_DIR")
     corpus = load_corpus(corpus_dir, file_limit(load_config(None), max_file_mb))
     with Warehouse.open(warehouse_path) as wh:
         with wh.transaction():
@@ -377,13 +404,46 @@ def ingest(corpus_dir, max_file_mb, warehouse_path):
     click.echo(f"{state} {len(corpus.documents)} documents, corpus {corpus.corpus_hash}")
 
 
+corpus_option = click.option(
+    "--corpus", "corpus_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Corpus directory, or @NAME of an imported corpus (default: [project] corpus in assay.toml).")
+judgments_option = click.option(
+    "--judgments", "judgments_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Judgments JSONL file, or @NAME of an imported judgment set (default: [project] judgments in assay.toml).")
+
+
+class InputsFirst(AssayCommand):
+    """A command whose --help lists what it reads and writes (corpus, judgments, pipeline, configuration,
+    warehouse) first, under their own heading, before the many settings."""
+
+    INPUTS = ("corpus_dir", "judgments_path", "pipeline", "pipelines", "run_name", "config_path", "warehouse_path",
+              "lake_dir")
+
+    def format_options(self, ctx, formatter):
+        inputs, rest = [], []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                (inputs if param.name in self.INPUTS else rest).append((param.name, record))
+        inputs.sort(key=lambda item: self.INPUTS.index(item[0]))
+        with formatter.section("Inputs (in a project, assay.toml's [project] gives them)"):
+            formatter.write_dl([record for _, record in inputs])
+        with formatter.section("Options"):
+            formatter.write_dl([record for _, record in rest])
+
+
+def _inputs(corpus_dir, judgments_path):
+    """--corpus and --judgments, else the project's (assay.project.project_input)."""
+    from assay.project import project_input
+
+    return project_input("corpus", corpus_dir), project_input("judgments", judgments_path)
+
+
 def run_options(f):
     """Options shared by `run` and `ablate`. Unset ones fall back to the pipeline, assay.toml, then defaults."""
     options = [
-        click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-                     help="Corpus directory, or @NAME of an imported corpus."),
-        click.option("--judgments", "judgments_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-                     help="Judgments JSONL file, or @NAME of an imported judgment set."),
+        corpus_option,
+        judgments_option,
         click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="Project configuration (default: the nearest assay.toml, here or above)."),
         click.option("--chunker", type=click.Choice(["recursive", "fixed", "document"]), default=None,
@@ -448,16 +508,19 @@ def run_options(f):
     return corpus_options(f)
 
 
-@cli.command("run")
-@click.option("--pipeline", default="bm25", show_default=True,
+@cli.command("run", cls=InputsFirst)
+@click.option("--pipeline", default=None,
               help="bm25, dense, hybrid, hybrid-rerank, dense-top3, command, http, trec-run, a plugin's name, "
-                   "or one defined in assay.toml.")
+                   "or one defined in assay.toml (default: [project] pipeline in assay.toml, else bm25).")
 @run_options
 @warehouse_option
 @click.option("--lake", "lake_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the run as its own partition of this lake directory instead of a warehouse: no lock, "
                    "any number of concurrent writers (`assay lake` reads it).")
-def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, **kw):
+@click.option("--name", "run_name", default=None, metavar="NAME",
+              help="Name the run, so commands can name it by it (`assay report NAME`; `assay tag` moves names). "
+                   "Refused before the run starts when NAME already names a run.")
+def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, run_name, **kw):
     """Resolve judgments, chunk, index, ask every question; record the run. Prints the run id.
 
     The warehouse is never held while the run computes: reads (the embedding cache, calibrations,
@@ -467,24 +530,39 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, **kw):
     A run whose answer stage could not run (every question sent to the model failed: no key, an
     unreachable endpoint; or the endpoint answered HTTP 429 three times in a row) is recorded as
     failed or blocked, its id printed, and the command exits 8: `assay answers show RUN_ID` shows
-    what each question got. A run where only some questions failed is complete."""
+    what each question got. A run where only some questions failed is complete.
+
+    In a project (an assay.toml here or above, as `assay init` writes) `assay run` alone runs its [project]
+    corpus, judgments and pipeline; options replace them."""
+    from assay.project import project_pipeline
     from assay.runner import RunOptions, check_outcome, execute_run
     from assay.sinks import LakeSink, WarehouseSink
 
+    corpus_dir, judgments_path = _inputs(corpus_dir, judgments_path)
+    kw["pipeline"] = project_pipeline(kw["pipeline"])
     if lake_dir is not None and warehouse_path is not None:
         raise click.UsageError("give --lake or --warehouse, not both: a lake run touches no warehouse")
+    if lake_dir is not None and run_name is not None:
+        raise click.UsageError("--name needs a warehouse: a lake keeps no names (its partitions never change)")
     sink = LakeSink(lake_dir) if lake_dir is not None else WarehouseSink(warehouse_path)
     try:
+        if run_name is not None:
+            from assay.run_refs import check_free, check_name
+
+            check_name(run_name)
+            if sink.path_exists():
+                check_free(sink.reads(), run_name)
         record = execute_run(corpus_dir, judgments_path, RunOptions(**kw), progress=_progress, warehouse=sink.reads)
-        where = sink.write(record)
-        _progress(f"recorded run {record.run_id} ({len(record.query_rows)} questions) in {where}")
+        where = sink.write(record, name=run_name)
+        _progress(f"recorded run {record.run_id} ({len(record.query_rows)} questions) in {where}"
+                  + (f" as {run_name}" if run_name else ""))
     finally:
         sink.close()
     click.echo(record.run_id)
     check_outcome(record)
 
 
-@cli.command()
+@cli.command(cls=InputsFirst)
 @run_options
 @click.option("--rule", "rules", multiple=True,
               help="A gate rule every rung is checked against (repeatable; added to [gate] rules in assay.toml).")
@@ -501,6 +579,7 @@ def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw)
     from assay.runner import RunOptions
     from assay.warehouse import Warehouse
 
+    corpus_dir, judgments_path = _inputs(corpus_dir, judgments_path)
     config = _project(kw["config_path"])
     parsed = gate.rules_from(config, rules, preset, required=False)
     ladder = ablation.ladder_from(config)
@@ -547,7 +626,7 @@ def _parse_measures(texts: tuple[str, ...]):
 
 
 @cli.command()
-@click.argument("run_refs", nargs=-1, metavar="[RUN_ID|latest]...")
+@click.argument("run_refs", nargs=-1, metavar="[RUN]...")
 @click.option("-m", "--measure", "measures", multiple=True,
               help=f"A measure to report (repeatable; default: the standard set). One of: {_measure_families()}.")
 @click.option("--level", type=click.Choice(["chunk", "doc"]), default=None,
@@ -605,7 +684,7 @@ def _print_report(open_source, run_refs, measures, level, fmt, output=None) -> N
 
 
 @cli.command("show")
-@click.argument("run_ref", metavar="RUN_ID|latest")
+@click.argument("run_ref", metavar="RUN")
 @click.argument("query_id", required=False, default=None)
 @click.option("--depth", type=Number(K), default=5, show_default=True, help="Hits shown per stage.")
 @click.option("--stage", "stage", default=None, help="Only this stage (bm25, dense, fusion, rerank, final, ...).")
@@ -641,7 +720,7 @@ def show_cmd(run_ref, query_id, depth, stage, fmt, warehouse_path):
 
 
 @cli.command("calibrate")
-@click.argument("run_ref", metavar="RUN_ID|latest")
+@click.argument("run_ref", metavar="RUN")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @warehouse_option
 def calibrate_cmd(run_ref, fmt, warehouse_path):
@@ -684,7 +763,7 @@ def compare_cmd(run_a, run_b, flip_metric, flip_level, fmt, warehouse_path):
 
 
 @cli.command("gate")
-@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN]")
 @click.option("--rule", "rules", multiple=True,
               help="A rule such as 'Success@3:doc>=0.75' (repeatable; added to [gate] rules in assay.toml).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -731,10 +810,11 @@ def _gate(open_source, run_ref, rules, config_path, junit_path, preset) -> None:
 
 
 @cli.command("regress")
-@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN]")
 @click.option("--baseline", default="latest", show_default=True,
               help="latest (newest complete comparable run of the same pipeline before it; runs that did not "
-                   "complete in between are named), best, or a run id.")
+                   "complete in between are named), best, or a run: its id or any unique part of it, a name, "
+                   "previous, latest~N.")
 @click.option("--max-drop", "drops", multiple=True, required=True,
               help="Allowed drop, e.g. 'Success@1=0.02' or 'nDCG@10:doc=0.03' (repeatable).")
 @click.option("--alpha", type=Number(ALPHA), default=0.05, show_default=True,
@@ -774,7 +854,8 @@ def _regress(open_source, run_ref, baseline, drops, alpha, fmt) -> None:
 
 
 @cli.command("history")
-@click.option("--pipeline", required=True, help="Pipeline name.")
+@click.option("--pipeline", default=None,
+              help="Pipeline name (default: [project] pipeline in assay.toml, else bm25).")
 @click.option("--metric", required=True, help="Measure, e.g. nDCG@10.")
 @click.option("--level", type=click.Choice(["chunk", "doc", "query"]), default=None,
               help="Level (default chunk; query for Abstain).")
@@ -799,7 +880,9 @@ def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, outpu
     import json
 
     from assay import regression
+    from assay.project import project_pipeline
 
+    pipeline = project_pipeline(pipeline)
     with open_source() as source:
         h = regression.history(source, pipeline, metric, level, slice_, tolerance)
     for r in h["incomplete"]:
@@ -814,15 +897,18 @@ def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, outpu
 
 
 @cli.command("rescore")
-@click.argument("run_ref", metavar="RUN_ID|latest")
-@click.option("--judgments", "judgments_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Corrected or extended judgments for the same questions.")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--judgments", "judgments_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Corrected or extended judgments for the same questions (default: [project] judgments in "
+                   "assay.toml).")
 @warehouse_option
 def rescore_cmd(run_ref, judgments_path, warehouse_path):
     """Score a stored run again against other judgments, without retrieving; prints the new run id."""
+    from assay.project import project_input
     from assay.rescore import rescore
     from assay.warehouse import Warehouse
 
+    judgments_path = project_input("judgments", judgments_path)
     with Warehouse.open(warehouse_path) as wh:
         result = rescore(wh, run_ref, judgments_path)
     _progress(f"rescored run {result['source_run_id']} against {judgments_path} "
@@ -831,7 +917,7 @@ def rescore_cmd(run_ref, judgments_path, warehouse_path):
 
 
 @cli.command("export")
-@click.argument("run_refs", nargs=-1, required=True, metavar="RUN_ID...")
+@click.argument("run_refs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "json", "trec"]), default="parquet",
               show_default=True)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
@@ -853,11 +939,9 @@ def export_cmd(run_refs, fmt, out_dir, measures, warehouse_path):
                f"{len(manifest['files'])} files (manifest.json)")
 
 
-@cli.command("sweep")
-@click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Corpus directory, or @NAME of an imported corpus.")
-@click.option("--judgments", "judgments_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Judgments JSONL file, or @NAME of an imported judgment set.")
+@cli.command("sweep", cls=InputsFirst)
+@corpus_option
+@judgments_option
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Project configuration: its [sweep] table gives the grid (default: the nearest assay.toml, here "
                    "or above).")
@@ -886,6 +970,7 @@ def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps
     from assay.runner import RunOptions
     from assay.warehouse import Warehouse
 
+    corpus_dir, judgments_path = _inputs(corpus_dir, judgments_path)
     spec = sweep.spec_from(_project(config_path), {
         "chunkers": list(chunkers), "sizes": list(sizes), "overlaps": list(overlaps), "pipelines": list(pipelines),
         "budget": budget, "k": k, "select": select, "alpha": alpha})
@@ -918,6 +1003,38 @@ def runs(fmt, warehouse_path):
     from assay.warehouse import Warehouse
 
     _print_runs(lambda: Warehouse.open(warehouse_path, read_only=True), fmt)
+
+
+@cli.command()
+@click.argument("run_ref", metavar="RUN", required=False)
+@click.argument("name", required=False)
+@click.option("--force", is_flag=True, help="Move NAME to RUN when it names another run.")
+@click.option("--delete", "delete_name", default=None, metavar="NAME", help="Take NAME off its run (the run is kept).")
+@warehouse_option
+def tag(run_ref, name, force, delete_name, warehouse_path):
+    """Give RUN the name NAME, so any command can name the run by it: `assay report baseline-2026-12`.
+
+    RUN is any reference (latest, latest~N, previous, an id, a name, a unique part of an id). A name names one
+    run; one naming another run moves only with --force. A name starts with a letter and holds letters, digits
+    and . _ - ; latest, previous, best and hex digits alone are refused (they read as run references)."""
+    from assay.run_refs import tag as give, untag
+    from assay.warehouse import Warehouse
+
+    if delete_name is not None:
+        if run_ref is not None:
+            raise click.UsageError("--delete NAME takes no RUN or NAME arguments")
+        with Warehouse.open(warehouse_path) as wh:
+            run_id = untag(wh, delete_name)
+        click.echo(f"deleted name {delete_name} (it named run {run_id})")
+        return
+    if name is None:
+        raise click.UsageError("give RUN and NAME (assay tag latest baseline), or --delete NAME")
+    with Warehouse.open(warehouse_path) as wh:
+        run_id, before = give(wh, run_ref, name, force=force)
+    if before == run_id:
+        click.echo(f"run {run_id} is already named {name}")
+    else:
+        click.echo(f"moved name {name} from run {before} to run {run_id}" if before else f"named run {run_id} {name}")
 
 
 def _print_runs(open_source, fmt: str = "table") -> None:
@@ -995,8 +1112,9 @@ def measures(ctx, aliases):
 
 @measures.command("compute")
 @click.argument("names", nargs=-1, metavar="[NAME]...")
-@click.option("--run", "run_refs", multiple=True, metavar="RUN_ID|latest",
-              help="A stored run (repeatable; an id, a unique prefix of one, or latest).")
+@click.option("--run", "run_refs", multiple=True, metavar="RUN",
+              help="A stored run (repeatable): latest, latest~N, previous, an id or any unique part of one, or a "
+                   "name.")
 @click.option("--all-runs", is_flag=True, help="Every complete run in the warehouse.")
 @click.option("--stage", type=click.Choice(["final", "rerank", "fusion", "bm25", "dense", "external"]),
               default="final", show_default=True,
@@ -1111,7 +1229,7 @@ def answers():
 
 
 @answers.command("show")
-@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN]")
 @click.option("--failures", is_flag=True, help="Only questions whose answer refused or failed.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @warehouse_option
@@ -1150,7 +1268,7 @@ def answers_show(run_ref, failures, fmt, warehouse_path):
 
 
 @answers.command("revalidate")
-@click.argument("run_ref", metavar="RUN_ID|latest")
+@click.argument("run_ref", metavar="RUN")
 @click.option("--max-quote", type=int, required=True, help="The quote length limit to validate with.")
 @warehouse_option
 def answers_revalidate(run_ref, max_quote, warehouse_path):
@@ -1172,14 +1290,15 @@ def judgments():
 
 
 @judgments.command("check")
-@click.argument("judgments_path", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.argument("judgments_path", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@corpus_option
 @click.option("--strict", is_flag=True, help="Exit 1 when any lint fires, not only on errors.")
 @click.option("--verbose", is_flag=True, help="List term competition for every question, and every corpus file "
                                                 "not read.")
-@click.option("--pipeline", default="bm25", show_default=True,
+@click.option("--pipeline", default=None,
               help="The pipeline the set will evaluate: with a BM25 stage, every no_answer question that shares "
-                   "a content word with the corpus is a lint.")
+                   "a content word with the corpus is a lint (default: [project] pipeline in assay.toml, else "
+                   "bm25).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Project configuration (default: the nearest assay.toml, here or above).")
 @max_file_option
@@ -1188,13 +1307,18 @@ def judgments():
                    "corpus (default: the project's, as --warehouse elsewhere; only read).")
 @corpus_options(own_verbose=True)
 def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, config_path, max_file_mb, warehouse_path):
-    """Validate a judgments file against a corpus and report the lints that keep it honest."""
+    """Validate a judgments file against a corpus and report the lints that keep it honest.
+
+    Default JUDGMENTS_PATH and --corpus: [project] judgments and corpus in assay.toml."""
     from assay.corpus import file_limit
     from assay.judgments.lint import check
+    from assay.project import project_input, project_pipeline
     from assay.pipelines import load_config
     from assay.pipelines import max_file_mb as configured_limit
     from assay.warehouse import Warehouse, resolve_path
 
+    judgments_path = project_input("judgments", judgments_path, "JUDGMENTS_PATH")
+    corpus_dir, pipeline = project_input("corpus", corpus_dir), project_pipeline(pipeline)
     wh = Warehouse.brief(warehouse_path) if resolve_path(warehouse_path).is_file() else None
     with file_limit(configured_limit(load_config(config_path), max_file_mb)):
         text, n_warnings = check(judgments_path, corpus_dir, verbose=verbose, pipeline=pipeline,
@@ -1205,7 +1329,7 @@ def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, confi
 
 
 @judgments.command("rebase")
-@click.argument("judgments_path", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("judgments_path", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--from", "old_ref", required=True, metavar="OLD",
               help="The corpus the file resolves against: a directory, @NAME, or a stored corpus's hash (8 or more "
                    "hex digits, as `assay runs` shows it).")
@@ -1230,15 +1354,17 @@ def judgments_rebase(judgments_path, old_ref, new_ref, threshold, out_path, forc
 
     Exit code 0 when the proposal equals FILE (every entry unchanged, or moved within its own document), 9 when
     an entry moved to another document, was edited or is gone (the proposal needs review), 3 when FILE does not
-    resolve against OLD."""
+    resolve against OLD. Default FILE: [project] judgments in assay.toml."""
     import json
 
     from assay.corpus import file_limit
     from assay.judgments import rebase as rb
+    from assay.project import project_input
     from assay.pipelines import load_config
     from assay.pipelines import max_file_mb as configured_limit
     from assay.warehouse import Warehouse
 
+    judgments_path = project_input("judgments", judgments_path, "FILE")
     wh = Warehouse.brief(warehouse_path)
     with file_limit(configured_limit(load_config(None), max_file_mb)):
         old = rb.open_corpus(old_ref, lambda: wh, "--from")
@@ -1289,8 +1415,7 @@ def _unreviewed(judgments) -> None:
 
 
 @judgments.command("fmt")
-@click.argument("judgments_paths", metavar="FILE...", nargs=-1, required=True,
-                type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("judgments_paths", metavar="[FILE]...", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--check", is_flag=True,
               help="Change nothing: print the diff fmt would apply and exit 9 when a file is not formatted "
                    "(for CI and pre-commit).")
@@ -1302,11 +1427,15 @@ def judgments_fmt(judgments_paths, check, corpus_dir, max_file_mb):
     """Sort judgments files by query_id and lay out every line one way, after checking each parses.
 
     With several files, each is done on its own; the exit code is 3 when any does not parse or resolve,
-    else 9 when --check found any not formatted."""
+    else 9 when --check found any not formatted. Without FILE: [project] judgments in assay.toml."""
     from assay.errors import JudgmentsError, NotFormatted
     from assay.escape import terminal_lines
     from assay.judgments.fmt import fmt
 
+    if not judgments_paths:
+        from assay.project import project_input
+
+        judgments_paths = (project_input("judgments", None, "FILE"),)
     corpus = _corpus(corpus_dir, max_file_mb) if corpus_dir is not None else None
     broken, unformatted = [], []
     for path in judgments_paths:
@@ -1343,9 +1472,9 @@ def judgments_fmt(judgments_paths, check, corpus_dir, max_file_mb):
 
 
 @judgments.command("add")
-@click.argument("judgments_path", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="The corpus the quote must occur in, exactly once.")
+@click.argument("judgments_path", metavar="[FILE]", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The corpus the quote must occur in, exactly once (default: [project] corpus in assay.toml).")
 @click.option("--id", "query_id", default=None, help="The question's query_id; an existing one gets another gold entry.")
 @click.option("--question", default=None, help="The question as a user types it (a new question only).")
 @click.option("--doc", default=None, help="The gold document, relative to the corpus directory.")
@@ -1364,9 +1493,12 @@ def judgments_add(judgments_path, corpus_dir, max_file_mb, **given):
     """Add a question, or another gold entry of one, checked and resolved now, in query_id order.
 
     What the options leave out is asked for when standard input is a terminal; otherwise it is a
-    usage error (exit 2)."""
+    usage error (exit 2). Default FILE and --corpus: [project] judgments and corpus in assay.toml."""
     from assay.judgments.add import OPTION, Addition, GoldenFile, add, missing
+    from assay.project import project_input
 
+    judgments_path = project_input("judgments", judgments_path, "FILE")
+    corpus_dir = project_input("corpus", corpus_dir)
     golden = GoldenFile.read(judgments_path)
     corpus = _corpus(corpus_dir, max_file_mb)
     addition = Addition(**given)
@@ -1449,8 +1581,8 @@ def _ask(field: str, addition, corpus) -> None:
 
 
 @judgments.command("draft")
-@click.option("--corpus", "corpus_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="The corpus passages are sampled from.")
+@click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The corpus passages are sampled from (default: [project] corpus in assay.toml).")
 @click.option("--generator", type=click.Choice(["openai"]), required=True,
               help="Who drafts: openai (any OpenAI-compatible chat-completions endpoint).")
 @click.option("--model", required=True, help="The model's name at the endpoint.")
@@ -1483,6 +1615,9 @@ def judgments_draft(corpus_dir, generator, model, base_url, api_key_env, count, 
 
     if out_path.exists() and not force:
         raise click.UsageError(f"{out_path} exists; pass --force to overwrite it")
+    from assay.project import project_input
+
+    corpus_dir = project_input("corpus", corpus_dir)
     if not valid_query_id(id_prefix):
         raise click.BadParameter("must start with a letter or digit and hold only letters, digits and . _ : / -",
                                  param_hint="'--id-prefix'")
@@ -1534,8 +1669,8 @@ def init(directory, force, install):
         _progress("note: the pre-commit hooks need assay's git repo and a tag or commit: edit repo and rev in "
                   ".pre-commit-config.yaml, or give --install 'assay @ git+URL@TAG'")
     where = "" if directory == Path(".") else f"cd {directory} && "
-    _progress(f"next: {where}assay run --corpus corpus --judgments judgments/golden.jsonl && assay gate "
-              "(the CI files run these steps and more)")
+    _progress(f"next: {where}assay run && assay report && assay gate (assay.toml's [project] names the corpus and "
+              "golden set; the CI files run these steps and more)")
 
 
 @cli.command()
@@ -1610,7 +1745,7 @@ def lake_runs(lake_dir, engine, spark_master, config_path, fmt):
 
 @lake_group.command("report")
 @lake_options
-@click.argument("run_refs", nargs=-1, metavar="[RUN_ID|latest]...")
+@click.argument("run_refs", nargs=-1, metavar="[RUN]...")
 @click.option("-m", "--measure", "measures", multiple=True,
               help="A measure to report (repeatable; default: the standard set; `assay measures` lists them).")
 @click.option("--level", type=click.Choice(["chunk", "doc"]), default=None,
@@ -1654,7 +1789,8 @@ def lake_compute(lake_dir, engine, spark_master, config_path, measures, pipeline
 
 @lake_group.command("history")
 @lake_options
-@click.option("--pipeline", required=True, help="Pipeline name.")
+@click.option("--pipeline", default=None,
+              help="Pipeline name (default: [project] pipeline in assay.toml, else bm25).")
 @click.option("--metric", required=True, help="Measure, e.g. nDCG@10.")
 @click.option("--level", type=click.Choice(["chunk", "doc", "query"]), default=None,
               help="Level (default chunk; query for Abstain).")
@@ -1670,7 +1806,7 @@ def lake_history(lake_dir, engine, spark_master, config_path, pipeline, metric, 
 
 @lake_group.command("gate")
 @lake_options
-@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN]")
 @click.option("--rule", "rules", multiple=True,
               help="A rule such as 'Success@3:doc>=0.75' (repeatable; added to [gate] rules in assay.toml).")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -1684,7 +1820,7 @@ def lake_gate(lake_dir, engine, spark_master, config_path, run_ref, rules, junit
 
 @lake_group.command("regress")
 @lake_options
-@click.argument("run_ref", required=False, default="latest", metavar="[RUN_ID|latest]")
+@click.argument("run_ref", required=False, default="latest", metavar="[RUN]")
 @click.option("--baseline", default="latest", show_default=True,
               help="latest (newest complete comparable run of the same pipeline before it), best, or a run id.")
 @click.option("--max-drop", "drops", multiple=True, required=True,

@@ -33,11 +33,14 @@ def _did_you_mean(wanted: str, known: list[str]) -> str:
 
 
 def resolve_run(source, run_ref: str | None) -> str:
-    """The run id ``run_ref`` names (an id, a unique prefix, or latest), else RunNotFound naming the nearest ids."""
+    """The run id ``run_ref`` names (assay.run_refs: latest, latest~N, an id, a name, a unique part of an id), else
+    RunNotFound naming the nearest ids."""
+    from assay.run_refs import steps_back
+
     try:
         return source.resolve_run_id(run_ref)
     except RunNotFound as exc:
-        if run_ref in (None, "", "latest"):
+        if steps_back(run_ref) is not None:
             raise
         if not str(exc).startswith("no run") or "several" in str(exc):
             raise  # a run that did not complete, or a prefix of several: the message says what to do

@@ -76,17 +76,17 @@ class RunNotFound(WarehouseError):
 
 
 class AmbiguousRunId(RunNotFound):
-    """A prefix of an id that names several runs (or sweeps). ``prefix`` is what was given, ``matches`` the
-    runs it matches, each described in a few words (``20261130T101500-ab12cd (bm25)``)."""
+    """A part of an id that names several runs (a prefix of several sweeps). ``prefix`` is what was given,
+    ``matches`` the runs it matches, each described in a few words (``20261130T101500-ab12cd (bm25)``)."""
 
     SHOWN = 10
 
-    def __init__(self, prefix: str, matches: list[str], what: str = "run", note: str = ""):
+    def __init__(self, prefix: str, matches: list[str], what: str = "run", note: str = "", part: str = "id part"):
         self.prefix, self.matches = prefix, list(matches)
         shown = ", ".join(self.matches[:self.SHOWN])
         if len(self.matches) > self.SHOWN:
             shown += f" and {len(self.matches) - self.SHOWN} more"
-        super().__init__(f"{what} prefix {prefix!r} matches {len(self.matches)} {what}s{note}: {shown}; give more "
+        super().__init__(f"{what} {part} {prefix!r} matches {len(self.matches)} {what}s{note}: {shown}; give more "
                          f"of the id")
 
 

@@ -258,7 +258,7 @@ def _check_out_dir(out_dir: Path) -> None:
 
 
 def export_runs(warehouse, run_ids: list[str], fmt: str, out_dir: Path, measures=DEFAULT_MEASURES) -> dict:
-    """Export the given runs ('latest' and unique prefixes allowed) to ``out_dir``; returns the manifest.
+    """Export the given runs (any reference assay.run_refs reads: latest, latest~N, a name, a part of an id) to ``out_dir``; returns the manifest.
 
     The metric tables hold ``measures``: the standard set, plus any other measure the registry knows
     (a user's measure file included) when given.

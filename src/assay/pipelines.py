@@ -4,6 +4,11 @@ The fully resolved settings are what a run stores and hashes.
 
 assay.toml (all tables optional):
 
+    [project]                  # the inputs every command defaults to (assay.project); flags replace these
+    corpus = "corpus"          # relative to assay.toml, or @NAME of an imported corpus
+    judgments = "judgments/golden.jsonl"
+    pipeline = "bm25"          # `assay run`'s and `assay judgments check`'s pipeline
+
     [run]                      # defaults for every run
     chunker = "recursive"
     chunk_size = 600
@@ -78,7 +83,7 @@ SETTINGS = tuple(RUN_DEFAULTS) + tuple(PIPELINE_DEFAULTS)
 # [run] keys that say how to read the inputs, not how to retrieve: they never enter a run's settings or hash.
 RUN_READING = {"max_file_mb": 50.0}
 # The tables an assay.toml may hold; `assay init` writes each (tests/test_scaffold.py keeps them in step).
-TABLES = ("run", "pipelines", "gate", "ablate", "sweep", "lake", "measures", "corpus", "warehouse")
+TABLES = ("project", "run", "pipelines", "gate", "ablate", "sweep", "lake", "measures", "corpus", "warehouse")
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,14 @@ def load_config(path: Path | None) -> dict:
             raise ConfigError(f"{path}: [measures] has unknown setting {key!r}; allowed: dir")
         if not isinstance(value, str) or not value:
             raise ConfigError(f"{path}: [measures] dir must be a directory path (a string), not {value!r}")
+    for key, value in data.get("project", {}).items():
+        from assay.project import PROJECT_KEYS
+
+        if key not in PROJECT_KEYS:
+            raise ConfigError(f"{path}: [project] has unknown setting {key!r}; allowed: {', '.join(PROJECT_KEYS)}")
+        if not isinstance(value, str) or not value:
+            what = "a pipeline name" if key == "pipeline" else "a path relative to assay.toml, or @NAME"
+            raise ConfigError(f"{path}: [project] {key} must be {what} (a string), not {value!r}")
     for key, value in data.get("warehouse", {}).items():
         if key != "path":
             raise ConfigError(f"{path}: [warehouse] has unknown setting {key!r}; allowed: path")

@@ -10,8 +10,15 @@ Warehouse: ``--warehouse PATH`` (``warehouse=``), else ``$ASSAY_WAREHOUSE``, els
 the project's assay.toml (relative to that file), else ``warehouse/assay.duckdb`` in the project's root;
 with no assay.toml at all, ``warehouse/assay.duckdb`` in the current directory.
 
-What was used is said as ``config: ...`` and ``warehouse: ...`` lines: on stderr under ``assay --verbose``;
-from the Python API, logged (logger ``assay.project``, level INFO).
+Inputs: ``--corpus``, ``--judgments`` and ``--pipeline`` when given, else ``[project] corpus``, ``judgments`` and
+``pipeline`` of the assay.toml in effect (paths relative to that file; ``@NAME`` names an imported collection),
+else: no corpus or judgments is a usage error saying no assay.toml was found (exit code 2), and the pipeline is
+bm25. Outside a project (no assay.toml found), a command that would create ``warehouse/assay.duckdb`` in the
+current directory says so first, in a ``note:`` line.
+
+What was used is said as ``config: ...``, ``warehouse: ...`` (and ``corpus: ...``, ``judgments: ...`` when read
+from [project]) lines: on stderr under ``assay --verbose``; from the Python API, logged (logger ``assay.project``,
+level INFO).
 """
 
 from __future__ import annotations
@@ -19,10 +26,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from assay.errors import UsageError
+
 CONFIG_FILE = "assay.toml"
 DEFAULT_WAREHOUSE = Path("warehouse") / "assay.duckdb"
 ENV_VAR = "ASSAY_WAREHOUSE"
 LOGGER = "assay.project"
+# [project]: the inputs every command defaults to, and what `assay init` writes
+PROJECT_KEYS = {"corpus": "corpus", "judgments": "judgments/golden.jsonl", "pipeline": "bm25"}
+DEFAULT_PIPELINE = "bm25"
 
 
 class Command:
@@ -37,6 +49,7 @@ class Command:
     def reset(self, config=None, say=None, cli: bool = False) -> None:
         self.config = Path(config) if config is not None else None
         self.say, self.cli = say, cli
+        self.note = None  # where the CLI prints note: lines (always, even under --quiet)
 
     @property
     def listening(self) -> bool:
@@ -50,6 +63,16 @@ class Command:
         import logging
 
         logging.getLogger(LOGGER).info(line)
+
+    def warn(self, line: str) -> None:
+        """A ``note:`` line said whatever --verbose: on stderr from the CLI, logged as a warning from Python."""
+        if self.cli:
+            if self.note is not None:
+                self.note(line)
+            return
+        import logging
+
+        logging.getLogger(LOGGER).warning(line)
 
 
 COMMAND = Command()
@@ -125,3 +148,51 @@ def _warehouse(given, config) -> tuple[Path, str]:
     if configured:
         return root / Path(configured).expanduser(), f"[warehouse] path in {toml.absolute()}"
     return root / DEFAULT_WAREHOUSE, f"the default beside {toml.absolute()}"
+
+
+def no_config_found() -> str:
+    return f"no {CONFIG_FILE} found from {Path.cwd()} up"
+
+
+def project_input(key: str, given=None, flag: str | None = None, config=None):
+    """``given`` (a command's --corpus or --judgments), else ``[project] key`` of the assay.toml in effect
+    (``config``: that file, default the one in effect), a path relative to that file (``@NAME`` kept as it is);
+    else UsageError (exit code 2) saying what was looked for (``flag``, default ``--KEY``), and where."""
+    if given is not None:
+        return given
+    flag = flag or f"--{key}"
+    toml = config_path(config)
+    if toml is None:
+        raise UsageError(f"no {flag} given, and {no_config_found()} (assay init writes one, with [project] "
+                         f"{key} = \"{PROJECT_KEYS[key]}\")")
+    from assay.pipelines import load_config
+
+    value = load_config(toml).get("project", {}).get(key)
+    if value is None:
+        raise UsageError(f"no {flag} given, and {toml} has no [project] {key} (add {key} = "
+                         f"\"{PROJECT_KEYS[key]}\", a path relative to it)")
+    path = value if value.startswith("@") else toml.parent / Path(value).expanduser()
+    if COMMAND.listening:
+        COMMAND.tell(f"{key}: {path if value.startswith('@') else Path(path).absolute()} ([project] {key} in "
+                     f"{toml.absolute()})")
+    return path
+
+
+def project_pipeline(given=None) -> str:
+    """``given`` (--pipeline), else ``[project] pipeline`` of the assay.toml in effect, else bm25."""
+    if given is not None:
+        return given
+    toml = config_path()
+    if toml is None:
+        return DEFAULT_PIPELINE
+    from assay.pipelines import load_config
+
+    return load_config(toml).get("project", {}).get("pipeline", DEFAULT_PIPELINE)
+
+
+def outside_project(path) -> str | None:
+    """Why ``path`` is the warehouse when it is the default used for want of a project (no --warehouse,
+    $ASSAY_WAREHOUSE or assay.toml): ``no assay.toml found from DIR up``; else None."""
+    if os.environ.get(ENV_VAR) or config_path() is not None or Path(path) != DEFAULT_WAREHOUSE:
+        return None
+    return no_config_found()

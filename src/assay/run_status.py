@@ -3,7 +3,8 @@
 ``latest`` is the newest run recorded, whatever its status. `assay gate` and `assay regress` check
 that run: when it is ``failed`` or ``blocked`` (see assay.runner) they fail with exit code 8 and say
 which run and why, and never fall back to the complete run before it, so a CI job whose run broke can
-never pass on a stale one. An earlier complete run is checked only when named by its id. A baseline
+never pass on a stale one. An earlier complete run is checked only when named (its id, a part of it, a name,
+``latest~N``: assay.run_refs, counting every run). A baseline
 (`regress --baseline latest`) is the newest complete comparable run before the candidate; the runs
 that did not complete in between are named, never skipped silently.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from assay.errors import AmbiguousRunId, RunFailed, RunNotFound
+from assay.errors import RunFailed
 
 _WHY = {"blocked": "the model endpoint rate-limited every request",
         "failed": "its answer stage could not run"}
@@ -32,29 +33,21 @@ def outcomes(warehouse, prefix: str = "") -> list[dict]:
 
 
 def resolve_any(warehouse, run_ref: str | None) -> dict:
-    """The run a reference names, whatever its status: ``latest`` (or nothing) is the newest, an id or a
-    unique prefix of one names that run."""
-    if run_ref in (None, "", "latest"):
-        runs = outcomes(warehouse)
-        if not runs:
-            raise RunNotFound(f"warehouse {warehouse.path} has no runs yet; start one with `assay run`")
-        return runs[0]
-    runs = outcomes(warehouse, run_ref)
-    exact = [r for r in runs if r["run_id"] == run_ref]
-    if exact or len(runs) == 1:
-        return (exact or runs)[0]
-    if runs:
-        raise AmbiguousRunId(run_ref, [f"{r['run_id']} ({r['pipeline']}" + ("" if r["status"] == "complete" else
-                                                                           f", {r['status']}") + ")"
-                                       for r in sorted(runs, key=lambda r: r["run_id"])])
-    raise RunNotFound(f"no run {run_ref!r} in {warehouse.path}; `assay runs` lists them")
+    """The run a reference names, whatever its status (assay.run_refs: ``latest`` or nothing is the newest run,
+    ``latest~N`` counts back through every run; an id, a name or a unique part of an id names that run)."""
+    from assay.run_refs import resolve
+
+    run_id = resolve(warehouse, run_ref, complete=False)
+    return next(r for r in outcomes(warehouse, run_id) if r["run_id"] == run_id)
 
 
 def resolve_checked(warehouse, run_ref: str | None, doing: str = "gating it") -> str:
     """The id of the run to check; RunFailed (exit code 8) when that run did not complete."""
+    from assay.run_refs import is_latest
+
     run = resolve_any(warehouse, run_ref)
     if run["status"] != "complete":
-        which = f"the newest run {run['run_id']}" if run_ref in (None, "", "latest") else f"run {run['run_id']}"
+        which = f"the newest run {run['run_id']}" if is_latest(run_ref) else f"run {run['run_id']}"
         raise RunFailed(f"{which} has status {run['status']} ({run['reason']}): {doing} fails. It is stored for "
                         f"inspection (`assay answers show {run['run_id']}`); to check an earlier complete run, "
                         "name it by its id", run_id=run["run_id"], status=run["status"], reason=run["reason"])

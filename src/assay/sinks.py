@@ -24,9 +24,17 @@ class WarehouseSink:
             self._wh = Warehouse.brief(self.path)
         return self._wh
 
-    def write(self, record) -> str:
+    def path_exists(self) -> bool:
+        return self.reads().path.is_file()
+
+    def write(self, record, name: str | None = None) -> str:
+        """Write the run; ``name``: give it this name (assay.run_refs.tag) once it is stored."""
         wh = self.reads()
         wh.write_run(record)
+        if name is not None:
+            from assay.run_refs import tag
+
+            tag(wh, record.run_id, name)
         return str(wh.path)
 
     def close(self) -> None:
@@ -50,7 +58,10 @@ class LakeSink:
             self._wh.path = Path(f"{self.path} (a lake run reads no warehouse)")
         return self._wh
 
-    def write(self, record) -> str:
+    def path_exists(self) -> bool:
+        return self.path.is_dir()
+
+    def write(self, record, name: str | None = None) -> str:
         from assay.lake.writer import write_run
 
         write_run(self.path, record)

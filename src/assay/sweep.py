@@ -169,7 +169,7 @@ def resolve_sweep_id(warehouse, ref: str | None) -> str:
     if exact or len(rows) == 1:
         return (exact or rows)[0][0]
     if rows:
-        raise AmbiguousRunId(ref, [sweep_id for (sweep_id,) in rows], what="sweep")
+        raise AmbiguousRunId(ref, [sweep_id for (sweep_id,) in rows], what="sweep", part="prefix")
     raise RunNotFound(f"no sweep {ref!r} in {warehouse.path}; `assay sql \"SELECT * FROM sweeps\"` lists them")
 
 

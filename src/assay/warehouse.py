@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from assay.errors import AmbiguousRunId, ConfigError, RunNotFound, WarehouseError
+from assay.errors import ConfigError, WarehouseError
 from assay.hashing import canonical_json
 from assay.project import warehouse_path
 from assay.sqlfiles import latest_migration, load_sql, migrations
@@ -239,8 +239,15 @@ class Warehouse:
         to an up-to-date file (a file this process may not write to reads fine). ``config``: DuckDB settings
         of a read-only connection (`assay sql` locks them down)."""
         path = resolve_path(path)
-        if read_only and not path.exists():
-            raise WarehouseError(f"no warehouse at {path}; `assay run` or `assay ingest` creates one")
+        if not path.exists():
+            from assay.project import COMMAND, outside_project
+
+            outside = outside_project(path)
+            if read_only:
+                why = f" ({outside}, so the default here)" if outside else ""
+                raise WarehouseError(f"no warehouse at {path}{why}; `assay run` or `assay ingest` creates one")
+            if outside:  # a second warehouse in a subfolder of a project would otherwise go unnoticed
+                COMMAND.warn(f"note: {outside}; using ./{path}, a new warehouse (`assay init` makes a project)")
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
         con = connect(path, read_only, config if read_only else None)
@@ -391,32 +398,11 @@ class Warehouse:
         return [d[0] for d in cur.description], cur.fetchall()
 
     def resolve_run_id(self, run_ref: str | None) -> str:
-        if run_ref in (None, "", "latest"):
-            row = self.con.execute(
-                "SELECT run_id FROM complete_runs ORDER BY started_at DESC, run_id DESC LIMIT 1"
-            ).fetchall()
-            if not row:
-                raise RunNotFound(f"warehouse {self.path} has no runs yet; start one with `assay run`")
-            return row[0][0]
-        row = self.con.execute("SELECT run_id FROM complete_runs WHERE run_id = ?", [run_ref]).fetchall()
-        if not row:
-            # a prefix compared as text: LIKE would read a _ or % in it as a wildcard
-            stored = self.con.execute("SELECT run_id, status, pipeline FROM runs WHERE substr(run_id, 1, length(?)) "
-                                      "= ? ORDER BY run_id", [run_ref, run_ref]).fetchall()
-            matches = [(run_id, pipeline) for run_id, status, pipeline in stored if status == "complete"]
-            if len(matches) == 1:
-                return matches[0][0]
-            if len(matches) > 1:
-                raise AmbiguousRunId(run_ref, [f"{run_id} ({pipeline})" for run_id, pipeline in matches])
-            if len(stored) == 1:
-                run_id, status, _ = stored[0]
-                raise RunNotFound(f"run {run_id} has status {status}: it is stored for inspection but has no "
-                                  f"metrics; `assay answers show {run_id}` shows what each question got")
-            if stored:
-                described = [f"{run_id} ({pipeline}, {status})" for run_id, status, pipeline in stored]
-                raise AmbiguousRunId(run_ref, described, note=", none of them complete")
-            raise RunNotFound(f"no run {run_ref!r} in {self.path}; `assay runs` lists them")
-        return row[0][0]
+        """The complete run ``run_ref`` names: latest, latest~N, previous, an id, a name or a unique part of an id
+        (assay.run_refs)."""
+        from assay.run_refs import resolve
+
+        return resolve(self, run_ref, complete=True)
 
     # -- writes --------------------------------------------------------------------------
     def _insert(self, table: str, columns: list[str], rows: list[tuple]) -> None:

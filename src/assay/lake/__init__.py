@@ -36,8 +36,9 @@ a callable ``open_<engine>_lake(path: pathlib.Path, **settings)`` named in ``ENG
   (a list of tuples of Python values: str, int, float, bool, None, datetime).
 - ``query(name, **params) -> (columns, rows)``: the named file of ``sql/`` (``assay.sqlfiles.load_sql``)
   run with ``params`` bound as ``$name``.
-- ``resolve_run_id(ref) -> str``: ``None``/``"latest"``, a full id or a unique prefix, among complete
-  runs; ``assay.errors.RunNotFound`` otherwise (same messages as the warehouse).
+- ``resolve_run_id(ref) -> str``: ``None``/``"latest"``, ``latest~N``, ``previous``, a full id or any unique part of
+  one, among complete runs (``assay.run_refs``, through ``query``; a lake keeps no names, its ``run_names`` is
+  empty); ``assay.errors.RunNotFound`` otherwise (same messages as the warehouse).
 - ``close()``, and use as a context manager.
 - ``engine``: its name (``"duckdb"``, ``"spark"``).
 
