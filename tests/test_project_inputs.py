@@ -29,7 +29,7 @@ def invoke(*args, input=None):
 @pytest.fixture
 def made(tmp_path, monkeypatch):
     """A project written by `assay init`, the current directory."""
-    out = invoke("init", tmp_path / "proj")
+    out = invoke("init", tmp_path / "proj", "--install", "assay @ git+https://git.example.org/tools/assay.git@v0.1.0")
     assert out.exit_code == 0, out.output
     monkeypatch.chdir(tmp_path / "proj")
     return tmp_path / "proj"
