@@ -95,6 +95,32 @@ def demo_project(repo: Path, tmp_path: Path) -> Path:
     return project
 
 
+def moved_project(repo: Path, tmp_path: Path) -> Path:
+    """The project with its inputs where a user keeps theirs, said only in assay.toml's [project]: the corpus in
+    docs/help/, the golden set in eval/questions.jsonl, and a pipeline of its own (BM25 over 100-character
+    chunks). The CI files are left as `assay init` wrote them."""
+    project = edited(repo, tmp_path / "moved", {
+        'corpus = "corpus"': 'corpus = "docs/help"',
+        'judgments = "judgments/golden.jsonl"': 'judgments = "eval/questions.jsonl"',
+        'pipeline = "bm25"': 'pipeline = "small-chunks"'})
+    with (project / "assay.toml").open("a") as toml:
+        toml.write('\n[pipelines.small-chunks]\nextends = "bm25"\nchunk_size = 100\n')
+    (project / "docs").mkdir()
+    (project / "corpus").rename(project / "docs" / "help")
+    (project / "judgments").rename(project / "eval")
+    (project / "eval" / "golden.jsonl").rename(project / "eval" / "questions.jsonl")
+    return project
+
+
+def moved_golden_set(project: Path, tmp_path: Path) -> Path:
+    """A change to a question's wording in the moved project's golden set."""
+    changed = tmp_path / "moved-golden-change"
+    shutil.copytree(project, changed)
+    golden = changed / "eval" / "questions.jsonl"
+    golden.write_text(golden.read_text().replace("how long until my refund shows up", "when does my refund arrive"))
+    return changed
+
+
 def change_golden_set(repo: Path, tmp_path: Path) -> Path:
     """A change to a question's wording: a new golden set, so no earlier run is comparable."""
     changed = tmp_path / "golden-change"
@@ -445,6 +471,31 @@ def test_github_a_significant_drop_or_a_failing_gate_fails_the_job_and_all_is_st
     assert "0 regression(s): no significant regression" in strict.summary
 
 
+def test_github_workflow_follows_the_projects_inputs_in_assay_toml(repo, tmp_path):
+    project = moved_project(repo, tmp_path)
+    gh = GitHub(project, tmp_path)
+    scripts = "\n".join(step["run"] for step in gh.job["steps"] if "run" in step)
+    for named in ("--corpus", "--judgments", "--pipeline", "golden.jsonl"):  # assay.toml says these, not the file
+        assert named not in scripts
+
+    first = gh.push(project)
+    assert first.status == "success", first.log
+    [main1] = run_ids(first.log)
+    assert "pipeline small-chunks: bm25 -> final" in first.log and "recursive(size=100, overlap=0)" in first.log
+    assert NO_BASELINE in first.summary
+
+    second = gh.push(project)
+    assert second.status == "success", second.log
+    [main2] = run_ids(second.log)
+    assert regressed(main2, main1) in second.summary
+    history = second.summary.split("<summary>History</summary>")[1]
+    assert "for pipeline small-chunks" in history and main1 in history and main2 in history
+
+    golden = gh.pull_request(moved_golden_set(project, tmp_path), 8)  # the golden set where [project] says it is
+    assert golden.status == "success", golden.log
+    assert NO_BASELINE in golden.summary and "regress: candidate" not in golden.log
+
+
 @pytest.mark.parametrize("fork, runs", [(False, True), (True, False)])
 def test_github_comments_only_where_the_token_may(repo, tmp_path, fork, runs):
     gh = GitHub(repo, tmp_path)
@@ -736,6 +787,25 @@ def test_gitlab_a_failing_gate_fails_the_job_and_is_not_read_back(repo, tmp_path
     assert {"report.html", "junit.xml", "assay-summary.md", "warehouse/"} <= set(strict.uploaded)
     after = lab.branch(repo)  # GitLab serves the latest *successful* pipeline's artifacts: none yet
     assert after.status == "success" and "no runs of main restored" in after.log and NO_BASELINE in after.log
+
+
+def test_gitlab_job_follows_the_projects_inputs_in_assay_toml(repo, tmp_path, gitlab_api):
+    project = moved_project(repo, tmp_path)
+    lab = GitLab(project, tmp_path, gitlab_api)
+    for named in ("--corpus", "--judgments", "--pipeline", "golden.jsonl"):  # assay.toml says these, not the file
+        assert named not in "\n".join(lab.job["script"])
+
+    first = lab.branch(project)
+    assert first.status == "success", first.log
+    [main1] = run_ids(first.log)
+    assert "pipeline small-chunks: bm25 -> final" in first.log and "recursive(size=100, overlap=0)" in first.log
+
+    second = lab.branch(project)
+    assert second.status == "success", second.log
+    [main2] = run_ids(second.log)
+    assert regressed(main2, main1) in second.summary
+    history = second.summary.split("<summary>History</summary>")[1]
+    assert "for pipeline small-chunks" in history and main1 in history and main2 in history
 
 
 @pytest.mark.parametrize("env, runs", [
