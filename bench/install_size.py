@@ -1,9 +1,10 @@
 """How much a pip install of assay puts on disk and how long it takes (docs/benchmarks.md, "Install size and time").
 
-    python tools/install_size.py SPEC [--repeat N] [--warmup]
+    python bench/install_size.py SPEC [SPEC ...] [--repeat N] [--warmup]
 
 SPEC is what `pip install` is given: a built wheel, with extras if any (``dist/assay-0.1.0-*.whl[html]``), or a
-checkout's folder. Each repeat creates a fresh virtual environment in a temporary folder (with this Python's
+checkout's folder. Several SPECs are installed in turn in each round (A B A B ...), so a load that comes and
+goes on a shared machine falls on each alike. Each repeat creates a fresh virtual environment in a temporary folder (with this Python's
 ``venv``, pip included), times ``pip install SPEC`` in it, and measures its site-packages folder with ``du``
 (pip and setuptools, which every venv holds, are counted apart). pip uses its own cache as configured
 (``pip cache dir``); ``--warmup`` installs once first, not counted, so every counted repeat finds the cache warm.
@@ -28,7 +29,9 @@ def one(spec: str) -> dict:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         python = venv / "bin" / "python"
         started = time.perf_counter()
-        subprocess.run([str(python), "-m", "pip", "install", "-q", spec], check=True)
+        done = subprocess.run([str(python), "-m", "pip", "install", "-q", spec], capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"pip install {spec} failed:\n{done.stderr[-3000:]}")
         seconds = time.perf_counter() - started
         site = next(venv.glob("lib/python*/site-packages"))
         total = _du(site)
@@ -45,21 +48,27 @@ def _du(path: Path) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("spec")
+    parser.add_argument("spec", nargs="+")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--warmup", action="store_true", help="install once first, uncounted, to warm pip's cache")
     parser.add_argument("--list", action="store_true", help="print the distributions installed")
     args = parser.parse_args()
     if args.warmup:
-        one(args.spec)
-    runs = [one(args.spec) for _ in range(args.repeat)]
-    seconds = [r["seconds"] for r in runs]
-    mib = [r["mib"] for r in runs]
-    print(f"{args.spec}: {runs[0]['packages']} packages besides pip, {statistics.median(mib):.0f} MiB of site-packages"
-          f" (pip's own excluded; {min(mib):.0f}-{max(mib):.0f}); pip install {statistics.median(seconds):.1f} s median"
-          f" ({', '.join(f'{s:.1f}' for s in seconds)} s over {len(runs)} runs, pip's cache warm)")
-    if args.list:
-        print(" ".join(runs[0]["dists"]))
+        for spec in args.spec:
+            one(spec)
+    runs: dict[str, list] = {spec: [] for spec in args.spec}
+    for _ in range(args.repeat):
+        for spec in args.spec:
+            runs[spec].append(one(spec))
+    for spec, done in runs.items():
+        seconds = [r["seconds"] for r in done]
+        mib = [r["mib"] for r in done]
+        print(f"{spec}: {done[0]['packages']} packages besides pip, {statistics.median(mib):.0f} MiB of "
+              f"site-packages ({statistics.median(mib) * 2**20 / 1e6:.0f} MB; pip's own excluded); pip install "
+              f"{statistics.median(seconds):.1f} s median ({', '.join(f'{s:.1f}' for s in seconds)} s over "
+              f"{len(done)} runs, pip's cache warm)")
+        if args.list:
+            print(" ".join(done[0]["dists"]))
 
 
 if __name__ == "__main__":
