@@ -104,3 +104,25 @@ def test_models_lists_what_it_can_without_the_dense_extra(without):
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1] == ("dense retrieval and reranking need assay's dense extra: "
                                               "pip install 'assay[dense]'")
+
+
+def test_a_sweep_with_a_dense_point_stops_before_its_first_point(without, tmp_path, mini_corpus, mini_judgments):
+    without("fastembed")
+    wh = tmp_path / "w.duckdb"
+    result = invoke("sweep", "--corpus", mini_corpus, "--judgments", mini_judgments, "--pipeline", "bm25",
+                    "--pipeline", "dense", "--size", 200, "--warehouse", wh)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[-1] == ("error: pipeline 'dense' (its dense stage) needs assay's dense extra: "
+                                              "pip install 'assay[dense]'")
+    assert "-- point" not in result.stderr
+
+
+def test_an_ablation_skips_the_rungs_whose_extra_is_missing(without, tmp_path, mini_corpus, mini_judgments):
+    """As a rung whose model is missing: the BM25 rung runs, each dense rung says what to install."""
+    without("fastembed")
+    result = invoke("ablate", "--corpus", mini_corpus, "--judgments", mini_judgments, "--warehouse",
+                    tmp_path / "w.duckdb")
+    assert result.exit_code == 0, result.output
+    skipped = [line for line in result.stderr.splitlines() if line.startswith("warning: skipped:")]
+    assert skipped and all(line.endswith("needs assay's dense extra: pip install 'assay[dense]'") for line in skipped)
+    assert len(skipped) == 4  # dense, hybrid, hybrid-rerank, dense-top3

@@ -204,7 +204,7 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     if options.name is not None:  # the settings stay those of options.pipeline; the run carries the caller's name
         pipeline = Pipeline(options.name, pipeline.settings)
     s = pipeline.settings
-    _require_extras(pipeline)
+    require_extras(pipeline)
     chunker = make_chunker(s["chunker"], s["chunk_size"], s["overlap"])
     started = datetime.now(timezone.utc).replace(tzinfo=None)
     from assay.judgments.drift import warn_of_drift
@@ -287,7 +287,7 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     )
 
 
-def _require_extras(pipeline) -> None:
+def require_extras(pipeline) -> None:
     """Stop before reading the corpus when a stage needs an extra that is not installed (assay.extras)."""
     from assay.extras import require
 

@@ -124,6 +124,7 @@ def run_sweep(warehouse, corpus_dir, judgments_path, spec: dict, options, progre
 
     say = progress or (lambda msg: None)
     points, notes = grid(spec)
+    _require_extras(points, options)
     for note in notes:
         say(f"note: {note}")
     now = datetime.now(timezone.utc).replace(tzinfo=None)
@@ -152,6 +153,16 @@ def run_sweep(warehouse, corpus_dir, judgments_path, spec: dict, options, progre
             warehouse.con.execute("INSERT INTO sweep_points VALUES (?, ?, ?, ?, ?, ?, ?)",
                                   [sweep_id, i, record.run_id, p.chunker, p.size, p.overlap, p.pipeline])
     return sweep_id
+
+
+def _require_extras(points, options) -> None:
+    """Stop before the first point when any point's pipeline needs an extra that is not installed."""
+    from assay.pipelines import load_config, resolve_pipeline
+    from assay.runner import require_extras
+
+    config = load_config(options.config_path)
+    for name in dict.fromkeys(p.pipeline for p in points):
+        require_extras(resolve_pipeline(name, config, replace(options, pipeline=name).overrides()))
 
 
 def resolve_sweep_id(warehouse, ref: str | None) -> str:
