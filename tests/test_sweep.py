@@ -112,6 +112,21 @@ def test_report_sweep_shows_it_again_in_every_format(demo_sweep):
     assert {r["verdict"] for r in rows} == {p["verdict"] for p in result["points"]}
 
 
+def test_the_table_reads_the_same_values_with_sql_as_through_ibis(demo_sweep, monkeypatch):
+    """On a DuckDB warehouse the points' values are read with SQL (assay.analytics.direct), so a sweep needs no
+    Ibis; any other source goes through the Ibis expression (assay.analytics.sweeps). Both give one table."""
+    from assay import sweep
+    from assay.analytics import direct
+
+    path, result = demo_sweep
+    with Warehouse.open(path, read_only=True) as wh:
+        fast = sweep.table(wh, result["sweep_id"])
+        monkeypatch.setattr(direct, "holds_duckdb", lambda source: False)
+        slow = sweep.table(wh, result["sweep_id"])
+    assert fast == slow
+    assert fast["points"] == result["points"]
+
+
 def test_sweep_table_from_assay_toml_and_skipped_combinations(tmp_path, monkeypatch):
     (tmp_path / "assay.toml").write_text('[sweep]\nchunkers = ["fixed"]\nsizes = [300, 600]\noverlaps = [0, 300]\n'
                                          'budget = 500\nk = 3\n')

@@ -3,7 +3,7 @@
 Rungs: BM25 only (the baseline every feature is measured against), dense only,
 + lexical with RRF (hybrid), + rerank, and a deliberately weakened pipeline
 (dense only, top 3); or the rungs of ``[ablate]`` in assay.toml. Every rung is a
-stored run. A rung whose model is not available is reported as skipped, with the
+stored run. A rung whose model (or the extra it needs) is not available is reported as skipped, with the
 reason, instead of failing the ladder.
 
 The weakened rung is the ladder's check on the check. With gate rules, every rung
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from assay.errors import ConfigError, ModelNotAvailable
+from assay.errors import ConfigError, ExtraMissing, ModelNotAvailable
 from assay.gate import GATE_FAILED, check
 from assay.metrics.compute import per_query
 from assay.metrics.registry import parse_measure
@@ -180,7 +180,7 @@ def _rung(warehouse, corpus_dir, judgments_path, options, pipeline, label, weake
     try:
         record = execute_run(corpus_dir, judgments_path, replace(options, pipeline=pipeline), say,
                              warehouse=warehouse)
-    except ModelNotAvailable as exc:
+    except (ModelNotAvailable, ExtraMissing) as exc:  # as a rung whose model is missing: the others still run
         rung.skipped = str(exc)
         say(f"warning: skipped: {exc}")
     else:

@@ -191,6 +191,10 @@ output_option = click.option(
 def _check_output(fmt: str, output) -> None:
     if fmt == "html" and output is None:
         raise click.UsageError("--format html writes a page: give -o FILE (or -o - for standard output)")
+    if fmt == "html":
+        from assay.extras import require
+
+        require("html", "--format html")
 
 
 def _emit(text: str, output) -> None:

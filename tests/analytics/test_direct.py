@@ -69,6 +69,21 @@ def test_paired_values_are_the_ibis_pairs(demo, slices):
         assert direct.paired_values(wh, a, b, measures, slices) == {k: sorted(v) for k, v in want.items()}
 
 
+def test_run_values_are_the_ibis_values(demo):
+    """What a sweep's table reads for its points' runs (stored values, and the run whose values were deleted)."""
+    from assay.analytics.values import values
+
+    wh, runs = demo
+    measures = [parse_measure(m) for m, _ in MEASURES] + [parse_measure("citation_precision")]
+    con = connect(wh)
+    want: dict = {}
+    for v in con.to_pyarrow(values(wh, con, runs, measures)).to_pylist():
+        want.setdefault((v["run_id"], v["measure"], v["level"]), []).append((v["unit"], v["value"]))
+    got = direct.run_values(wh, runs, measures)
+    assert got == {k: sorted(v) for k, v in want.items()}
+    assert {run for run, _, _ in got} == set(runs)
+
+
 def test_history_regress_and_compare_read_the_same_either_way(demo, monkeypatch):
     wh, runs = demo
     drops = [(parse_measure("nDCG@10"), "chunk", 0.01), (parse_measure("Success@3"), "doc", 0.01)]

@@ -29,6 +29,9 @@ from assay.errors import AssayError
 
 def connect(source):
     """The Ibis backend over ``source`` (see the module docstring)."""
+    from assay.extras import require
+
+    require("ibis", "Ibis expressions over a warehouse or lake")
     import ibis
 
     if isinstance(source, ibis.BaseBackend):

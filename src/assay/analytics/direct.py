@@ -7,6 +7,8 @@ source (a lake on Spark) goes through the Ibis expressions. tests/analytics chec
 
 ``pipeline_values(warehouse, pipeline, measure, level, slice_)``: ``(runs, {run_id: values})``, the pipeline's
 complete runs (oldest first, as ``history.ordered_runs``) and each run's values in the slice, in unit order.
+``run_values(warehouse, run_ids, measures)``: ``{(run_id, measure, level): [(unit, value)]}``, the rows
+``sweeps.point_values`` gives for the runs of a sweep's points.
 ``paired_values(warehouse, run_a, run_b, measures, slices)``: ``{(measure, level, slice): [(unit, a, b)]}`` in unit
 order, the pairs ``pairing.paired`` gives. Both read ``measure_values`` where a run holds the measure at the
 stage, and compute the rest with the measure SQL (``assay.metrics.compute.per_query``), as ``values.values``.
@@ -97,3 +99,15 @@ def paired_values(warehouse, run_a: str, run_b: str, measures, slices: bool) -> 
                     name = f"{field}={'None' if labels[unit][field] is None else labels[unit][field]}"
                     pairs.setdefault((measure.name, level, name), []).append(item)
     return pairs
+
+
+def run_values(warehouse, run_ids, measures) -> dict[tuple[str, str, str], list[tuple[str, float]]]:
+    """See the module docstring; each list in unit order."""
+    out: dict[tuple[str, str, str], list[tuple[str, float]]] = {}
+    for run in dict.fromkeys(run_ids):
+        stored = stored_values(warehouse, run, STAGE)
+        for measure in dict.fromkeys(measures):
+            for (unit, level), value in sorted((stored.get(measure.name) or
+                                                per_query(warehouse, run, measure, STAGE)).items()):
+                out.setdefault((run, measure.name, level), []).append((unit, value))
+    return out

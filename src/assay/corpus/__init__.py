@@ -140,6 +140,17 @@ def _too_big(f: CorpusFile, size: int, max_file_mb: float) -> str:
             "raise it with --max-file-mb (or max_file_mb in [run] of assay.toml)")
 
 
+def require_readers(files) -> None:
+    """Stop before reading anything when a file's format needs an extra that is not installed (PDF: pdf,
+    DOCX: docx), naming the first such file."""
+    from assay.extras import require
+
+    for extra in ("pdf", "docx"):
+        first = next((f for f in files if f.format == extra), None)
+        if first is not None:
+            require(extra, f"{first.path} (a {extra.upper()} file)")
+
+
 def load_corpus(root: str | os.PathLike, max_file_mb: float | None = None,
                 options: ReadOptions | None = None) -> Corpus:
     """Read every corpus file under root (see ``assay.corpus.files.scan``) with ``options`` (default: those
@@ -153,6 +164,7 @@ def load_corpus(root: str | os.PathLike, max_file_mb: float | None = None,
     if not root.is_dir():
         raise CorpusError(f"{root}: corpus directory not found")
     files, problems, skipped = scan(root, options)
+    require_readers(files)
     if not files and not problems:
         raise CorpusError(f"{root}: no {', '.join(EXTENSIONS)} files found" + _what_was_there(skipped))
     limit = int(options.max_file_mb * MB)

@@ -47,7 +47,9 @@ def read_document(f: CorpusFile, data: bytes, options: ReadOptions) -> tuple[Doc
 
 def _extracted(f: CorpusFile, data: bytes, sha: str) -> tuple[Document, dict]:
     from assay.corpus import docx, pdf
+    from assay.extras import require
 
+    require(f.format, f"{f.path} (a {f.format.upper()} file)")
     module = pdf if f.format == "pdf" else docx
     key = (sha, f.format)
     hit = _EXTRACTED.get(key)

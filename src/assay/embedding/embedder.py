@@ -55,6 +55,9 @@ def resolve_model(name: str | None) -> tuple[str, Path]:
 
 class Embedder:
     def __init__(self, model: str | None = None, batch_size: int = DEFAULT_BATCH, threads: int | None = None):
+        from assay.extras import require
+
+        require("dense", "dense retrieval (an embedding model)")
         from fastembed import TextEmbedding
 
         self.model_name, self.model_dir = resolve_model(model)

@@ -13,7 +13,10 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-import altair as alt
+from assay.extras import require
+
+require("html", "--format html")  # before altair's import: a missing extra is one line, not a traceback
+import altair as alt  # noqa: E402
 
 VEGA_LITE = "6.4"  # the Vega-Lite version altair 6.3 writes specs for (alt.SCHEMA_VERSION v6.4.x)
 LEVEL_COLORS = {"chunk": "#1f6feb", "doc": "#d4661c", "query": "#6e7781", "answer": "#8250df"}

@@ -41,8 +41,6 @@ DEFAULT_MASTER = "local[*]"
 MASTER_ENV = "ASSAY_SPARK_MASTER"
 JAVA_HINT = ("Apache Spark needs Java 17: install it (Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`; "
              "macOS: `brew install openjdk@17`) and put `java` on PATH or set JAVA_HOME")
-PYSPARK_HINT = ("the spark engine needs pyspark: `pip install 'assay[spark]'` (pyspark 4.0 and py4j, as pinned in "
-                "requirements-test.lock; `make install` installs them, `make demo` does not)")
 
 # DuckDB column types of the migrations' tables, as Spark SQL types. TIMESTAMP in DuckDB has no time zone.
 SPARK_TYPES = {
@@ -83,6 +81,9 @@ def _scratch_dir() -> Path:
 def spark_session(spark_master: str | None = None, **conf):
     """The process's SparkSession, started on the first call; later calls reuse it (their settings must agree)."""
     global _session
+    from assay.extras import require
+
+    require("spark", "the spark engine")  # pyspark and Ibis (`make install` has them, `make demo` does not)
     master = spark_master or os.environ.get(MASTER_ENV) or DEFAULT_MASTER
     if _session is not None and _session.sparkContext._jsc is not None:
         running = _session.sparkContext.master
@@ -92,10 +93,7 @@ def spark_session(spark_master: str | None = None, **conf):
         return _session
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
         raise ConfigError(f"cannot start Spark: no `java` found. {JAVA_HINT}")
-    try:
-        from pyspark.sql import SparkSession
-    except ModuleNotFoundError:
-        raise ConfigError(PYSPARK_HINT) from None
+    from pyspark.sql import SparkSession
     scratch = _scratch_dir()
     log4j = scratch / "log4j2.properties"
     log4j.write_text(LOG4J2, encoding="utf-8")

@@ -29,9 +29,10 @@ def method_id() -> str:
     versions (their version files, read without importing them)."""
     from importlib.util import find_spec
 
-    from assay.metrics import stats
+    from assay.metrics import special, stats
 
     digest = hashlib.sha256(Path(stats.__file__).read_bytes())
+    digest.update(Path(special.__file__).read_bytes())  # what computes them where scipy is not installed
     for package in ("numpy", "scipy"):
         spec = find_spec(package)
         locations = list(spec.submodule_search_locations or []) if spec else []

@@ -44,6 +44,9 @@ class CrossEncoderReranker:
     ):
         if batch_size < 1:
             raise ConfigError(f"reranker batch size must be at least 1, got {batch_size}")
+        from assay.extras import require
+
+        require("dense", "the cross-encoder reranker")
         self.model_name = model_name
         self.model_path = Path(model_path) if model_path is not None else None
         self.batch_size = batch_size
