@@ -93,6 +93,10 @@ def venv(built, tmp_path_factory):
     return bin_dir
 
 
+# what the CI files `assay init` writes install assay from (init asks for it: a local wheel cannot be installed there)
+CI_INSTALL = "assay @ git+https://git.example.org/tools/assay.git@v0.1.0"
+
+
 def _pip(bin_dir: Path, *args):
     done = subprocess.run([str(bin_dir / "python"), "-m", "pip", *args, "--disable-pip-version-check"],
                           capture_output=True, text=True, timeout=INSTALL_TIMEOUT, env=_clean_env())
@@ -114,10 +118,13 @@ def test_the_core_install_has_no_extra(venv):
 def test_init_run_report_gate_in_a_new_project(venv, tmp_path):
     project = tmp_path / "project"
     project.mkdir()
-    init = _assay(venv, project, "init")
+    refused = _assay(venv, project, "init")  # a wheel installed from a local file: CI could not install it
+    assert (refused.returncode, list(project.iterdir())) == (2, [])
+    assert "--install" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    init = _assay(venv, project, "init", "--install", CI_INSTALL)
     assert init.returncode == 0, init.stderr
     assert (project / "assay.toml").is_file() and (project / "judgments" / "golden.jsonl").is_file()
-    run = _assay(venv, project, "run", "--corpus", "corpus", "--judgments", "judgments/golden.jsonl")
+    run = _assay(venv, project, "run")  # the corpus and golden set from assay.toml's [project]
     assert run.returncode == 0, run.stderr
     run_id = run.stdout.strip().splitlines()[-1]
     assert (project / "warehouse" / "assay.duckdb").is_file()
@@ -135,7 +142,7 @@ def test_init_run_report_gate_in_a_new_project(venv, tmp_path):
 def test_a_command_needing_a_missing_extra_says_which_in_one_line(venv, tmp_path):
     project = tmp_path / "project"
     project.mkdir()
-    assert _assay(venv, project, "init").returncode == 0
+    assert _assay(venv, project, "init", "--install", CI_INSTALL).returncode == 0
     html = _assay(venv, project, "report", "--format", "html", "-o", "report.html")
     assert (html.returncode, html.stdout) == (2, "")
     assert html.stderr == "error: --format html needs assay's html extra: pip install 'assay[html]'\n"
@@ -171,7 +178,7 @@ def test_the_pure_wheel_runs_the_same(built, venv, tmp_path):
     _, _, bare = built
     project = tmp_path / "project"
     project.mkdir()
-    assert _assay(venv, project, "init").returncode == 0
+    assert _assay(venv, project, "init", "--install", CI_INSTALL).returncode == 0
     (project / "qrels").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
     (project / "run").write_text("q1 Q0 d2 1 2.0 r\nq1 Q0 d1 2 1.0 r\nq2 Q0 d3 1 1.0 r\n")
 
@@ -209,7 +216,7 @@ def test_models_install_with_the_dense_extra(venv, tmp_path):
     data = tmp_path / "data"
     project = tmp_path / "project"
     project.mkdir()
-    assert _assay(venv, project, "init").returncode == 0
+    assert _assay(venv, project, "init", "--install", CI_INSTALL).returncode == 0
     install = _assay(venv, project, "models", "install", XDG_DATA_HOME=str(data))
     assert install.returncode == 0, install.stdout + install.stderr
     model = data / "assay" / "models" / "all-MiniLM-L6-v2-int8"
