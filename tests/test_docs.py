@@ -49,15 +49,12 @@ def test_the_manual_builds_in_strict_mode(tmp_path):
     assert 'id="five-minutes-on-your-own-files"' in started and 'id="install"' in started  # the README's parts
 
 
-def test_a_broken_anchor_fails_the_build_and_drafts_in_incoming_are_left_out(tmp_path):
+def test_a_broken_anchor_fails_the_build(tmp_path):
     for name in ("mkdocs.yml", "README.md"):
         shutil.copy(ROOT / name, tmp_path / name)
-    shutil.copytree(ROOT / "docs", tmp_path / "docs", ignore=shutil.ignore_patterns("incoming"))
-    (tmp_path / "docs" / "incoming").mkdir()
-    (tmp_path / "docs" / "incoming" / "draft.md").write_text("# Draft\n\n[gone](nowhere.md#nothing)\n")
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
     done = build(tmp_path / "mkdocs.yml", tmp_path / "site")
     assert done.returncode == 0, done.stderr
-    assert not (tmp_path / "site" / "incoming").exists()
 
     reports = tmp_path / "docs" / "reports.md"
     reports.write_text(reports.read_text(encoding="utf-8") + "\n[a gate](history-and-ci.md#no-such-section)\n",
