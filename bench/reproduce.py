@@ -7,7 +7,7 @@ with, the difference, and the settings used. Document-level metrics.
 
 DIR is --data, else ../shared/collections beside this checkout when it exists (the
 project's machines), else ~/data. A collection that is not there is one line on
-stderr saying which file is missing and the command that downloads it (README:
+stderr saying which file is missing and the command that downloads it (docs/collections.md,
 "Getting the collections"), and exit code 2.
 """
 
@@ -78,7 +78,7 @@ def missing(name: str, data: Path) -> str | None:
         return None
     what = f"{where} does not exist" if not where.is_dir() else f"{where} has no {', '.join(lacking)}"
     return (f"reproduce.py: {name} not found: {what}; download it with `{DOWNLOAD[name].format(data=data)}` "
-            f"(README.md, \"Getting the collections\") or give --data DIR")
+            f"(docs/collections.md, \"Getting the collections\") or give --data DIR")
 
 
 def reproduce(name: str, dense: bool = False, data: Path | None = None) -> dict:
