@@ -196,3 +196,19 @@ def test_bad_input_is_one_clear_error(qrels, run, error, message):
 def test_measures_that_need_an_assay_run_are_refused():
     with pytest.raises(ConfigError, match="does not apply to a TREC run"):
         assay.evaluate_run({"a": {"d1": 1}}, {"a": {"d1": 1.0}}, ["SpanRecall@1000tok"])
+
+
+def test_the_manual_example_prints_what_the_page_shows():
+    """The Python session under "In memory" in docs/collections.md, run by doctest."""
+    import doctest
+
+    from conftest import ROOT
+
+    page = (ROOT / "docs" / "collections.md").read_text(encoding="utf-8")
+    section = page[page.index("## In memory: `assay.evaluate_run"):]
+    session = section[section.index("```python\n") + len("```python\n"):]
+    session = session[:session.index("```\n")]
+    test = doctest.DocTestParser().get_doctest(session, {}, "collections.md (In memory)", None, 0)
+    assert len(test.examples) >= 8
+    result = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS).run(test)
+    assert result.failed == 0

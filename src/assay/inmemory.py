@@ -20,7 +20,7 @@ are trec_eval's (see assay.trec_eval), and per query the values are pytrec_eval'
   mean. A run query absent from the qrels is never scored;
 - a score must be a finite number and a relevance a whole number: NaN, an infinity or a missing value
   (None, a null, pandas' NaN) is refused with a ``FormatError`` naming the query and the document.
-  A NaN has no place in trec_eval's order (assay ranked it first, pytrec_eval ranks it last) and
+  A NaN has no place in a ranking (pytrec_eval puts it last, a sort may put it anywhere) and
   eval-trec refuses it in a file. eval-trec reads ``inf`` in a file, as trec_eval does, but a score
   computed in Python that overflowed or divided by zero ranks its documents by id, not by the model:
   it is refused here, to be fixed where it was computed.
