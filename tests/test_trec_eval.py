@@ -185,6 +185,21 @@ def test_ties_break_by_document_id_descending(tmp_path):
         assert pytrec_values(qrels, run, name) == pytest.approx({q: got[(name, q)] for q in run})
 
 
+def test_infinite_scores_rank_as_pytrec_eval_ranks_them(tmp_path):
+    # trec_eval reads inf in a file (assay.evaluate_run refuses it in Python); ties among infinities break by id
+    qrels = {"q1": {"d1": 1, "d2": 1, "d5": 2}, "q2": {"a": 1}}
+    run = {"q1": {"d1": float("inf"), "d3": 2.0, "d2": float("-inf"), "d4": float("-inf"), "d5": float("inf")},
+           "q2": {"a": float("-inf"), "b": -1e308}}
+    qrels_path, run_path = write_trec(tmp_path, qrels, run)
+    assert "inf" in run_path.read_text()
+    rows = evaluate_trec(qrels_path, run_path, ["AP", "nDCG@10", "RR", "P@2"])
+    for name in ("AP", "nDCG@10", "RR", "P@2"):
+        theirs = pytrec_values(qrels, run, name)
+        ours = {r["query_id"]: r["value"] for r in rows if r["metric"] == name and r["query_id"] != "all"}
+        assert ours == pytest.approx(theirs, abs=1e-12), name
+    assert {r["query_id"]: r["value"] for r in rows if r["metric"] == "RR"} == {"q1": 1.0, "q2": 0.5, "all": 0.75}
+
+
 def test_rank_column_is_ignored(tmp_path):
     qrels_path = tmp_path / "q.qrels"
     qrels_path.write_text("q1 0 good 1\n")

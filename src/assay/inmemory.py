@@ -9,9 +9,21 @@ For people coming from ranx and pytrec_eval. Both inputs may be
   ``rel``, ``grade`` or ``score``; run: ``score``).
 
 Scoring is assay's measure SQL over the same in-memory tables `assay eval-trec` builds, so the rules
-are trec_eval's (see assay.trec_eval): ranking by score descending, ties by document id descending;
-relevance >= 1 is relevant; the queries scored are the qrels' queries the run answers (all of the
-qrels' with ``complete=True``, missing ones scoring 0).
+are trec_eval's (see assay.trec_eval), and per query the values are pytrec_eval's:
+
+- ranking by score descending, ties by document id descending; relevance >= 1 is relevant;
+- the queries scored are the qrels' queries the run answers, including one answered with an empty
+  ranking (``{query_id: {}}``: every measure scores it 0, and it counts in the mean, as pytrec_eval
+  counts it). A table cannot hold an empty ranking: there a query with no rows is absent from the run;
+- a qrels query absent from the run is left out, as pytrec_eval and ``assay eval-trec`` leave it out;
+  ``complete=True`` (eval-trec's ``--complete``, trec_eval's ``-c``) scores it 0 and counts it in the
+  mean. A run query absent from the qrels is never scored;
+- a score must be a finite number and a relevance a whole number: NaN, an infinity or a missing value
+  (None, a null, pandas' NaN) is refused with a ``FormatError`` naming the query and the document.
+  A NaN has no place in a ranking (pytrec_eval puts it last, a sort may put it anywhere) and
+  eval-trec refuses it in a file. eval-trec reads ``inf`` in a file, as trec_eval does, but a score
+  computed in Python that overflowed or divided by zero ranks its documents by id, not by the model:
+  it is refused here, to be fixed where it was computed.
 """
 
 from __future__ import annotations
@@ -30,7 +42,12 @@ def evaluate_run(qrels, run, measures=DEFAULT, *, complete: bool = False):
     ``assay.notebook.Scores``, which answers as a pyarrow Table with columns ``measure``, ``query_id``,
     ``value`` (a row per query scored, by query id, then a row with ``query_id`` ``"all"``, the mean over
     them, null when none were scored), converts with ``to_arrow()`` / ``to_pandas()`` and shows as an
-    HTML table in a notebook."""
+    HTML table in a notebook.
+
+    The queries scored are the qrels' queries the run answers, an empty ranking included (it scores 0);
+    ``complete``: also the qrels' queries absent from the run, each scoring 0 (eval-trec's
+    ``--complete``, trec_eval's ``-c``). Raises ``FormatError`` for a score that is not a finite number
+    or a relevance that is not a whole number, naming the query and the document."""
     import pyarrow as pa
 
     from assay.notebook import Scores
@@ -40,7 +57,9 @@ def evaluate_run(qrels, run, measures=DEFAULT, *, complete: bool = False):
     wanted = parse_trec_measures([measures] if isinstance(measures, str) else list(measures))
     q = _table(qrels, "qrels", QRELS_VALUES, "grade")
     r = _table(run, "run", RUN_VALUES, "score")
-    con = open_trec_tables(q, r, complete=complete)
+    # A table has no row for an empty ranking; only nested dicts can say the run answered a query with nothing.
+    answered = [str(qid) for qid, ranked in run.items() if not ranked] if isinstance(run, dict) else []
+    con = open_trec_tables(q, r, complete=complete, answered=answered)
     try:
         queries = scored_queries(con)
         names, qids, values = [], [], []
@@ -57,7 +76,8 @@ def evaluate_run(qrels, run, measures=DEFAULT, *, complete: bool = False):
 
 
 def _table(data, what: str, value_columns: tuple[str, ...], value_name: str):
-    """An Arrow table (query_id, docno, <value_name>) from nested dicts, a DataFrame or an Arrow table."""
+    """An Arrow table (query_id, docno, <value_name>) from nested dicts, a DataFrame or an Arrow table,
+    every value checked (``_check_column``)."""
     import pyarrow as pa
 
     if isinstance(data, dict):
@@ -81,16 +101,41 @@ def _table(data, what: str, value_columns: tuple[str, ...], value_name: str):
     query = _column(data, QUERY_COLUMNS, what, "query")
     doc = _column(data, DOC_COLUMNS, what, "document")
     value = _column(data, value_columns, what, "value")
+    table = pa.table({"query_id": data.column(query).cast(pa.string()), "docno": data.column(doc).cast(pa.string()),
+                      value_name: data.column(value)})
+    _check_column(table, value_name, value, what)
+    if pa.types.is_float16(table.schema.field(value_name).type):  # DuckDB reads no half floats
+        table = table.set_column(2, value_name, table.column(value_name).cast(pa.float64()))
+    return table
+
+
+def _check_column(table, value_name: str, column: str, what: str) -> None:
+    """Refuse a table whose ids are missing, or whose value column is not numeric or holds a value
+    ``_number`` refuses, naming the first such row's query and document."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = table.column(value_name)
+    if not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type)):
+        raise FormatError(what, None, f"{column!r} column holds {values.type}; expected numbers")
+    for role, name in (("query", "query_id"), ("document", "docno")):
+        if table.column(name).null_count:
+            row = pc.index(pc.is_null(table.column(name)), True).as_py()
+            raise FormatError(what, None, f"row {row} has no {role} id")
+    # float64 holds every int32 exactly, and compares with any numeric column type (float32 does not)
+    wide = pc.cast(values, pa.float64(), safe=False)
+    bad = pc.or_kleene(pc.is_null(values), pc.invert(pc.is_finite(wide)))
     if value_name == "grade":
-        import pyarrow.compute as pc
+        bad = pc.or_kleene(bad, pc.not_equal(wide, pc.floor(wide)))
+        bad = pc.or_kleene(bad, pc.or_kleene(pc.less(wide, float(_INT32[0])), pc.greater(wide, float(_INT32[1]))))
+    if pc.any(bad).as_py():
+        row = pc.index(bad, True).as_py()
+        qid, doc, value = (table.column(c)[row].as_py() for c in ("query_id", "docno", value_name))
+        _number(value, what, qid, doc)
 
-        col = data.column(value)
-        if not pa.types.is_integer(col.type) and not pc.all(pc.equal(col, pc.round(col))).as_py():
-            raise FormatError(what, None, f"relevance column {value!r} holds values that are not whole numbers")
-    return pa.table({"query_id": data.column(query).cast(pa.string()), "docno": data.column(doc).cast(pa.string()),
-                     value_name: data.column(value)})
 
-
+# The grades the measure tables hold (int32).
+_INT32 = (-(1 << 31), (1 << 31) - 1)
 def _column(table, names: tuple[str, ...], what: str, role: str) -> str:
     for name in names:
         if name in table.column_names:
@@ -100,10 +145,26 @@ def _column(table, names: tuple[str, ...], what: str, role: str) -> str:
 
 
 def _number(value, what: str, qid, doc):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise FormatError(what, None, f"query {qid!r}, document {doc!r}: {value!r} is not a number")
+    """A value as a run's score (a finite float) or a qrels relevance (a whole int in int32); numpy's
+    numbers are taken as Python's."""
+    import math
+    import numbers
+
+    where, kind = f"query {qid!r}, document {doc!r}", "relevance" if what == "qrels" else "score"
+    if value is None:
+        raise FormatError(what, None, f"{where}: no {kind} (None, a null or pandas' NaN); give every "
+                          f"document a {kind}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise FormatError(what, None, f"{where}: {value!r} is not a number")
+    if not math.isfinite(value):
+        raise FormatError(what, None, f"{where}: {kind} {float(value)!r} is not a finite number; "
+                          + ("give a whole number" if what == "qrels" else
+                             "give every document a finite score (drop those the model could not score)"))
     if what == "qrels":
         if value != int(value):
-            raise FormatError(what, None, f"query {qid!r}, document {doc!r}: relevance {value!r} is not a whole number")
+            raise FormatError(what, None, f"{where}: relevance {value!r} is not a whole number")
+        if not _INT32[0] <= value <= _INT32[1]:
+            raise FormatError(what, None, f"{where}: relevance {value!r} is out of range "
+                              f"({_INT32[0]} to {_INT32[1]})")
         return int(value)
     return float(value)

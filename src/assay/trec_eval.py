@@ -150,9 +150,11 @@ def _compiled_read(qrels_path: Path, run_path: Path) -> dict | None:
     return None if isinstance(answer, str) else answer
 
 
-def open_trec_tables(qrels, run, *, complete: bool = False):
+def open_trec_tables(qrels, run, *, complete: bool = False, answered=()):
     """Like ``open_trec``, from Arrow tables already in memory: ``qrels`` (query_id, docno, grade) and
-    ``run`` (query_id, docno, score), all strings but grade (integer) and score (double)."""
+    ``run`` (query_id, docno, score), all strings but grade (integer) and score (double). ``answered``:
+    ids of queries the run answers with an empty ranking (nested dicts can say so, a table or a file
+    cannot): those in the qrels are scored, as pytrec_eval scores them (0 on every measure)."""
 
     def load(con) -> tuple[Rows, Rows]:
         con.register("_assay_qrels", qrels)
@@ -167,12 +169,13 @@ def open_trec_tables(qrels, run, *, complete: bool = False):
             loaded.append(rows)
         return tuple(loaded)
 
-    return _open(load, complete)
+    return _open(load, complete, answered)
 
 
-def _open(load, complete: bool):
+def _open(load, complete: bool, answered=()):
     """A connection with the measure tables (sql/trec/measure_views.sql) of the files or tables `load`
-    reads: the qrels and the run as Rows. The run is ranked here (assay.trec_ranking) and dropped."""
+    reads: the qrels and the run as Rows. The run is ranked here (assay.trec_ranking) and dropped.
+    ``answered``: see open_trec_tables."""
     import duckdb
 
     con = duckdb.connect(":memory:", config={"preserve_insertion_order": False})
@@ -187,6 +190,11 @@ def _open(load, complete: bool):
             ranks, lines = trec_ranking.ranks(query, run.value, run.docno, rows, len(names))
             # trec_eval scores the qrels' queries the run answers; with -c (complete) every one
             questions = np.arange(len(names)) if complete else np.flatnonzero(lines)
+            if answered and not complete:
+                import pyarrow.compute as pc
+
+                empty = trec_ranking.codes(pc.index_in(pa.array(list(answered), names.type), value_set=names))
+                questions = np.union1d(questions, empty[empty >= 0].astype(questions.dtype))
             tables = trec_tables.tables(names, relevant.query, qrels.value[relevant.rows], relevant.docno, found,
                                         ranks, questions)
             del qrels, run, relevant, query, rows
