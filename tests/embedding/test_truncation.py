@@ -17,6 +17,7 @@ from assay.corpus import load_corpus
 from assay.embedding.embedder import Embedder
 from assay.embedding.truncation import Truncation, warning
 from assay.errors import ConfigError
+from assay.html.run import header_facts
 from assay.models import check_offline_model, offline_model_dir
 from conftest import DEMO
 
@@ -113,6 +114,12 @@ def test_warning_threshold_and_advice():
         "use smaller chunks (--chunk-size) (max_length is already the model's limit, 512)")
 
 
+def test_a_dense_run_stored_before_the_count_says_so():
+    from assay.report import truncation_line
+
+    assert truncation_line({"truncation": None}) == "truncation not recorded (the run predates assay counting it)"
+
+
 # -- a dense run end to end ------------------------------------------------------------------------------------
 def run(tmp_path, corpus, judgments, *extra):
     wh = str(tmp_path / "w.duckdb")
@@ -145,7 +152,10 @@ def test_a_dense_run_of_whole_documents_counts_warns_and_reports(tmp_path, embed
     assert (f"embedder input: {expected.cut} of 20 chunks cut at 256 word pieces (model limit 512): {lost} of chunk "
             f"characters, {pieces} of word pieces never embedded; 0 of 71 questions cut\n") in report(wh)
     assert "embedder input: " in report(wh, "markdown")
-    stored = json.loads(report(wh, "json"))["run"]["truncation"]["dense"]
+    run_json = json.loads(report(wh, "json"))["run"]
+    assert ("embedder input", f"{expected.cut} of 20 chunks cut at 256 word pieces (model limit 512): {lost} of chunk "
+            f"characters, {pieces} of word pieces never embedded; 0 of 71 questions cut") in header_facts(run_json)
+    stored = run_json["truncation"]["dense"]
     assert stored["chunks"] == expected.as_dict()
     assert (stored["max_length"], stored["model_limit"], stored["unit"]) == (256, 512, "word pieces")
     assert stored["queries"]["texts"] == 71 and stored["queries"]["cut"] == 0
@@ -167,6 +177,7 @@ def test_short_chunks_record_zero_and_warn_of_nothing(tmp_path, mini_corpus, min
 
     run(tmp_path, mini_corpus, mini_judgments, "--pipeline", "bm25")  # no embedder: nothing said, nothing stored
     assert "embedder" not in report(wh)
+    assert not any(label.startswith("embedder") for label, _ in header_facts(json.loads(report(wh, "json"))["run"]))
     assert json.loads(report(wh, "json"))["run"]["truncation"] is None
 
 
