@@ -464,6 +464,10 @@ def run_options(f):
         click.option("--stemming/--no-stemming", default=None, help="BM25 analyzer: English stemming (default on)."),
         click.option("--embedder", default=None,
                      help="Embedding model: auto (bge-small if cached, else the offline MiniLM), or a fastembed name."),
+        click.option("--max-length", type=setting("max_length"), default=None,
+                     help="Word pieces the embedding model takes per text, special tokens included (default: the "
+                          "model's, 256 for the offline MiniLM; at most the model's limit, 512 for both). Longer "
+                          "chunks are cut; the run counts them."),
         click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default=None,
                      help="How hybrid pipelines fuse the lists (default rrf)."),
         click.option("--rrf-k", type=setting("rrf_k"), default=None, help="RRF constant k (default 60)."),
@@ -963,12 +967,14 @@ def export_cmd(run_refs, fmt, out_dir, measures, warehouse_path):
 @click.option("--seed", type=setting("seed"), default=None, help="Seed of every bootstrap and test (default 0).")
 @click.option("--depth", type=setting("depth"), default=None, help="Candidates per first-stage list (default 100).")
 @click.option("--embedder", default=None, help="Embedding model for dense pipelines (default auto).")
+@click.option("--max-length", type=setting("max_length"), default=None,
+              help="Word pieces the embedding model takes per text (default: the model's; at most its limit).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @max_file_option
 @warehouse_option
 @corpus_options
 def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps, pipelines, budget, k, select, alpha,
-              seed, depth, embedder, fmt, max_file_mb, warehouse_path):
+              seed, depth, embedder, max_length, fmt, max_file_mb, warehouse_path):
     """Run a grid of chunkers x sizes x overlaps x pipelines and compare the points fairly (docs/chunking.md)."""
     from assay import sweep
     from assay.runner import RunOptions
@@ -978,7 +984,8 @@ def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps
     spec = sweep.spec_from(_project(config_path), {
         "chunkers": list(chunkers), "sizes": list(sizes), "overlaps": list(overlaps), "pipelines": list(pipelines),
         "budget": budget, "k": k, "select": select, "alpha": alpha})
-    options = RunOptions(config_path=config_path, seed=seed, depth=depth, embedder=embedder, max_file_mb=max_file_mb)
+    options = RunOptions(config_path=config_path, seed=seed, depth=depth, embedder=embedder, max_length=max_length,
+                         max_file_mb=max_file_mb)
     # the points compute without holding the warehouse; their runs and the sweep are written in one transaction
     sweep_id = sweep.run_sweep(Warehouse.brief(warehouse_path), corpus_dir, judgments_path, spec, options,
                                progress=_progress)

@@ -58,6 +58,8 @@ SETTINGS = {
     "timeout_s": _seconds(), "generator_timeout_s": _seconds(), "judge_timeout_s": _seconds(),
     "min_interval_s": _seconds(low_open=False, high=3600.0),
     "max_file_mb": Range(float, 0.0, 1_000_000.0, low_open=True),
+    # word pieces an embedder takes, its two special tokens included; the model's own limit is checked when it loads
+    "max_length": _int(3),
 }
 BACKOFF = _seconds(low_open=False, high=3600.0)  # each of generator_backoff_s
 WEIGHT = Range(float, 0.0, 1_000_000.0)  # each of weights.bm25, weights.dense

@@ -54,6 +54,8 @@ RUN_DEFAULTS = {
 PIPELINE_DEFAULTS = {
     "lexical": False, "dense": False, "fusion": None, "rrf_k": 60, "weights": None, "rerank": False,
     "reranker": DEFAULT_RERANKER, "reranker_path": None, "rerank_top_n": 50, "embedder": "auto", "final_k": None,
+    # word pieces the embedder takes per text (None: the model's default, 256 for the offline MiniLM)
+    "max_length": None,
     # a retriever outside assay: "command", "http", "plugin", "trec-run" or "python" (the Python API)
     "retriever": None, "command": None, "url": None, "plugin": None, "run_file": None, "timeout_s": 30.0,
     "api_key_env": None, "run_order": "score",

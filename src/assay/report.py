@@ -41,6 +41,7 @@ def run_header(warehouse, run_id: str) -> dict:
     stats = json.loads(header.pop("stats") or "{}")
     header["embeddings"] = stats.get("embeddings")
     header["calibration"] = stats.get("calibration")
+    header["truncation"] = stats.get("truncation")  # per embedding stage; None for runs without one
     _, stages = warehouse.query("reports/stages", run_id=run_id)
     header["stages"] = [{"stage": st, "mean_latency_ms": ms} for st, ms in stages]
     return header
@@ -113,6 +114,7 @@ def _header_lines(run: dict, esc=escape.terminal) -> list[str]:
         lines.append(f"embedder {esc(dense['embedding']['model'])} "
                      f"(onnx {esc(dense['embedding']['onnx_sha256'][:12])})  "
                      f"vectors computed {emb.get('computed', 0)}, reused {emb.get('reused', 0)}")
+        lines.append(f"embedder input: {truncation_line(run)}")
     rerank = cfg.get("retrieval", {}).get("rerank")
     if rerank:
         lines.append(f"reranker {esc(rerank.get('model'))} over the top {rerank['top_n']}")
@@ -132,6 +134,17 @@ def _header_lines(run: dict, esc=escape.terminal) -> list[str]:
                          "these questions: in-sample, so its abstention figures are optimistic; "
                          "fit on other questions for an honest figure")
     return lines
+
+
+def truncation_line(run: dict) -> str:
+    """What a dense run's embedder cut (assay.embedding.truncation), in words; runs stored before it was
+    counted say so rather than nothing."""
+    from assay.embedding.truncation import describe
+
+    record = (run.get("truncation") or {}).get("dense")
+    if record is None:
+        return "truncation not recorded (the run predates assay counting it)"
+    return describe(record)
 
 
 def _text_report(report: dict, markdown: bool) -> str:

@@ -60,6 +60,7 @@ class RunOptions:
     stemming: bool | None = None
     seed: int | None = None
     embedder: str | None = None
+    max_length: int | None = None
     fusion: str | None = None
     rrf_k: int | None = None
     rerank_top_n: int | None = None
@@ -252,6 +253,15 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
             retrieval["generator"] = answer.config()
             say(f"answers by the {answer.generator.name} generator")
         status, reason, rows = _ask(judgments, pipeline, stages, answer, say)
+        dense = next((st for st in stages if st.name == "dense"), None)
+        if dense is not None:
+            record = stats["truncation"]["dense"]
+            record["queries"] = dense.index.embedder.truncation([j.query for j in judgments.judgments],
+                                                                query=True).as_dict()
+            from assay.embedding.truncation import warning
+
+            if (line := warning(dense.index.embedder.model_name, record)) is not None:
+                say(line)
     finally:
         for stage in opened:
             stage.close()
@@ -326,10 +336,15 @@ def _build_stages(s, pipeline, chunks, corpus, texts, calibration, options, get_
         from assay.embedding.embedder import Embedder
         from assay.retrieval.dense import DenseIndex
 
-        embedder = Embedder(s["embedder"])
-        say(f"embedding model {embedder.model_name} ({embedder.model_dir})")
+        embedder = Embedder(s["embedder"], max_length=s["max_length"])
+        say(f"embedding model {embedder.model_name} ({embedder.model_dir}), max_length "
+            f"{embedder.identity.max_tokens} word pieces")
         vectors, computed, reused = embed_chunks(get_wh(), embedder, chunks, say)
         stats["embeddings"] = {"computed": computed, "reused": reused}
+        # every chunk of the run counts, cached or not: its vector was made from what was not cut
+        stats["truncation"] = {"dense": {"max_length": embedder.identity.max_tokens,
+                                         "model_limit": embedder.model_limit, "unit": "word pieces",
+                                         "chunks": embedder.truncation([c.text for c in chunks]).as_dict()}}
         stages.append(Retrieve("dense", DenseIndex(chunks, vectors, embedder), s["depth"], s["doc_depth"]))
     if s["retriever"]:
         stages.append(Retrieve("external", _external(s, corpus, options.python_retriever), s["depth"], None))

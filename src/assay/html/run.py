@@ -73,6 +73,9 @@ def header_facts(run: dict) -> list[tuple[str, str]]:
         out.append(("embedder", f'<span class="mono">{e(dense["embedding"]["model"])}</span> (onnx '
                                 f'{_hash(dense["embedding"]["onnx_sha256"])}), vectors computed '
                                 f'{e(emb.get("computed", 0))}, reused {e(emb.get("reused", 0))}'))
+        from assay.report import truncation_line
+
+        out.append(("embedder input", e(truncation_line(run))))
     rerank = retrieval.get("rerank")
     if rerank:
         out.append(("reranker", f'<span class="mono">{e(rerank.get("model"))}</span> over the top '
