@@ -227,8 +227,11 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
         den = 1 - accel * w
         return np.where(den > 0, ndtr(z0 + w / np.where(den > 0, den, 1.0)), if_degenerate)
 
-    bca_low = _row_quantiles(ordered, bca_level(ndtri(half_alpha), 0.0))
-    bca_high = _row_quantiles(ordered, bca_level(ndtri(1 - half_alpha), 1.0))
+    # the upper level's z is -z of the lower (the normal is symmetric), not ndtri(1 - alpha'/2): at n = 2
+    # alpha'/2 is ~1e-72, 1 - alpha'/2 rounds to 1 and ndtri(1) is inf (then 0 * inf, a NaN bound)
+    z_half_alpha = ndtri(half_alpha)
+    bca_low = _row_quantiles(ordered, bca_level(z_half_alpha, 0.0))
+    bca_high = _row_quantiles(ordered, bca_level(-z_half_alpha, 1.0))
 
     # bootstrap-t
     se = np.sqrt(data.var(axis=1, ddof=1) / n)
