@@ -581,7 +581,7 @@ def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw)
     """Run the ablation ladder (BM25, dense, hybrid, + rerank, weakened; or [ablate] rungs in assay.toml) and
     print one table with deltas. Exit code 6 when the weakened rung passes every gate rule, or, without rules,
     is not visibly worse than the baseline."""
-    import json
+    from assay import jsonout
 
     from assay import ablation, gate
     from assay.runner import RunOptions
@@ -595,7 +595,7 @@ def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw)
     rungs = ablation.ablate(Warehouse.brief(warehouse_path), corpus_dir, judgments_path, RunOptions(**kw),
                             progress=_progress, ladder=ladder, rules=parsed)
     if fmt == "json":
-        click.echo(json.dumps(ablation.to_json(rungs, parsed), indent=2))
+        click.echo(jsonout.dumps(ablation.to_json(rungs, parsed), indent=2))
     else:
         click.echo(ablation.render(rungs, parsed), nl=False)
     sys.exit(ablation.verdict(rungs, parsed).exit_code)
@@ -702,7 +702,7 @@ def show_cmd(run_ref, query_id, depth, stage, fmt, warehouse_path):
     """One question of a run end to end: its gold quotes, where it was lost, each stage's ranked chunks with
     their text and the gold span marked inside it, and the answer where an answer stage ran. Without
     QUERY_ID: the run's questions, one line each."""
-    import json
+    from assay import jsonout
 
     from assay import drilldown, show
     from assay.warehouse import Warehouse
@@ -715,14 +715,14 @@ def show_cmd(run_ref, query_id, depth, stage, fmt, warehouse_path):
             detail = drilldown.question_detail(wh, run_id, query_id, depth=depth)
     if query_id is None:
         if fmt == "json":
-            click.echo(json.dumps(rows, indent=2))
+            click.echo(jsonout.dumps(rows, indent=2))
         else:
             show.render_questions(rows, run_id)
         return
     if stage is not None:
         detail = show.only_stage(detail, stage)
     if fmt == "json":
-        click.echo(json.dumps(detail, indent=2))
+        click.echo(jsonout.dumps(detail, indent=2))
     else:
         show.render(detail)
 
@@ -733,7 +733,7 @@ def show_cmd(run_ref, query_id, depth, stage, fmt, warehouse_path):
 @warehouse_option
 def calibrate_cmd(run_ref, fmt, warehouse_path):
     """Fit and store a Platt calibration of a run's top scores, for calibrated abstention."""
-    import json
+    from assay import jsonout
 
     from assay.abstention import fit_and_store, render
     from assay.warehouse import Warehouse
@@ -742,7 +742,7 @@ def calibrate_cmd(run_ref, fmt, warehouse_path):
         run_id = wh.resolve_run_id(run_ref)
         calibration_id, data = fit_and_store(wh, run_id)
     if fmt == "json":
-        click.echo(json.dumps({"calibration_id": calibration_id, "run_id": run_id, **data}, indent=2))
+        click.echo(jsonout.dumps({"calibration_id": calibration_id, "run_id": run_id, **data}, indent=2))
     else:
         click.echo(render(calibration_id, run_id, data), nl=False)
 
@@ -757,7 +757,7 @@ def calibrate_cmd(run_ref, fmt, warehouse_path):
 @warehouse_option
 def compare_cmd(run_a, run_b, flip_metric, flip_level, fmt, warehouse_path):
     """Compare run A with run B: deltas, paired intervals and tests, flipped questions, slices."""
-    import json
+    from assay import jsonout
 
     from assay import comparison
     from assay.warehouse import Warehouse
@@ -765,7 +765,7 @@ def compare_cmd(run_a, run_b, flip_metric, flip_level, fmt, warehouse_path):
     with Warehouse.open(warehouse_path, read_only=True) as wh:
         result = comparison.compare(wh, wh.resolve_run_id(run_a), wh.resolve_run_id(run_b),
                                     flip_metric=flip_metric, flip_level=flip_level)
-    click.echo(json.dumps(result, indent=2, default=str) if fmt == "json" else comparison.render(result), nl=False)
+    click.echo(jsonout.dumps(result, indent=2, default=str) if fmt == "json" else comparison.render(result), nl=False)
     if fmt == "json":
         click.echo()
 
@@ -841,7 +841,7 @@ def regress_cmd(run_ref, baseline, drops, alpha, fmt, warehouse_path):
 
 def _regress(open_source, run_ref, baseline, drops, alpha, fmt) -> None:
     """`regress` on a run of a warehouse or a lake: print, exit 7 on a regression."""
-    import json
+    from assay import jsonout
 
     from assay import regression
     from assay.run_status import resolve_checked
@@ -854,7 +854,7 @@ def _regress(open_source, run_ref, baseline, drops, alpha, fmt) -> None:
         _progress(f"note: --baseline latest stepped over run {r['run_id']}, which has status {r['status']} "
                   f"({r['reason']})")
     if fmt == "json":
-        click.echo(json.dumps(result, indent=2, default=str))
+        click.echo(jsonout.dumps(result, indent=2, default=str))
     else:
         click.echo(regression.render_regress(result), nl=False)
     if result["regressed"]:
@@ -885,7 +885,7 @@ def history_cmd(pipeline, metric, level, slice_, tolerance, fmt, output, warehou
 
 def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, output=None) -> None:
     """`history` of a pipeline in a warehouse or a lake."""
-    import json
+    from assay import jsonout
 
     from assay import regression
     from assay.project import project_pipeline
@@ -901,7 +901,7 @@ def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, outpu
 
         _emit(html_history.build(h), output)
         return
-    _emit(json.dumps(h, indent=2, default=str) + "\n" if fmt == "json" else regression.render_history(h), output)
+    _emit(jsonout.dumps(h, indent=2, default=str) + "\n" if fmt == "json" else regression.render_history(h), output)
 
 
 @cli.command("rescore")
@@ -1246,7 +1246,7 @@ def answers():
 @warehouse_option
 def answers_show(run_ref, failures, fmt, warehouse_path):
     """Each question's answer record: status, refusal reason, stage, mode, HTTP status, claims kept, drops."""
-    import json
+    from assay import jsonout
 
     from assay.answer.stage import ANSWER_COLUMNS
     from assay.escape import terminal
@@ -1260,7 +1260,7 @@ def answers_show(run_ref, failures, fmt, warehouse_path):
                               [run_id]).fetchall()
     records = [dict(zip(ANSWER_COLUMNS, r)) for r in rows]
     if fmt == "json":
-        click.echo(json.dumps(records, indent=2))
+        click.echo(jsonout.dumps(records, indent=2))
         return
     from assay.tables import render
 
@@ -1366,7 +1366,7 @@ def judgments_rebase(judgments_path, old_ref, new_ref, threshold, out_path, forc
     Exit code 0 when the proposal equals FILE (every entry unchanged, or moved within its own document), 9 when
     an entry moved to another document, was edited or is gone (the proposal needs review), 3 when FILE does not
     resolve against OLD. Default FILE: [project] judgments in assay.toml."""
-    import json
+    from assay import jsonout
 
     from assay.corpus import file_limit
     from assay.judgments import rebase as rb
@@ -1386,9 +1386,9 @@ def judgments_rebase(judgments_path, old_ref, new_ref, threshold, out_path, forc
         size = rb.write_proposal(result, out, force)
     report = result.report(out)
     if report_path is not None:
-        _emit(json.dumps(report, indent=2, ensure_ascii=False) + "\n", report_path)
+        _emit(jsonout.dumps(report, indent=2, ensure_ascii=False) + "\n", report_path)
     if fmt == "json":
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        click.echo(jsonout.dumps(report, indent=2, ensure_ascii=False))
     else:
         click.echo(rb.render(result), nl=False)
     if out is not None:
@@ -1776,7 +1776,7 @@ def lake_report(lake_dir, engine, spark_master, config_path, run_refs, measures,
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def lake_compute(lake_dir, engine, spark_master, config_path, measures, pipeline, fmt):
     """The mean of each measure over the questions of every complete run in the lake, oldest run first."""
-    import json
+    from assay import jsonout
 
     from assay.escape import terminal
     from assay.lake.compute import run_means
@@ -1785,7 +1785,7 @@ def lake_compute(lake_dir, engine, spark_master, config_path, measures, pipeline
     with _open_lake(lake_dir, engine, spark_master, config_path) as lake:
         rows = run_means(lake, chosen, pipeline)
     if fmt == "json":
-        click.echo(json.dumps(rows, indent=2, default=str))
+        click.echo(jsonout.dumps(rows, indent=2, default=str))
         return
     if not rows:
         click.echo("no complete runs" + (f" of pipeline {terminal(pipeline)}" if pipeline else ""))

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
-from assay import __version__
+from assay import __version__, jsonout
 from assay.errors import ConfigError, ExportError
 from assay.escape import csv_cell
 from assay.metrics.compute import evaluate, per_query, question_labels, question_of
@@ -181,7 +181,7 @@ def _write_json(root: Path, table: str, rows_by_run: dict[str, list[tuple]]) -> 
         for rows in rows_by_run.values():
             for row in rows:
                 record = {k: _json_value(v) for k, v in zip(names, row)}
-                f.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
+                f.write(jsonout.dumps(record, ensure_ascii=False) + "\n")
             n += len(rows)
     return [{"path": rel, "table": table, "format": "json", "rows": n}]
 

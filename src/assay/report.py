@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+
+from assay import jsonout
 import math
 
 from assay import escape, tables
@@ -223,7 +225,7 @@ def _text_report(report: dict, markdown: bool) -> str:
 
 def render(report: dict, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(report, indent=2, default=str) + "\n"
+        return jsonout.dumps(report, indent=2, default=str) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=("run_id",) + ROW_FIELDS, lineterminator="\n")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+from assay import jsonout
 
 from assay import escape, tables
 from assay.chunking import chunker_label
@@ -138,7 +138,7 @@ def _text(report: dict, markdown: bool) -> str:
 
 def render(report: dict, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(report, indent=2, default=str) + "\n"
+        return jsonout.dumps(report, indent=2, default=str) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=ROW_FIELDS, lineterminator="\n")

@@ -10,6 +10,8 @@ import csv
 import io
 import json
 
+from assay import jsonout
+
 FORMATS = ("table", "json", "csv")
 # runs.kind as stored -> as listed
 KINDS = {"retrieval": "run", "rescore": "rescore", "revalidate": "revalidation"}
@@ -42,7 +44,7 @@ def list_runs(source) -> list[dict]:
 
 def render(runs: list[dict], fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(runs, indent=2) + "\n"
+        return jsonout.dumps(runs, indent=2) + "\n"
     from assay.escape import printed_csv_cell
 
     if fmt == "csv":

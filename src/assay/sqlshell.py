@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+from assay import jsonout
 import threading
 
 from assay.errors import AssayError
@@ -136,7 +136,7 @@ def run_sql(warehouse_path, query: str, fmt: str = "table", timeout_s: float = D
     if cols is None:
         return ""
     if fmt == "json":
-        return json.dumps([dict(zip(cols, r)) for r in rows], indent=2, default=str) + "\n"
+        return jsonout.dumps([dict(zip(cols, r)) for r in rows], indent=2, default=str) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")

@@ -20,6 +20,8 @@ strictly better in one of the two.
 from __future__ import annotations
 
 import json
+
+from assay import jsonout
 import secrets
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -289,7 +291,7 @@ def _ci(c: dict) -> str:
 
 def render(result: dict, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(result, indent=2, default=str) + "\n"
+        return jsonout.dumps(result, indent=2, default=str) + "\n"
     if fmt == "csv":
         return _csv(result)
     from assay import escape, tables

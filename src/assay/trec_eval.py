@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+from assay import jsonout
 import os
 import weakref
 from contextlib import contextmanager
@@ -341,7 +341,7 @@ def render(rows: list[dict], fmt: str) -> str:
     """The rows as ``table`` (trec_eval-like columns, 4 decimals), ``json`` (a list of row objects)
     or ``csv`` (full precision; an empty value is None)."""
     if fmt == "json":
-        return json.dumps(rows, indent=2) + "\n"
+        return jsonout.dumps(rows, indent=2) + "\n"
     from assay.escape import printed_csv_cell
 
     if fmt == "csv":

@@ -1,7 +1,12 @@
 """The interval and randomization-test code as it stood before the speed work of issue 14 (commit e58268b),
 kept verbatim as the reference the faster code must match bit for bit: same inputs, same seed, same floats.
 
-Copied from src/assay/metrics/stats.py and significance.py at that commit; only this docstring is new.
+Copied from src/assay/metrics/stats.py and significance.py at that commit, with one change (issue 25): the BCa upper
+level's quantile is ``norm.isf(alpha'/2)`` where the copy had ``norm.ppf(1 - alpha'/2)``. At n = 2, alpha'/2 is
+~1e-72, ``1 - alpha'/2`` rounds to 1 and ``norm.ppf(1)`` is inf: the copy gave two distinct values a NaN upper
+bound, and the code under test matched it NaN for NaN. The degenerate samples (n = 1 and 2, all equal, two
+values, ceilings) are held instead to computations that share nothing with either: tests/metrics/
+test_degenerate_intervals.py enumerates the exact bootstrap of n = 2 and checks the rest against Wilson's closed form.
 """
 
 from __future__ import annotations
@@ -157,7 +162,7 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
         return np.where(den > 0, norm.cdf(z0 + w / np.where(den > 0, den, 1.0)), if_degenerate)
 
     bca_low = _row_quantiles(ordered, bca_level(norm.ppf(half_alpha), 0.0))
-    bca_high = _row_quantiles(ordered, bca_level(norm.ppf(1 - half_alpha), 1.0))
+    bca_high = _row_quantiles(ordered, bca_level(norm.isf(half_alpha), 1.0))
 
     # bootstrap-t
     se = np.sqrt(data.var(axis=1, ddof=1) / n)

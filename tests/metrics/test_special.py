@@ -40,9 +40,12 @@ def test_intervals_without_scipy_are_scipys_to_5e_15(monkeypatch):
         for k in range(4):
             values = rng.random(n) ** rng.uniform(0.3, 4)
             cases.append(np.round(values, int(rng.integers(1, 4))) if k % 2 else values)
+    # degenerate samples (issue 25): two values, n = 2 (the BCa level ~1e-72), a ceiling but for one
+    cases += [np.array([0.2, 0.4]), np.array([0.0, 1.0]), np.array([0.9, 1.0, 1.0]), np.array([0.3, 0.7, 0.3, 0.7])]
     with_scipy = [stats.bootstrap_mean(v, seed=7) for v in cases]
     monkeypatch.setattr(stats, "_normal_and_t", lambda: (special.ndtr, special.ndtri, special.stdtrit))
     without = [stats.bootstrap_mean(v, seed=7) for v in cases]
+    assert np.all(np.isfinite(with_scipy)) and np.all(np.isfinite(without))  # a NaN would make the max below pass
     worst = max(abs(a - b) for pair in zip(with_scipy, without) for a, b in zip(*pair))
     assert worst <= 5e-15
     assert with_scipy != without  # not bit for bit: the check above is what holds them together

@@ -97,6 +97,12 @@ def bootstrap_mean(values, seed: int, samples: int = 1000) -> tuple[float, float
     scoring 0 (nor, showing no 1, a share u scoring 1). This only binds near 0 and 1, where the
     bootstrap sees little spread, and makes 9 ones and a 0.95 about as wide as 10 ones.
 
+    Every bound is finite. At n = 2 (values a < b) ``alpha'/2`` is about 1e-72, so the BCa part is
+    [a, b], the range of the resampled means, and the bootstrap-t pivots are those of the resamples
+    (a, a) and (b, b), each holding a quarter of the mass: the interval is the hull of [a, b], that
+    t interval clipped to ``wilson(a + b, 2)`` and the widening above
+    (tests/metrics/test_degenerate_intervals.py enumerates it).
+
     The generator is numpy's PCG64 seeded with ``seed``, so a run's figures are reproducible.
     """
     data = _unit_values(values)
@@ -227,8 +233,11 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
         den = 1 - accel * w
         return np.where(den > 0, ndtr(z0 + w / np.where(den > 0, den, 1.0)), if_degenerate)
 
-    bca_low = _row_quantiles(ordered, bca_level(ndtri(half_alpha), 0.0))
-    bca_high = _row_quantiles(ordered, bca_level(ndtri(1 - half_alpha), 1.0))
+    # the upper level's z is -z of the lower (the normal is symmetric), not ndtri(1 - alpha'/2): at n = 2
+    # alpha'/2 is ~1e-72, 1 - alpha'/2 rounds to 1 and ndtri(1) is inf (then 0 * inf, a NaN bound)
+    z_half_alpha = ndtri(half_alpha)
+    bca_low = _row_quantiles(ordered, bca_level(z_half_alpha, 0.0))
+    bca_high = _row_quantiles(ordered, bca_level(-z_half_alpha, 1.0))
 
     # bootstrap-t
     se = np.sqrt(data.var(axis=1, ddof=1) / n)
