@@ -2,9 +2,11 @@
 
 Two runs are comparable when their judgments hash and corpus hash match: then
 they asked the same questions against the same documents, and every metric can
-be compared question by question (paired). Deltas get a paired bootstrap 95%
-interval and a paired test (exact McNemar for 0/1 measures, Fisher randomization
-for graded ones); p-values are Holm-adjusted across every test in one table.
+be compared question by question (paired). Each change (B - A) gets ONE paired
+inference: a sign-flip test (exact McNemar for 0/1 measures, a sign-flip permutation
+test for graded ones) and the 95% interval that inverts it, so the interval excludes
+0 exactly when p < 0.05 (assay.metrics.inference); p-values are also shown
+Holm-adjusted across every test in one table.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
 from assay.metrics.stats import paired_bootstrap_deltas
 
 SAMPLES = 10000
+"""Random sign patterns of a paired test that cannot be enumerated exactly (assay.metrics.inference)."""
+
+ALPHA = 0.05
+"""The level of compare's two-sided intervals: a 95% interval that excludes 0 exactly when p < 0.05."""
 
 
 class NotComparable(AssayError):
@@ -82,8 +88,23 @@ def paired_tests(warehouse, a: dict, b: dict, measures, slices: bool, seed: int)
     (assay.analytics.direct), as one Ibis expression on any other (assay.analytics.pairing); the intervals and
     the tests read them here, in question order. A slice holding every question reuses the "all" row.
     """
+    rows, overall = [], {}
+    for measure, level, name, as_all, before, after in paired_groups(warehouse, a, b, measures, slices):
+        if as_all:
+            row = dict(overall[(measure.name, level)], slice=name)
+        else:
+            row = inference_row(before, after, seed)
+            row = {"metric": measure.name, "level": level, "slice": name, **row}
+        if name == "all":
+            overall[(measure.name, level)] = row
+        rows.append(row)
+    return rows
+
+
+def paired_groups(warehouse, a: dict, b: dict, measures, slices: bool) -> list[tuple]:
+    """(measure, level, slice, same questions as "all", values of A, values of B) per (measure, level, slice),
+    each side's values in question order."""
     from assay.analytics.direct import holds_duckdb, paired_values
-    from assay.metrics.significance import paired_tests_many
 
     question_measures = [m for m in measures if m.family.unit == "question"]  # citations and claims do not pair
     pairs: dict[tuple, list] = {}
@@ -110,25 +131,20 @@ def paired_tests(warehouse, a: dict, b: dict, measures, slices: bool, seed: int)
                     every = units
                 groups.append((measure, level, name, units == every and name != "all",
                                [va for _, va, _ in group], [vb for _, _, vb in group]))
-    tested = [g for g in groups if not g[3]]
-    tests = iter(paired_tests_many([(g[4], g[5], metric_kind(g[0])) for g in tested], seed=seed, samples=SAMPLES))
-    deltas = iter(paired_bootstrap_deltas([(g[4], g[5]) for g in tested], seed=seed))
-    rows, overall = [], {}
-    for measure, level, name, as_all, before, after in groups:
-        if as_all:
-            row = dict(overall[(measure.name, level)], slice=name)
-        else:
-            n = len(before)
-            low, high = next(deltas)
-            test = next(tests)
-            row = {"metric": measure.name, "level": level, "slice": name, "n": n,
-                   "a": sum(before) / n, "b": sum(after) / n,
-                   "delta": (sum(after) - sum(before)) / n, "ci_low": low, "ci_high": high,
-                   "test": test["test"], "p_value": test["p_value"]}
-        if name == "all":
-            overall[(measure.name, level)] = row
-        rows.append(row)
-    return rows
+    return groups
+
+
+def inference_row(before, after, seed: int, alpha: float = ALPHA) -> dict:
+    """Both means, the change B - A, and its two-sided ``1 - alpha`` interval and p-value from one paired
+    sign-flip test inverted into its interval (assay.metrics.inference): the interval excludes 0 exactly when
+    p < alpha."""
+    from assay.metrics.inference import infer
+
+    n = len(before)
+    inf = infer(before, after, alpha=alpha, seed=seed, samples=SAMPLES)
+    return {"n": n, "a": sum(before) / n, "b": sum(after) / n, "delta": (sum(after) - sum(before)) / n,
+            "ci_low": inf.low, "ci_high": inf.high, "test": inf.method, "patterns": inf.patterns,
+            "p_value": inf.p_value}
 
 
 def paired_rows(warehouse, a: dict, b: dict, measures, slices: bool, seed: int) -> list[dict]:
@@ -174,7 +190,7 @@ def compare(warehouse, run_a: str, run_b: str, measures=DEFAULT_MEASURES, flip_m
     return {
         "a": {k: a[k] for k in ("run_id", "pipeline")}, "b": {k: b[k] for k in ("run_id", "pipeline")},
         "config_diff": [{"key": k, "a": va, "b": vb} for k, va, vb in config_diff(a["config"], b["config"])],
-        "seed": seed, "bootstrap_samples": 1000, "randomization_samples": SAMPLES,
+        "seed": seed, "alpha": ALPHA, "randomization_samples": SAMPLES,
         "rows": rows, "flips": flips(warehouse, a, b, parse_measure(flip_metric), flip_level),
         "units": _units(warehouse, a, b),
     }
