@@ -46,6 +46,9 @@ SAMPLES = 10000
 
 _REL_TOL = 1e-12
 
+DECIMALS = 12
+"""Means and hypothesised changes are compared on this grid (see ``snap``)."""
+
 
 @dataclass(frozen=True)
 class NullDistribution:
@@ -59,11 +62,11 @@ class NullDistribution:
     patterns: object
 
     def p_greater(self, delta: float) -> float:
-        j = int(np.searchsorted(self.t, delta, side="right")) - 1
+        j = int(np.searchsorted(self.t, snap(delta), side="right")) - 1
         return float(self.le[j]) if j >= 0 else self.empty
 
     def p_less(self, delta: float) -> float:
-        j = int(np.searchsorted(self.t, delta, side="left"))
+        j = int(np.searchsorted(self.t, snap(delta), side="left"))
         return float(self.ge[j]) if j < self.t.size else self.empty
 
     def lower(self, a: float) -> float:
@@ -79,6 +82,12 @@ class NullDistribution:
             return math.inf
         reach = np.flatnonzero(self.ge >= a)  # ge is nonincreasing: the last index reaching a
         return float(self.t[reach[-1]]) if reach.size else -math.inf
+
+
+def snap(x):
+    """Subset means and hypothesised changes on one grid of 1e-12: two that are equal in exact arithmetic
+    (0.1 + 0.2 against 0.3) compare equal, so a tie is a tie whatever order the sum was taken in."""
+    return np.round(x, DECIMALS) + 0.0  # + 0.0: -0.0 becomes 0.0
 
 
 def changes(before, after) -> np.ndarray:
@@ -122,8 +131,7 @@ def null_distribution(d, seed: int, samples: int = SAMPLES) -> NullDistribution:
     total[np.abs(total) <= _REL_TOL * float(np.abs(d).sum())] = 0.0
     nonempty = size > 0
     empty = float(weights[~nonempty].sum())
-    means = total[nonempty] / size[nonempty]
-    t, inverse = np.unique(means, return_inverse=True)
+    t, inverse = np.unique(snap(total[nonempty] / size[nonempty]), return_inverse=True)
     w = np.bincount(inverse.ravel(), weights=weights[nonempty], minlength=t.size)
     le = empty + np.cumsum(w)
     ge = empty + np.cumsum(w[::-1])[::-1]
@@ -173,6 +181,7 @@ def infer(before, after, alpha: float = 0.05, seed: int = 0, samples: int = SAMP
     if not 0.0 < alpha <= 1.0:
         raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
     dist = dist or null_distribution(d, seed, samples)
+    null = float(snap(null))
     if alternative == "two-sided":
         p = min(1.0, 2.0 * min(dist.p_greater(null), dist.p_less(null)))
         low, high = dist.lower(alpha / 2), dist.upper(alpha / 2)
