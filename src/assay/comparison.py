@@ -208,6 +208,10 @@ def _p(v: float) -> str:
     return "<0.001" if v < 0.001 else f"{v:.3f}"
 
 
+def _alpha(result: dict) -> str:
+    return f"{result.get('alpha', ALPHA):g}"
+
+
 def render(result: dict) -> str:
     from assay import tables
     from assay.escape import terminal as esc
@@ -222,10 +226,11 @@ def render(result: dict) -> str:
     body = [[r["metric"], r["level"], f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",
              f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", r["test"], _p(r["p_value"]), _p(r["p_holm"]),
              str(r["n"])] for r in overall]
-    heads = ["metric", "level", "A", "B", "delta", "95% CI (paired)", "test", "p", "p (Holm)", "n"]
+    heads = ["metric", "level", "A", "B", "change", "95% CI", "test", "p", "p (Holm)", "n"]
     n_tests = overall[0]["n_tests"] if overall else 0
-    out += ["", f"all questions (p-values Holm-adjusted across the {n_tests} tests of this table):", "",
-            tables.render(heads, body)]
+    out += ["", f"all questions: change = B - A; each 95% interval inverts the paired test beside it, so it "
+                f"excludes 0 exactly when p < {_alpha(result)}; p (Holm) corrects p over the {n_tests} tests of this "
+                "table:", "", tables.render(heads, body)]
     f = result["flips"]
     out += ["", f"questions that flipped on {f['metric']} ({f['level']} level): {len(f['won'])} won, "
                 f"{len(f['lost'])} lost (rank of the first relevant result in A and in B; - when none was retrieved)"]
@@ -239,8 +244,9 @@ def render(result: dict) -> str:
     headline = {("Success@3", "doc"), ("Success@10", "chunk"), ("nDCG@10", "chunk")}
     sliced = [r for r in result["rows"] if r["slice"] != "all" and (r["metric"], r["level"]) in headline]
     sbody = [[r["slice"], r["metric"], r["level"], str(r["n"]), f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",
-              f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", _p(r["p_holm"])] for r in sliced]
-    out += ["", "by slice (headline metrics; p-values Holm-adjusted within each slice over all its tests):", "",
-            tables.render(["slice", "metric", "level", "n", "A", "B", "delta", "95% CI (paired)", "p (Holm)"], sbody),
+              f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", _p(r["p_value"]), _p(r["p_holm"])] for r in sliced]
+    out += ["", "by slice (headline metrics; each interval inverts its p; p (Holm) corrects p within each slice "
+                "over all its tests):", "",
+            tables.render(["slice", "metric", "level", "n", "A", "B", "change", "95% CI", "p", "p (Holm)"], sbody),
             "", "JSON output (--format json) has every metric for every slice."]
     return "\n".join(out) + "\n"

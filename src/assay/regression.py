@@ -138,7 +138,8 @@ def _checks(groups, allowed, alpha, mode, correction, seed) -> list[dict]:
         allowance = allowed[(measure.name, level)]
         c = {"metric": measure.name, "level": level, "slice": name, "same_as_all": as_all, "n": len(before),
              "a": sum(before) / len(before), "b": sum(after) / len(after),
-             "change": (sum(after) - sum(before)) / len(before), "max_drop": allowance, "null": -allowance}
+             "change": (sum(after) - sum(before)) / len(before), "max_drop": allowance,
+             "null": 0.0 - allowance}  # 0.0 - 0.0 is 0.0, where -0.0 would print as -0.000
         if not as_all:
             dists[len(checks)] = (before, after, null_distribution(changes(before, after), seed, SAMPLES))
         checks.append(c)
@@ -181,7 +182,8 @@ def render_regress(result: dict) -> str:
                                                       c["metric"]))
     rows = []
     for c in ordered:
-        interval = (f"<= {c['ci_high']:+.3f}" if significance else f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]")
+        interval = (f"<= {c['ci_high']:+.3f} ({100 * c['confidence']:.4g}%)" if significance
+                    else f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]")
         row = ["REGRESSED" if c["regressed"] else "ok", f"{c['metric']}:{c['level']}", c["slice"], f"{c['a']:.3f}",
                f"{c['b']:.3f}", f"{c['change']:+.3f}", f"{c['null']:+.3f}", interval]
         row += [_p(c["p_value"]), _p(c["p_adjusted"])] if significance else [_p(c["p_value"])]
@@ -191,9 +193,9 @@ def render_regress(result: dict) -> str:
     if significance:
         rule = (f"significance mode: a check fails when its change (candidate - baseline) is significantly below "
                 f"its floor (-allowance): one-sided paired test, {names[result['correction']]} over "
-                f"{result['family_size']} checks at alpha {result['alpha']:g}; the bound is the one-sided interval "
+                f"{result['family_size']} checks at alpha {result['alpha']:g}; each bound is the one-sided interval "
                 f"at the level that check was decided at, below the floor exactly when it fails")
-        heads = ["status", "measure", "slice", "baseline", "candidate", "change", "floor", "interval", "p",
+        heads = ["status", "measure", "slice", "baseline", "candidate", "change", "floor", "bound", "p",
                  f"p ({names[result['correction']]})" if result["correction"] != "none" else "p (uncorrected)", "n"]
     else:
         rule = (f"threshold mode: a check fails when its change (candidate - baseline) is below its floor "

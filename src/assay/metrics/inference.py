@@ -84,6 +84,12 @@ class NullDistribution:
         return float(self.t[reach[-1]]) if reach.size else -math.inf
 
 
+def _fraction(counts, denominator: int) -> np.ndarray:
+    if counts.dtype == object:
+        return np.array([int(c) / denominator for c in counts], dtype=float)
+    return counts / denominator  # int64 to float64 rounds once; the denominator is exact (2**n <= 2**62, or B + 1)
+
+
 def snap(x):
     """Subset means and hypothesised changes on one grid of 1e-12: two that are equal in exact arithmetic
     (0.1 + 0.2 against 0.3) compare equal, so a tie is a tie whatever order the sum was taken in."""
@@ -111,30 +117,35 @@ def null_distribution(d, seed: int, samples: int = SAMPLES) -> NullDistribution:
     values, counts = np.unique(d, return_counts=True)
     cells = math.prod(int(c) + 1 for c in counts)
     if cells <= (EXACT_CELLS_BINARY if _binary(d) else EXACT_CELLS):
-        size, total, logw = np.zeros(1), np.zeros(1), np.zeros(1)
+        # integer counts of sign patterns, so that p-values are exact fractions of 2**n rounded once
+        kind = np.int64 if d.size <= 62 else object
+        size, total, weight = np.zeros(1, dtype=np.int64), np.zeros(1), np.ones(1, dtype=kind)
         for v, k in zip(values, counts):
             j = np.arange(k + 1)
-            logc = np.array([math.lgamma(k + 1) - math.lgamma(x + 1) - math.lgamma(k - x + 1) for x in j])
             size = (size[:, None] + j).ravel()
             total = (total[:, None] + j * v).ravel()
-            logw = (logw[:, None] + logc).ravel()
-        weights = np.exp(logw - d.size * math.log(2.0))
+            weight = (weight[:, None] * np.array([math.comb(int(k), int(x)) for x in j], dtype=kind)).ravel()
+        denominator = 1 << d.size
         patterns: object = "exact"
     else:
         rng = np.random.default_rng(seed)
         flips = rng.integers(0, 2, size=(samples, d.size), dtype=np.int8).astype(float)
-        size = np.concatenate([[0.0], flips.sum(axis=1)])
+        size = np.concatenate([[0], flips.sum(axis=1).astype(np.int64)])
         total = np.concatenate([[0.0], flips @ d])
-        weights = np.full(size.size, 1.0 / (samples + 1))
+        weight = np.ones(size.size, dtype=np.int64)
+        denominator = samples + 1
         patterns = samples
     # a sum that is zero in exact arithmetic may round to +-1e-17: it is zero (scale-free tolerance)
     total[np.abs(total) <= _REL_TOL * float(np.abs(d).sum())] = 0.0
     nonempty = size > 0
-    empty = float(weights[~nonempty].sum())
+    empty_count = int(weight[~nonempty].sum())
     t, inverse = np.unique(snap(total[nonempty] / size[nonempty]), return_inverse=True)
-    w = np.bincount(inverse.ravel(), weights=weights[nonempty], minlength=t.size)
-    le = empty + np.cumsum(w)
-    ge = empty + np.cumsum(w[::-1])[::-1]
+    w = np.zeros(t.size, dtype=weight.dtype)
+    np.add.at(w, inverse.ravel(), weight[nonempty])
+    # p = count / denominator, each rounded once (int / int is correctly rounded)
+    le = _fraction(empty_count + np.cumsum(w), denominator)
+    ge = _fraction(empty_count + np.cumsum(w[::-1])[::-1], denominator)
+    empty = empty_count / denominator
     return NullDistribution(t, le, ge, empty, patterns)
 
 
