@@ -162,7 +162,8 @@ def _checks(groups, allowed, alpha, mode, correction, seed) -> list[dict]:
                   "alternative": inf.alternative, "tested_null": inf.null, "p_value": inf.p_value,
                   "p_adjusted": d["p_adjusted"], "decided_at": d["level"], "method": inf.method,
                   "patterns": inf.patterns, "regressed": regressed})
-        overall[(c["metric"], c["level"])] = c
+        if c["slice"] == "all":
+            overall[(c["metric"], c["level"])] = c
     for c in checks:
         if c["same_as_all"]:  # the same questions as "all": the same hypothesis, decided once
             c.update({k: v for k, v in overall[(c["metric"], c["level"])].items()

@@ -138,6 +138,10 @@ def test_the_family_is_every_slice_checked(sliced):
         assert five["family_size"] == 3 and set(by) >= {"all", "category=a", "category=b"}
         assert (by["all"]["p_value"], by["category=a"]["p_value"], by["category=b"]["p_value"]) == (1 / 32, 1 / 32, 1.0)
         assert not five["regressed"]
+        # a slice holding every question (form, hard_class here) is the test of all, decided once
+        whole = [c for c in five["checks"] if c["same_as_all"]]
+        assert whole and all((c["n"], c["change"], c["p_value"], c["decided_at"]) == (32, -5 / 32, 1 / 32, 0.05 / 3)
+                             for c in whole)
         assert by["category=a"]["decided_at"] == pytest.approx(0.05 / 3)
         none = regress(wh, "lose5", "base", [(S1, "doc", 0.0)], correction="none")
         assert {c["slice"] for c in none["checks"] if c["regressed"]} >= {"all", "category=a"}
