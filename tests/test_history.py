@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from assay.cli import cli
 from assay.comparison import NotComparable, compare, config_diff
 from assay.metrics.compute import per_query
+from assay.metrics.inference import infer
 from assay.metrics.registry import parse_measure
 from assay.regression import history, regress
 from assay.rescore import rescore
@@ -57,6 +58,10 @@ def test_compare_two_chunk_sizes(demo_wh):
     assert row["ci_low"] <= row["delta"] <= row["ci_high"] and row["n"] == 56
     assert row["test"] == "sign-flip" and row["patterns"] == 10000 and row["p_value"] <= row["p_holm"] <= 1
     assert (row["ci_low"] <= 0 <= row["ci_high"]) == (row["p_value"] >= 0.05)
+    before, after = [va[(q, "chunk")] for q in sorted(qs)], [vb[(q, "chunk")] for q in sorted(qs)]
+    seeded = infer(before, after, seed=result["seed"], samples=10000)
+    assert (row["ci_low"], row["ci_high"], row["p_value"]) == (seeded.low, seeded.high, seeded.p_value)
+    assert infer(before, after, seed=result["seed"] + 1, samples=10000).p_value != row["p_value"]
     assert rows[("Success@3", "doc", "all")]["test"] == "mcnemar-exact"
     assert ("Success@3", "doc", "form=gap") in rows and ("nDCG@10", "chunk", "hard_class=prose-free") in rows
     # flips agree with the per-question Success@3 values
