@@ -15,7 +15,6 @@ import json
 
 from assay.errors import AssayError
 from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
-from assay.metrics.stats import paired_bootstrap_deltas
 
 SAMPLES = 10000
 """Random sign patterns of a paired test that cannot be enumerated exactly (assay.metrics.inference)."""
