@@ -205,7 +205,7 @@ def render_regress(result: dict) -> str:
         heads = ["status", "measure", "slice", "baseline", "candidate", "change", "floor", "95% CI (info)",
                  "p (info)", "n"]
     verdict = f"{n} regression(s); exit code {REGRESSED}" if n else (
-        "no significant regression" if significance else "no change below its floor")
+        "0 regression(s): no significant regression" if significance else "0 regression(s): no change below its floor")
     return "\n".join([
         f"regress: candidate {esc(result['candidate'])} against baseline {esc(result['baseline'])} "
         f"(--baseline {esc(result['baseline_rule'])})", rule, grid(heads, rows), verdict]) + "\n"

@@ -91,9 +91,9 @@ def test_render_regress_lists_regressions_first_then_overall_then_slices():
     assert rows[0][3:] == ["0.500", "0.375", "-0.125", "-0.020", "<=", "-0.075", "(95%)", "0.0100", "0.0200", "8"]
     assert lines[-1] == "2 regression(s); exit code 7"
     calm = dict(RESULT, checks=RESULT["checks"][:2])
-    assert regression.render_regress(calm).splitlines()[-1] == "no significant regression"
+    assert regression.render_regress(calm).splitlines()[-1] == "0 regression(s): no significant regression"
     threshold = regression.render_regress(dict(calm, mode="threshold", correction="none"))
-    assert threshold.splitlines()[-1] == "no change below its floor"
+    assert threshold.splitlines()[-1] == "0 regression(s): no change below its floor"
     assert threshold.splitlines()[4].split()[3:] == ["0.500", "0.250", "-0.250", "-0.020", "[-1.000,", "-0.200]",
                                                       "0.2500", "8"]
 

@@ -214,7 +214,7 @@ ok      Success@1:chunk  category=easy         0.750      1.000  +0.250  -0.100 
 ok      Success@1:chunk  category=hard         0.750      0.250  -0.500  -0.100  <= +1.000 (98.33%)  0.2500    0.7500  4
 ok      Success@1:chunk  form=match            0.750      0.625  -0.125  -0.100  <= +0.500 (98.33%)  0.5000    1.0000  8
 ok      Success@1:chunk  hard_class=normal     0.750      0.625  -0.125  -0.100  <= +0.500 (98.33%)  0.5000    1.0000  8
-no significant regression
+0 regression(s): no significant regression
 """
 
 

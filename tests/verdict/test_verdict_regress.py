@@ -183,7 +183,7 @@ def test_the_cli_states_the_mode_the_family_and_the_sign(runs):
     threshold = regress_cli("--max-drop", "Success@1:doc=0.15625", "--mode", "threshold")
     assert threshold.exit_code == 0, threshold.output
     assert threshold.stdout.splitlines()[1].startswith("threshold mode:")
-    assert threshold.stdout.splitlines()[-1] == "no change below its floor"
+    assert threshold.stdout.splitlines()[-1] == "0 regression(s): no change below its floor"
     assert regress_cli("--max-drop", "Success@1:doc=0.15", "--mode", "threshold").exit_code == 7
     holm2 = regress_cli("--max-drop", "Success@1:doc=0", "--max-drop", "Success@1:chunk=0")
     assert holm2.exit_code == 0 and "Holm over 2 checks" in holm2.stdout
