@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from assay.cli import cli
 from assay.comparison import NotComparable, compare, config_diff
 from assay.metrics.compute import per_query
+from assay.metrics.inference import infer
 from assay.metrics.registry import parse_measure
 from assay.regression import history, regress
 from assay.rescore import rescore
@@ -55,7 +56,12 @@ def test_compare_two_chunk_sizes(demo_wh):
     qs = [q for (q, lvl) in va if lvl == "chunk"]
     assert row["delta"] == pytest.approx(sum(vb[(q, "chunk")] - va[(q, "chunk")] for q in qs) / len(qs))
     assert row["ci_low"] <= row["delta"] <= row["ci_high"] and row["n"] == 56
-    assert row["test"] == "fisher-randomization" and row["p_value"] <= row["p_holm"] <= 1
+    assert row["test"] == "sign-flip" and row["patterns"] == 10000 and row["p_value"] <= row["p_holm"] <= 1
+    assert (row["ci_low"] <= 0 <= row["ci_high"]) == (row["p_value"] >= 0.05)
+    before, after = [va[(q, "chunk")] for q in sorted(qs)], [vb[(q, "chunk")] for q in sorted(qs)]
+    seeded = infer(before, after, seed=result["seed"], samples=10000)
+    assert (row["ci_low"], row["ci_high"], row["p_value"]) == (seeded.low, seeded.high, seeded.p_value)
+    assert infer(before, after, seed=result["seed"] + 1, samples=10000).p_value != row["p_value"]
     assert rows[("Success@3", "doc", "all")]["test"] == "mcnemar-exact"
     assert ("Success@3", "doc", "form=gap") in rows and ("nDCG@10", "chunk", "hard_class=prose-free") in rows
     # flips agree with the per-question Success@3 values
@@ -67,7 +73,7 @@ def test_compare_two_chunk_sizes(demo_wh):
     assert {f["query_id"] for f in result["flips"]["lost"]} == lost
     wh.close()
     out = invoke("compare", a.run_id, b.run_id, "--warehouse", wh.path)
-    assert "chunker.size: 800 -> 300" in out.stdout and "Holm-adjusted across the 22 tests" in out.stdout
+    assert "chunker.size: 800 -> 300" in out.stdout and "p (Holm) corrects p over the 22 tests" in out.stdout
 
 
 def test_config_diff_shows_whole_missing_sections():
@@ -155,17 +161,24 @@ def test_regression_in_one_slice_is_caught(tmp_path):
         wh.write_run(base)
         prose_free = {j.query_id for j in base.judgments.judgments if j.hard_class == "prose-free"}
         bad = _injected(wh, base, prose_free, 60)
-        result = regress(wh, bad.run_id, "latest", [(parse_measure("nDCG@10"), "chunk", 0.15)])
+        # threshold mode: the slice's fall beyond the allowance fails, whatever its significance
+        result = regress(wh, bad.run_id, "latest", [(parse_measure("nDCG@10"), "chunk", 0.15)], mode="threshold")
         assert result["baseline"] == base.run_id
         checks = {c["slice"]: c for c in result["checks"]}
-        assert not checks["all"]["regressed"] and checks["all"]["drop"] < 0.15  # overall barely moves
-        assert checks["hard_class=prose-free"]["regressed"] and checks["hard_class=prose-free"]["drop"] > 0.5
+        assert not checks["all"]["regressed"] and checks["all"]["change"] > -0.15  # overall barely moves
+        assert checks["hard_class=prose-free"]["regressed"] and checks["hard_class=prose-free"]["change"] < -0.5
         assert result["regressed"]
+        # significance mode: 6 questions can give at best p = 2**-6, above 0.05 / 11 (Holm over 11 checks)
+        sig = regress(wh, bad.run_id, "latest", [(parse_measure("nDCG@10"), "chunk", 0.15)])
+        prose = {c["slice"]: c for c in sig["checks"]}["hard_class=prose-free"]
+        assert prose["n"] == 6 and prose["p_value"] == pytest.approx(2 ** -6) and not prose["regressed"]
+        assert sig["family_size"] == 11 and not sig["regressed"]
         same = _injected(wh, base, set(), 120)  # identical rankings: nothing regresses
         best = regress(wh, same.run_id, "best", [(parse_measure("nDCG@10"), "chunk", 0.15)])
         assert best["baseline"] == base.run_id  # the broken run is never the best
         wh.close()
-        out = invoke("regress", bad.run_id, "--max-drop", "nDCG@10=0.15", "--warehouse", wh.path)
+        out = invoke("regress", bad.run_id, "--max-drop", "nDCG@10=0.15", "--mode", "threshold", "--warehouse",
+                     wh.path)
         assert out.exit_code == 7
         assert re.search(r"^REGRESSED +nDCG@10:chunk +hard_class=prose-free +0\.\d{3} ", out.stdout, re.M), out.stdout
         fine = invoke("regress", same.run_id, "--baseline", base.run_id, "--max-drop", "nDCG@10=0.15",

@@ -77,7 +77,7 @@ def test_the_table_exactly(demo):
         return f"{key[0]:<9}  {key[1]:<5}  {values}  56  {test}"
 
     header = f"metric     level  {a}  {b}  {c}   n  test"
-    rule = "-" * (len(header) - len("test") + len("fisher-randomization"))  # under the widest cell
+    rule = "-" * (len(header) - len("test") + len("mcnemar-exact"))  # under the widest cell
     expected = "\n".join([
         f"run 1  {a}  pipeline bm25  chunker recursive(size=400, overlap=0)  71 questions  "
         "(the baseline: every other run is tested against it)",
@@ -91,8 +91,8 @@ def test_the_table_exactly(demo):
         rule,
         line(keys[0], "mcnemar-exact"),
         line(keys[1], "mcnemar-exact"),
-        line(keys[2], "fisher-randomization"),
-        line(keys[3], "fisher-randomization"),
+        line(keys[2], "sign-flip"),
+        line(keys[3], "sign-flip"),
         "",
         "▲ / ▼: higher / lower than run 1 in a paired test (the test column), p < 0.05",
         "after Holm adjustment across the 8 test(s) of this table; no mark: no significant difference.",
@@ -202,7 +202,7 @@ def test_json_and_csv_shape(demo):
                               "unit": "recursive(size=1600, overlap=0) chunks"}
     assert got["warning"].startswith("retrieval units differ: run 1 ranks recursive(size=400, overlap=0) chunks")
     assert [m["metric"] for m in got["measures"]] == ["Success@3", "nDCG@10"]
-    assert [m["test"] for m in got["measures"]] == ["mcnemar-exact", "fisher-randomization"]
+    assert [m["test"] for m in got["measures"]] == ["mcnemar-exact", "sign-flip"]
     assert all(list(r) == list(ROW_FIELDS) for r in got["rows"])
     assert [(r["metric"], r["level"], r["run_id"]) for r in got["rows"]] == [
         (m, lvl, rid) for m in ("Success@3", "nDCG@10") for lvl in ("chunk", "doc") for rid in (ids[400], ids[1600])]

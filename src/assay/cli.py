@@ -175,6 +175,18 @@ class AssayGroup(click.Group):
                 ctx.exit(damaged.exit_code)
 
 
+def regress_mode_options(f):
+    """--mode and --correction of `regress` and `lake regress`."""
+    f = click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]), default="holm",
+                     show_default=True,
+                     help="How the family of every measure, level and slice checked is corrected (significance "
+                          "mode).")(f)
+    return click.option("--mode", type=click.Choice(["significance", "threshold"]), default="significance",
+                        show_default=True,
+                        help="significance: fail only when the change is significantly below -allowance; "
+                             "threshold: fail when the change is below -allowance, whatever its significance.")(f)
+
+
 warehouse_option = click.option(
     "--warehouse", "warehouse_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
     help="Warehouse file. Default: $ASSAY_WAREHOUSE, else the project's ([warehouse] path of its assay.toml, "
@@ -826,20 +838,26 @@ def _gate(open_source, run_ref, rules, config_path, junit_path, preset) -> None:
 @click.option("--max-drop", "drops", multiple=True, required=True,
               help="Allowed drop, e.g. 'Success@1=0.02' or 'nDCG@10:doc=0.03' (repeatable).")
 @click.option("--alpha", type=Number(ALPHA), default=0.05, show_default=True,
-              help="Significance level of the paired tests (between 0 and 1).")
+              help="Family-wise significance level of the paired tests (between 0 and 1).")
+@regress_mode_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @warehouse_option
-def regress_cmd(run_ref, baseline, drops, alpha, fmt, warehouse_path):
-    """Fail (exit code 7) when a metric drops more than allowed and significantly, overall or in a slice.
+def regress_cmd(run_ref, baseline, drops, alpha, mode, correction, fmt, warehouse_path):
+    """Fail (exit code 7) when a measure drops below its allowance, overall or in a slice.
+
+    A change is candidate - baseline; a drop is a negative change; --max-drop M=a guards "change >= -a".
+    --mode significance (the default) fails only when the change is significantly below -a (one-sided paired
+    test, corrected over every measure, level and slice checked); --mode threshold fails on the change alone.
 
     `latest` (the candidate) is the newest run recorded, whatever its status: when it failed or was
     blocked, regress fails with exit code 8 and says why, as does a named baseline that did not complete."""
     from assay.warehouse import Warehouse
 
-    _regress(lambda: Warehouse.open(warehouse_path, read_only=True), run_ref, baseline, drops, alpha, fmt)
+    _regress(lambda: Warehouse.open(warehouse_path, read_only=True), run_ref, baseline, drops, alpha, fmt,
+             mode, correction)
 
 
-def _regress(open_source, run_ref, baseline, drops, alpha, fmt) -> None:
+def _regress(open_source, run_ref, baseline, drops, alpha, fmt, mode="significance", correction="holm") -> None:
     """`regress` on a run of a warehouse or a lake: print, exit 7 on a regression."""
     from assay import jsonout
 
@@ -849,7 +867,7 @@ def _regress(open_source, run_ref, baseline, drops, alpha, fmt) -> None:
     parsed = [regression.parse_drop(d) for d in drops]
     with open_source() as source:
         result = regression.regress(source, resolve_checked(source, run_ref, "checking it for regressions"),
-                                    baseline, parsed, alpha)
+                                    baseline, parsed, alpha, mode, correction)
     for r in result["skipped"]:
         _progress(f"note: --baseline latest stepped over run {r['run_id']}, which has status {r['status']} "
                   f"({r['reason']})")
@@ -1837,11 +1855,14 @@ def lake_gate(lake_dir, engine, spark_master, config_path, run_ref, rules, junit
 @click.option("--max-drop", "drops", multiple=True, required=True,
               help="Allowed drop, e.g. 'Success@1=0.02' or 'nDCG@10:doc=0.03' (repeatable).")
 @click.option("--alpha", type=Number(ALPHA), default=0.05, show_default=True,
-              help="Significance level of the paired tests (between 0 and 1).")
+              help="Family-wise significance level of the paired tests (between 0 and 1).")
+@regress_mode_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def lake_regress(lake_dir, engine, spark_master, config_path, run_ref, baseline, drops, alpha, fmt):
+def lake_regress(lake_dir, engine, spark_master, config_path, run_ref, baseline, drops, alpha, mode, correction,
+                 fmt):
     """Fail (exit code 7) when a run in the lake drops more than allowed, as `assay regress` does."""
-    _regress(lambda: _open_lake(lake_dir, engine, spark_master, config_path), run_ref, baseline, drops, alpha, fmt)
+    _regress(lambda: _open_lake(lake_dir, engine, spark_master, config_path), run_ref, baseline, drops, alpha, fmt,
+             mode, correction)
 
 
 def _interrupted_outside_a_command(signum, frame):

@@ -2,9 +2,11 @@
 
 Two runs are comparable when their judgments hash and corpus hash match: then
 they asked the same questions against the same documents, and every metric can
-be compared question by question (paired). Deltas get a paired bootstrap 95%
-interval and a paired test (exact McNemar for 0/1 measures, Fisher randomization
-for graded ones); p-values are Holm-adjusted across every test in one table.
+be compared question by question (paired). Each change (B - A) gets ONE paired
+inference: a sign-flip test (exact McNemar for 0/1 measures, a sign-flip permutation
+test for graded ones) and the 95% interval that inverts it, so the interval excludes
+0 exactly when p < 0.05 (assay.metrics.inference); p-values are also shown
+Holm-adjusted across every test in one table.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ import json
 
 from assay.errors import AssayError
 from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
-from assay.metrics.stats import paired_bootstrap_deltas
 
 SAMPLES = 10000
+"""Random sign patterns of a paired test that cannot be enumerated exactly (assay.metrics.inference)."""
+
+ALPHA = 0.05
+"""The level of compare's two-sided intervals: a 95% interval that excludes 0 exactly when p < 0.05."""
 
 
 class NotComparable(AssayError):
@@ -82,8 +87,23 @@ def paired_tests(warehouse, a: dict, b: dict, measures, slices: bool, seed: int)
     (assay.analytics.direct), as one Ibis expression on any other (assay.analytics.pairing); the intervals and
     the tests read them here, in question order. A slice holding every question reuses the "all" row.
     """
+    rows, overall = [], {}
+    for measure, level, name, as_all, before, after in paired_groups(warehouse, a, b, measures, slices):
+        if as_all:
+            row = dict(overall[(measure.name, level)], slice=name)
+        else:
+            row = inference_row(before, after, seed)
+            row = {"metric": measure.name, "level": level, "slice": name, **row}
+        if name == "all":
+            overall[(measure.name, level)] = row
+        rows.append(row)
+    return rows
+
+
+def paired_groups(warehouse, a: dict, b: dict, measures, slices: bool) -> list[tuple]:
+    """(measure, level, slice, same questions as "all", values of A, values of B) per (measure, level, slice),
+    each side's values in question order."""
     from assay.analytics.direct import holds_duckdb, paired_values
-    from assay.metrics.significance import paired_tests_many
 
     question_measures = [m for m in measures if m.family.unit == "question"]  # citations and claims do not pair
     pairs: dict[tuple, list] = {}
@@ -110,25 +130,20 @@ def paired_tests(warehouse, a: dict, b: dict, measures, slices: bool, seed: int)
                     every = units
                 groups.append((measure, level, name, units == every and name != "all",
                                [va for _, va, _ in group], [vb for _, _, vb in group]))
-    tested = [g for g in groups if not g[3]]
-    tests = iter(paired_tests_many([(g[4], g[5], metric_kind(g[0])) for g in tested], seed=seed, samples=SAMPLES))
-    deltas = iter(paired_bootstrap_deltas([(g[4], g[5]) for g in tested], seed=seed))
-    rows, overall = [], {}
-    for measure, level, name, as_all, before, after in groups:
-        if as_all:
-            row = dict(overall[(measure.name, level)], slice=name)
-        else:
-            n = len(before)
-            low, high = next(deltas)
-            test = next(tests)
-            row = {"metric": measure.name, "level": level, "slice": name, "n": n,
-                   "a": sum(before) / n, "b": sum(after) / n,
-                   "delta": (sum(after) - sum(before)) / n, "ci_low": low, "ci_high": high,
-                   "test": test["test"], "p_value": test["p_value"]}
-        if name == "all":
-            overall[(measure.name, level)] = row
-        rows.append(row)
-    return rows
+    return groups
+
+
+def inference_row(before, after, seed: int, alpha: float = ALPHA) -> dict:
+    """Both means, the change B - A, and its two-sided ``1 - alpha`` interval and p-value from one paired
+    sign-flip test inverted into its interval (assay.metrics.inference): the interval excludes 0 exactly when
+    p < alpha."""
+    from assay.metrics.inference import infer
+
+    n = len(before)
+    inf = infer(before, after, alpha=alpha, seed=seed, samples=SAMPLES)
+    return {"n": n, "a": sum(before) / n, "b": sum(after) / n, "delta": (sum(after) - sum(before)) / n,
+            "ci_low": inf.low, "ci_high": inf.high, "test": inf.method, "patterns": inf.patterns,
+            "p_value": inf.p_value}
 
 
 def paired_rows(warehouse, a: dict, b: dict, measures, slices: bool, seed: int) -> list[dict]:
@@ -174,7 +189,7 @@ def compare(warehouse, run_a: str, run_b: str, measures=DEFAULT_MEASURES, flip_m
     return {
         "a": {k: a[k] for k in ("run_id", "pipeline")}, "b": {k: b[k] for k in ("run_id", "pipeline")},
         "config_diff": [{"key": k, "a": va, "b": vb} for k, va, vb in config_diff(a["config"], b["config"])],
-        "seed": seed, "bootstrap_samples": 1000, "randomization_samples": SAMPLES,
+        "seed": seed, "alpha": ALPHA, "randomization_samples": SAMPLES,
         "rows": rows, "flips": flips(warehouse, a, b, parse_measure(flip_metric), flip_level),
         "units": _units(warehouse, a, b),
     }
@@ -192,6 +207,10 @@ def _p(v: float) -> str:
     return "<0.001" if v < 0.001 else f"{v:.3f}"
 
 
+def _alpha(result: dict) -> str:
+    return f"{result.get('alpha', ALPHA):g}"
+
+
 def render(result: dict) -> str:
     from assay import tables
     from assay.escape import terminal as esc
@@ -206,10 +225,11 @@ def render(result: dict) -> str:
     body = [[r["metric"], r["level"], f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",
              f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", r["test"], _p(r["p_value"]), _p(r["p_holm"]),
              str(r["n"])] for r in overall]
-    heads = ["metric", "level", "A", "B", "delta", "95% CI (paired)", "test", "p", "p (Holm)", "n"]
+    heads = ["metric", "level", "A", "B", "change", "95% CI", "test", "p", "p (Holm)", "n"]
     n_tests = overall[0]["n_tests"] if overall else 0
-    out += ["", f"all questions (p-values Holm-adjusted across the {n_tests} tests of this table):", "",
-            tables.render(heads, body)]
+    out += ["", f"all questions: change = B - A; each 95% interval inverts the paired test beside it, so it "
+                f"excludes 0 exactly when p < {_alpha(result)}; p (Holm) corrects p over the {n_tests} tests of this "
+                "table:", "", tables.render(heads, body)]
     f = result["flips"]
     out += ["", f"questions that flipped on {f['metric']} ({f['level']} level): {len(f['won'])} won, "
                 f"{len(f['lost'])} lost (rank of the first relevant result in A and in B; - when none was retrieved)"]
@@ -223,8 +243,9 @@ def render(result: dict) -> str:
     headline = {("Success@3", "doc"), ("Success@10", "chunk"), ("nDCG@10", "chunk")}
     sliced = [r for r in result["rows"] if r["slice"] != "all" and (r["metric"], r["level"]) in headline]
     sbody = [[r["slice"], r["metric"], r["level"], str(r["n"]), f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",
-              f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", _p(r["p_holm"])] for r in sliced]
-    out += ["", "by slice (headline metrics; p-values Holm-adjusted within each slice over all its tests):", "",
-            tables.render(["slice", "metric", "level", "n", "A", "B", "delta", "95% CI (paired)", "p (Holm)"], sbody),
+              f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", _p(r["p_value"]), _p(r["p_holm"])] for r in sliced]
+    out += ["", "by slice (headline metrics; each interval inverts its p; p (Holm) corrects p within each slice "
+                "over all its tests):", "",
+            tables.render(["slice", "metric", "level", "n", "A", "B", "change", "95% CI", "p", "p (Holm)"], sbody),
             "", "JSON output (--format json) has every metric for every slice."]
     return "\n".join(out) + "\n"

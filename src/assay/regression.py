@@ -3,9 +3,11 @@
 regress: the candidate run is compared with a baseline picked from history among
 comparable runs (same judgments and corpus) of the same pipeline: ``latest`` (the
 newest before the candidate), ``best`` (the highest on the first guarded metric),
-or a run id. A metric regresses when it drops by more than its allowed drop AND
-the drop is significant (paired test, Holm-adjusted within its slice, p < alpha),
-overall or in any slice. Exit code 7 when anything regresses.
+or a run id. A change is B - A (candidate - baseline); a drop is a negative change.
+In significance mode (the default) a check regresses when its change is
+significantly below -allowance (one-sided paired test, Holm over every measure,
+level and slice checked); in threshold mode when its change is below -allowance.
+Exit code 7 when anything regresses.
 
 A candidate or a named baseline that did not complete (status failed or blocked)
 fails with exit code 8; ``latest`` as the baseline steps over such runs and names
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from assay.comparison import check_comparable, paired_rows, run_identity
+from assay.comparison import check_comparable, paired_groups, run_identity
 from assay.errors import ConfigError, RunNotFound
 from assay.metrics.registry import MEASURE_TEXT, parse_measure
 
@@ -80,13 +82,32 @@ def pick_baseline(warehouse, candidate: dict, how: str, guard) -> str:
     return max(history, key=lambda r: (means[r], r))
 
 
-def regress(warehouse, run_id: str, baseline: str, drops: list, alpha: float = 0.05) -> dict:
+MODES = ("significance", "threshold")
+
+
+def regress(warehouse, run_id: str, baseline: str, drops: list, alpha: float = 0.05, mode: str = "significance",
+            correction: str = "holm") -> dict:
+    """Check each guarded (measure, level) overall and in every slice; a change is B - A (candidate minus
+    baseline), a drop a negative change, and ``--max-drop M=a`` guards "change >= -a".
+
+    - ``mode="significance"`` (the default): a check fails only when the change is significantly below -a: a
+      one-sided paired test of H0 "change >= -a" (assay.metrics.inference), decided at the level the family
+      correction gives it over every distinct (measure, level, slice) checked. Its interval is the matching
+      one-sided one at that same level, ``[-1, upper]``: it lies wholly below -a exactly when the check fails.
+    - ``mode="threshold"``: a check fails when the change is below -a, whatever its significance; the two-sided
+      95% interval and p of "change = 0" are shown for information only, uncorrected.
+    """
     if not drops:
         raise ConfigError("give at least one --max-drop, e.g. --max-drop Success@1=0.02")
     from assay.limits import ALPHA
+    from assay.metrics.family import CORRECTIONS
 
     if ALPHA.problem(alpha):
         raise ConfigError(f"--alpha {ALPHA.problem(alpha)}")
+    if mode not in MODES:
+        raise ConfigError(f"--mode {mode!r}: choose one of {', '.join(MODES)}")
+    if correction not in CORRECTIONS:
+        raise ConfigError(f"--correction {correction!r}: choose one of {', '.join(CORRECTIONS)}")
     candidate = run_identity(warehouse, run_id)
     base_id = pick_baseline(warehouse, candidate, baseline, drops[0])
     from assay.run_status import incomplete_between
@@ -96,40 +117,102 @@ def regress(warehouse, run_id: str, baseline: str, drops: list, alpha: float = 0
     base = run_identity(warehouse, base_id)
     check_comparable(base, candidate)
     measures = list(dict.fromkeys(m for m, _, _ in drops))
-    rows = paired_rows(warehouse, base, candidate, measures, slices=True, seed=candidate["seed"])
     allowed = {(m.name, lvl): d for m, lvl, d in drops}
-    from assay.metrics.significance import holm
+    groups = [g for g in paired_groups(warehouse, base, candidate, measures, slices=True)
+              if (g[0].name, g[1]) in allowed]
+    checks = _checks(groups, allowed, alpha, mode, correction, candidate["seed"])
+    family = sum(not c["same_as_all"] for c in checks)
+    return {"candidate": run_id, "baseline": base_id, "baseline_rule": baseline, "alpha": alpha, "mode": mode,
+            "correction": correction if mode == "significance" else "none", "family_size": family,
+            "checks": checks, "regressed": any(c["regressed"] for c in checks), "skipped": skipped}
 
-    checks = [dict(r) for r in rows if (r["metric"], r["level"]) in allowed]
-    for scope in {c["slice"] for c in checks}:  # Holm over the guarded tests of each slice
-        scoped = [c for c in checks if c["slice"] == scope]
-        for c, adj in zip(scoped, holm([c["p_value"] for c in scoped])):
-            c["p_holm"], c["n_tests"] = adj, len(scoped)
+
+def _checks(groups, allowed, alpha, mode, correction, seed) -> list[dict]:
+    """One check per group: the change and its inference; the decision by ``mode``."""
+    from assay.comparison import SAMPLES
+    from assay.metrics.family import correct
+    from assay.metrics.inference import changes, infer, null_distribution
+
+    checks, dists, overall = [], {}, {}
+    for measure, level, name, as_all, before, after in groups:
+        allowance = allowed[(measure.name, level)]
+        c = {"metric": measure.name, "level": level, "slice": name, "same_as_all": as_all, "n": len(before),
+             "a": sum(before) / len(before), "b": sum(after) / len(after),
+             "change": (sum(after) - sum(before)) / len(before), "max_drop": allowance,
+             "null": 0.0 - allowance}  # 0.0 - 0.0 is 0.0, where -0.0 would print as -0.000
+        if not as_all:
+            dists[len(checks)] = (before, after, null_distribution(changes(before, after), seed, SAMPLES))
+        checks.append(c)
+    tested = sorted(dists)
+    if mode == "significance":
+        raw = {i: infer(*dists[i][:2], alpha=alpha, alternative="less", null=checks[i]["null"],
+                        dist=dists[i][2]).p_value for i in tested}
+        decided = dict(zip(tested, correct([raw[i] for i in tested], alpha, correction)))
+    else:
+        decided = {i: {"level": alpha, "p_adjusted": None, "rejected": None} for i in tested}
+    for i in tested:
+        c, d = checks[i], decided[i]
+        if mode == "significance":
+            inf = infer(*dists[i][:2], alpha=d["level"], alternative="less", null=c["null"], dist=dists[i][2])
+            regressed = inf.p_value < d["level"]
+        else:
+            inf = infer(*dists[i][:2], alpha=alpha, dist=dists[i][2])
+            regressed = c["change"] < c["null"]
+        c.update({"ci_low": inf.low, "ci_high": inf.high, "confidence": 1 - inf.alpha,
+                  "alternative": inf.alternative, "tested_null": inf.null, "p_value": inf.p_value,
+                  "p_adjusted": d["p_adjusted"], "decided_at": d["level"], "method": inf.method,
+                  "patterns": inf.patterns, "regressed": regressed})
+        if c["slice"] == "all":
+            overall[(c["metric"], c["level"])] = c
     for c in checks:
-        c["drop"] = -c["delta"]
-        c["max_drop"] = allowed[(c["metric"], c["level"])]
-        c["regressed"] = c["drop"] > c["max_drop"] and c["p_holm"] < alpha
-    return {"candidate": run_id, "baseline": base_id, "baseline_rule": baseline, "alpha": alpha, "checks": checks,
-            "regressed": any(c["regressed"] for c in checks), "skipped": skipped}
+        if c["same_as_all"]:  # the same questions as "all": the same hypothesis, decided once
+            c.update({k: v for k, v in overall[(c["metric"], c["level"])].items()
+                      if k not in ("slice", "same_as_all")})
+    for c in checks:
+        c["family_size"] = len(tested) if mode == "significance" else None
+        c["decision"] = "regressed" if c["regressed"] else "ok"
+    return checks
 
 
 def render_regress(result: dict) -> str:
     from assay.escape import terminal as esc
     from assay.tables import render as grid
 
-    rows = [["REGRESSED" if c["regressed"] else "ok", f"{c['metric']}:{c['level']}", c["slice"], f"{c['a']:.3f}",
-             f"{c['b']:.3f}", f"{c['drop']:+.3f}", f"{c['max_drop']:g}", f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]",
-             f"{c['p_holm']:.4f}", c["n"]]
-            for c in sorted(result["checks"],
-                            key=lambda c: (not c["regressed"], c["slice"] != "all", c["slice"], c["metric"]))]
+    significance = result["mode"] == "significance"
+    ordered = sorted(result["checks"], key=lambda c: (not c["regressed"], c["slice"] != "all", c["slice"],
+                                                      c["metric"]))
+    rows = []
+    for c in ordered:
+        interval = (f"<= {c['ci_high']:+.3f} ({100 * c['confidence']:.4g}%)" if significance
+                    else f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]")
+        row = ["REGRESSED" if c["regressed"] else "ok", f"{c['metric']}:{c['level']}", c["slice"], f"{c['a']:.3f}",
+               f"{c['b']:.3f}", f"{c['change']:+.3f}", f"{c['null']:+.3f}", interval]
+        row += [_p(c["p_value"]), _p(c["p_adjusted"])] if significance else [_p(c["p_value"])]
+        rows.append(row + [c["n"]])
     n = sum(c["regressed"] for c in result["checks"])
+    names = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no correction"}
+    if significance:
+        rule = (f"significance mode: a check fails when its change (candidate - baseline) is significantly below "
+                f"its floor (-allowance): one-sided paired test, {names[result['correction']]} over "
+                f"{result['family_size']} checks at alpha {result['alpha']:g}; each bound is the one-sided interval "
+                f"at the level that check was decided at, below the floor exactly when it fails")
+        heads = ["status", "measure", "slice", "baseline", "candidate", "change", "floor", "bound", "p",
+                 f"p ({names[result['correction']]})" if result["correction"] != "none" else "p (uncorrected)", "n"]
+    else:
+        rule = (f"threshold mode: a check fails when its change (candidate - baseline) is below its floor "
+                f"(-allowance), whatever its significance; the 95% interval and p (change = 0, uncorrected) are "
+                f"shown for information only ({result['family_size']} checks)")
+        heads = ["status", "measure", "slice", "baseline", "candidate", "change", "floor", "95% CI (info)",
+                 "p (info)", "n"]
+    verdict = f"{n} regression(s); exit code {REGRESSED}" if n else (
+        "0 regression(s): no significant regression" if significance else "0 regression(s): no change below its floor")
     return "\n".join([
         f"regress: candidate {esc(result['candidate'])} against baseline {esc(result['baseline'])} "
-        f"(--baseline {esc(result['baseline_rule'])}); a drop counts when it exceeds its allowance AND "
-        f"p (Holm, within its slice) < {result['alpha']}",
-        grid(["status", "measure", "slice", "baseline", "candidate", "drop", "allowed", "95% CI of delta", "p (Holm)",
-              "n"], rows),
-        f"{n} regression(s)" + (f"; exit code {REGRESSED}" if n else ": no significant regression")]) + "\n"
+        f"(--baseline {esc(result['baseline_rule'])})", rule, grid(heads, rows), verdict]) + "\n"
+
+
+def _p(v) -> str:
+    return "-" if v is None else "<0.0001" if v < 0.0001 else f"{v:.4f}"
 
 
 def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: str = "all",

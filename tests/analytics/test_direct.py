@@ -14,6 +14,7 @@ from assay.analytics.pairing import paired
 from assay.comparison import SAMPLES, compare, metric_kind
 from assay.metrics.compute import SLICE_FIELDS, evaluate, per_query, question_labels
 from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
+from assay.metrics.inference import infer
 from assay.metrics.significance import mcnemar_exact
 from assay.regression import history, regress
 from assay.runner import RunOptions, run
@@ -162,9 +163,12 @@ def test_compare_rows_are_the_reference_figures(demo):
                 if not units:
                     continue
                 before, after = [va[(u, level)] for u in units], [vb[(u, level)] for u in units]
-                low, high = reference.paired_bootstrap_delta(before, after, result["seed"])
-                p = (reference.fisher_randomization(before, after, result["seed"], SAMPLES)
-                     if metric_kind(measure) == "continuous" else mcnemar_exact(before, after)["p_value"])
+                # the inference is tested against scipy and brute force in tests/metrics/test_inference.py; here
+                # the pairs the direct path reads are the per-question values, question by question
+                inf = infer(before, after, alpha=0.05, seed=result["seed"], samples=SAMPLES)
+                low, high, p = inf.low, inf.high, inf.p_value
+                if metric_kind(measure) == "binary":
+                    assert p == pytest.approx(mcnemar_exact(before, after)["p_value"], rel=1e-12)
                 row = rows[(measure.name, level, name)]
                 n = len(units)
                 assert (row["n"], row["a"], row["b"], row["delta"], row["ci_low"], row["ci_high"], row["p_value"]) == \

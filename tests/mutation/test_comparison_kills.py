@@ -76,8 +76,9 @@ def test_render_is_the_difference_the_tables_and_the_flips_exactly():
     assert comparison.render(RESULT) == (
         "compare A A1 (bm25)  ->  B B1 (hybrid)\n\nconfiguration difference:\n  pipeline: 'bm25' -> 'hybrid'\n\n"
         "WARNING: A retrieves chunks, B documents\n\n"
-        "all questions (p-values Holm-adjusted across the 2 tests of this table):\n\n"
-        "metric     level      A      B   delta   95% CI (paired)  test          p  p (Holm)  n\n"
+        "all questions: change = B - A; each 95% interval inverts the paired test beside it, so it excludes 0 "
+        "exactly when p < 0.05; p (Holm) corrects p over the 2 tests of this table:\n\n"
+        "metric     level      A      B  change            95% CI  test          p  p (Holm)  n\n"
         "--------------------------------------------------------------------------------------\n"
         "Success@3  doc    0.500  0.750  +0.250  [+0.000, +0.500]  mcnemar  <0.001    <0.001  4\n"
         "RR@10      chunk  0.500  0.250  -0.250  [-0.500, +0.000]  mcnemar   0.200     0.400  4\n\n"
@@ -87,10 +88,11 @@ def test_render_is_the_difference_the_tables_and_the_flips_exactly():
         "------------------------------------\n"
         "won   007               -          2\n"
         "lost  12                1          -\n\n"
-        "by slice (headline metrics; p-values Holm-adjusted within each slice over all its tests):\n\n"
-        "slice     metric     level  n      A      B   delta   95% CI (paired)  p (Holm)\n"
-        "-------------------------------------------------------------------------------\n"
-        "form=gap  Success@3  doc    4  0.250  0.500  +0.250  [+0.000, +0.500]     0.600\n\n"
+        "by slice (headline metrics; each interval inverts its p; p (Holm) corrects p within each slice over all "
+        "its tests):\n\n"
+        "slice     metric     level  n      A      B  change            95% CI      p  p (Holm)\n"
+        "--------------------------------------------------------------------------------------\n"
+        "form=gap  Success@3  doc    4  0.250  0.500  +0.250  [+0.000, +0.500]  0.300     0.600\n\n"
         "JSON output (--format json) has every metric for every slice.\n")
 
 
@@ -101,4 +103,4 @@ def test_render_without_a_unit_warning_or_flips_says_neither():
     assert "WARNING" not in text and "flip  query_id" not in text
     assert "questions that flipped on Success@3 (doc level): 0 won, 0 lost (rank" in text
     assert comparison.render(dict(calm, units={})) == text
-    assert "across the 0 tests" in comparison.render(dict(calm, rows=[]))
+    assert "p (Holm) corrects p over the 0 tests" in comparison.render(dict(calm, rows=[]))

@@ -68,11 +68,13 @@ def test_values_by_run_are_each_runs_values_in_unit_order():
 
 
 def check(metric, slice_, regressed, a, b, p):
-    return {"metric": metric, "level": "chunk", "slice": slice_, "a": a, "b": b, "drop": a - b, "max_drop": 0.02,
-            "ci_low": b - a - 0.1, "ci_high": b - a + 0.05, "p_holm": p, "n": 8, "regressed": regressed}
+    return {"metric": metric, "level": "chunk", "slice": slice_, "a": a, "b": b, "change": b - a, "max_drop": 0.02,
+            "null": -0.02, "ci_low": -1.0, "ci_high": b - a + 0.05, "confidence": 0.95, "p_value": p / 2,
+            "p_adjusted": p, "n": 8, "regressed": regressed}
 
 
-RESULT = {"candidate": "cand", "baseline": "base", "baseline_rule": "latest", "alpha": 0.05,
+RESULT = {"candidate": "cand", "baseline": "base", "baseline_rule": "latest", "alpha": 0.05, "mode": "significance",
+          "correction": "holm", "family_size": 4,
           "checks": [check("nDCG@10", "form=gap", False, 0.5, 0.5, 1.0), check("Success@1", "all", False, 0.5, 0.25, 0.5),
                      check("RR@10", "form=gap", True, 0.75, 0.5, 0.01), check("nDCG@10", "all", True, 0.5, 0.375, 0.02)]}
 
@@ -80,15 +82,20 @@ RESULT = {"candidate": "cand", "baseline": "base", "baseline_rule": "latest", "a
 def test_render_regress_lists_regressions_first_then_overall_then_slices():
     text = regression.render_regress(RESULT)
     lines = text.splitlines()
-    assert lines[0] == ("regress: candidate cand against baseline base (--baseline latest); a drop counts when it "
-                        "exceeds its allowance AND p (Holm, within its slice) < 0.05")
-    rows = [line.split() for line in lines[3:-1]]
+    assert lines[0] == "regress: candidate cand against baseline base (--baseline latest)"
+    assert lines[1].startswith("significance mode: ") and "Holm over 4 checks at alpha 0.05" in lines[1]
+    rows = [line.split() for line in lines[4:-1]]
     assert [r[:3] for r in rows] == [["REGRESSED", "nDCG@10:chunk", "all"], ["REGRESSED", "RR@10:chunk", "form=gap"],
                                      ["ok", "Success@1:chunk", "all"], ["ok", "nDCG@10:chunk", "form=gap"]]
-    assert rows[0][3:] == ["0.500", "0.375", "+0.125", "0.02", "[-0.225,", "-0.075]", "0.0200", "8"]
+    # the change is negative (B - A), the floor is -allowance, the bound and both p-values are shown
+    assert rows[0][3:] == ["0.500", "0.375", "-0.125", "-0.020", "<=", "-0.075", "(95%)", "0.0100", "0.0200", "8"]
     assert lines[-1] == "2 regression(s); exit code 7"
     calm = dict(RESULT, checks=RESULT["checks"][:2])
     assert regression.render_regress(calm).splitlines()[-1] == "0 regression(s): no significant regression"
+    threshold = regression.render_regress(dict(calm, mode="threshold", correction="none"))
+    assert threshold.splitlines()[-1] == "0 regression(s): no change below its floor"
+    assert threshold.splitlines()[4].split()[3:] == ["0.500", "0.250", "-0.250", "-0.020", "[-1.000,", "-0.200]",
+                                                      "0.2500", "8"]
 
 
 def point(run_id, value):

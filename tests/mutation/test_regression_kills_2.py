@@ -204,15 +204,16 @@ def test_parse_drop_lists_every_level_of_the_measure():
 
 
 REGRESS_TEXT = """\
-regress: candidate u against baseline v (--baseline latest); a drop counts when it exceeds its allowance AND \
-p (Holm, within its slice) < 0.05
-status  measure          slice              baseline  candidate    drop  allowed   95% CI of delta  p (Holm)  n
----------------------------------------------------------------------------------------------------------------
-ok      Success@1:chunk  all                   0.750      0.625  +0.125      0.1  [-0.644, +0.497]    1.0000  8
-ok      Success@1:chunk  category=easy         0.750      1.000  -0.250      0.1  [-0.505, +1.000]    1.0000  4
-ok      Success@1:chunk  category=hard         0.750      0.250  +0.500      0.1  [-1.000, +0.406]    0.5000  4
-ok      Success@1:chunk  form=match            0.750      0.625  +0.125      0.1  [-0.644, +0.497]    1.0000  8
-ok      Success@1:chunk  hard_class=normal     0.750      0.625  +0.125      0.1  [-0.644, +0.497]    1.0000  8
+regress: candidate u against baseline v (--baseline latest)
+significance mode: a check fails when its change (candidate - baseline) is significantly below its floor (-allowance): \
+one-sided paired test, Holm over 3 checks at alpha 0.05; each bound is the one-sided interval at the level that check was decided at, below the floor exactly when it fails
+status  measure          slice              baseline  candidate  change   floor  bound                    p  p (Holm)  n
+------------------------------------------------------------------------------------------------------------------------
+ok      Success@1:chunk  all                   0.750      0.625  -0.125  -0.100  <= +0.500 (98.33%)  0.5000    1.0000  8
+ok      Success@1:chunk  category=easy         0.750      1.000  +0.250  -0.100  <= +1.000 (98.33%)  1.0000    1.0000  4
+ok      Success@1:chunk  category=hard         0.750      0.250  -0.500  -0.100  <= +1.000 (98.33%)  0.2500    0.7500  4
+ok      Success@1:chunk  form=match            0.750      0.625  -0.125  -0.100  <= +0.500 (98.33%)  0.5000    1.0000  8
+ok      Success@1:chunk  hard_class=normal     0.750      0.625  -0.125  -0.100  <= +0.500 (98.33%)  0.5000    1.0000  8
 0 regression(s): no significant regression
 """
 
@@ -225,11 +226,12 @@ def test_render_regress_whole_text(sql_wh):
 def test_render_regress_puts_the_overall_row_before_a_slice_that_sorts_before_it():
     """Kills: the overall slice compared with 'XXallXX' or 'ALL' in the row order ('a=1' sorts before 'all')."""
     def check(slice_):
-        return {"metric": "Success@1", "level": "chunk", "slice": slice_, "a": 0.5, "b": 0.5, "drop": 0.0,
-                "max_drop": 0.02, "ci_low": 0.0, "ci_high": 0.0, "p_holm": 1.0, "n": 4, "regressed": False}
-    result = {"candidate": "c", "baseline": "b", "baseline_rule": "latest", "alpha": 0.05,
-              "checks": [check("a=1"), check("all")]}
-    rows = regression.render_regress(result).splitlines()[3:5]
+        return {"metric": "Success@1", "level": "chunk", "slice": slice_, "a": 0.5, "b": 0.5, "change": 0.0,
+                "max_drop": 0.02, "null": -0.02, "ci_low": -1.0, "ci_high": 0.0, "confidence": 0.975, "p_value": 1.0,
+                "p_adjusted": 1.0, "n": 4, "regressed": False}
+    result = {"candidate": "c", "baseline": "b", "baseline_rule": "latest", "alpha": 0.05, "mode": "significance",
+              "correction": "holm", "family_size": 2, "checks": [check("a=1"), check("all")]}
+    rows = regression.render_regress(result).splitlines()[4:6]
     assert [r.split()[2] for r in rows] == ["all", "a=1"]
 
 

@@ -98,24 +98,28 @@ def test_the_default_bootstrap_sample_count_is_1000():
     assert paired_bootstrap_deltas([(before, after)], seed=5) == [paired_bootstrap_delta(before, after, 5, 1000)]
 
 
-def test_compare_intervals_use_1000_resamples(tmp_path):
-    """Kills: compare computing its deltas' intervals with any count but the 1000 it reports (a changed default
-    of paired_bootstrap_deltas, or a count passed in): its interval of each row equals paired_bootstrap_delta
-    with an explicit 1000 over the same per-question values, on a real warehouse."""
+def test_compare_rows_are_one_inference_from_the_runs_seed(tmp_path):
+    """Kills: compare's intervals taken from another procedure than its p-values (the paired bootstrap it used
+    before), another seed or sample count, or another alpha: each row's interval and p equal infer() over the
+    same per-question values with the run's seed and 10,000 patterns, and the interval excludes 0 exactly when
+    p < 0.05, on a real warehouse."""
+    from assay.metrics.inference import infer
+
     with Warehouse.open(tmp_path / "w.duckdb") as wh:
-        # 8 questions won and 8 lost: a delta of 0 with spread, whose interval depends on the resample count
+        # 8 questions won and 8 lost: a change of 0 with spread
         write_outcomes(wh, "a", outcomes(32, 20), minutes=0)
         write_outcomes(wh, "b", outcomes(32, 20, first_miss=8), minutes=1)
         result = compare(wh, "a", "b", [parse_measure("Success@1"), parse_measure("RR@10")])
-        assert result["bootstrap_samples"] == 1000 and result["seed"] == 0
+        assert result["alpha"] == 0.05 and result["seed"] == 0 and result["randomization_samples"] == 10000
         for row in (r for r in result["rows"] if r["slice"] == "all"):
             measure = parse_measure(row["metric"])
             va, vb = per_query(wh, "a", measure), per_query(wh, "b", measure)
             qs = sorted(q for q, lvl in va if lvl == row["level"])
             before, after = [va[(q, row["level"])] for q in qs], [vb[(q, row["level"])] for q in qs]
-            expected = paired_bootstrap_delta(before, after, seed=0, samples=1000)
-            assert (row["ci_low"], row["ci_high"]) == expected, row
-            assert expected != paired_bootstrap_delta(before, after, seed=0, samples=999)  # the input tells them apart
+            expected = infer(before, after, alpha=0.05, seed=0, samples=10000)
+            assert (row["ci_low"], row["ci_high"], row["p_value"]) == (expected.low, expected.high, expected.p_value)
+            assert (row["ci_low"] <= 0 <= row["ci_high"]) == (row["p_value"] >= 0.05)
+            assert row["delta"] == 0.0 and row["p_value"] == 1.0
 
 
 def test_ablate_rung_intervals_use_1000_resamples(tmp_path):

@@ -1,9 +1,13 @@
 """`assay regress` and `assay history` at the boundaries of their rules, on real DuckDB warehouses.
 
-A metric regresses when its drop exceeds the allowance AND its Holm-adjusted p (within its slice, over the
-guarded measures) is below alpha. Every run here is written with prescribed per-question outcomes
-(verdict_runs.py): Success@1 is hits/32, and against a baseline with 32 hits a candidate that misses k
-questions has drop k/32 (exact in binary floating point) and McNemar p = 2 * 2**-k exactly (k lost, none won).
+A change is candidate - baseline; ``--max-drop M=a`` guards "change >= -a". Significance mode (the default)
+regresses when a one-sided paired test of H0 "change >= -a" is rejected at the level the family correction
+(Holm by default, over every distinct measure, level and slice checked) gives it; threshold mode when the
+change is below -a. Every run here is written with prescribed per-question outcomes (verdict_runs.py):
+Success@1 is hits/32; against a baseline with 32 hits, a candidate that misses k questions has change -k/32
+(exact in binary floating point), and the one-sided sign-flip p of H0 "change >= -a" is, from its definition
+(flip a random subset S; j lost and z unchanged questions flipped), P(j <= a (j + z)) with j ~ Bin(k, 1/2) and
+z ~ Bin(32 - k, 1/2) independent: 2**-k at a = 0. The references below compute that with scipy.
 
 Each test's docstring names the mutation of src/assay/regression.py it kills; each was made by hand and
 seen to fail the test before the test was kept.
@@ -13,6 +17,7 @@ import math
 
 import pytest
 from click.testing import CliRunner
+from scipy.stats import binom
 
 from assay.cli import cli
 from assay.comparison import run_identity
@@ -26,13 +31,19 @@ N = 32
 S1 = parse_measure("Success@1")
 
 
+def one_sided_p(k, allowance, n=N):
+    """P(j <= allowance * (j + z)), j ~ Bin(k, 1/2), z ~ Bin(n - k, 1/2): the definition, summed by scipy."""
+    return sum(binom.pmf(j, k, 0.5) * binom.pmf(z, n - k, 0.5)
+               for j in range(k + 1) for z in range(n - k + 1) if j <= allowance * (j + z) + 1e-12)
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """A baseline with every question hit, and candidates that miss 5, 6 and 7 of the 32."""
+    """A baseline with every question hit, and candidates that miss 1, 4, 5, 6 and 7 of the 32."""
     path = tmp_path_factory.mktemp("regress") / "w.duckdb"
     with Warehouse.open(path) as wh:
         write_outcomes(wh, "base", outcomes(N, N), minutes=0)
-        for k in (5, 6, 7):
+        for k in (1, 4, 5, 6, 7):
             write_outcomes(wh, f"miss{k}", outcomes(N, N - k), minutes=k)
     return path
 
@@ -48,66 +59,51 @@ def overall(result, level="doc"):
     return check
 
 
-def test_a_drop_equal_to_the_allowance_does_not_regress(wh):
-    """Kills: `c["drop"] > c["max_drop"]` -> `>=` (the max-drop boundary)."""
-    result = regress(wh, "miss6", "base", [(S1, "doc", 6 / N)])
-    check = overall(result)
-    assert (check["drop"], check["max_drop"], check["p_value"], check["p_holm"]) == (0.1875, 0.1875, 0.03125, 0.03125)
-    assert check["regressed"] is False and result["regressed"] is False
+def test_the_one_sided_p_at_no_allowance_is_two_to_the_minus_k(wh):
+    """Kills: a two-sided p (McNemar's 2 * 2**-k) where the rule is one-sided, and the decision reversed: 5
+    lost of 32 gives p = 1/32 < 0.05 (regressed), 4 lost 1/16 (not)."""
+    five = overall(regress(wh, "miss5", "base", [(S1, "doc", 0.0)]))
+    assert (five["change"], five["p_value"], five["family_size"], five["decided_at"]) == (-5 / 32, 1 / 32, 1, 0.05)
+    assert five["p_value"] == pytest.approx(one_sided_p(5, 0.0))
+    assert five["regressed"] is True and five["decision"] == "regressed" and five["ci_high"] < five["null"] == 0
+    # the bound is the largest change the one-sided test does not reject at 0.05 (scipy's reference)
+    hi = five["ci_high"]
+    assert one_sided_p(5, -hi) >= 0.05 > one_sided_p(5, -hi - 1e-6) and hi == pytest.approx(-1 / 18)
+    four = overall(regress(wh, "miss4", "base", [(S1, "doc", 0.0)]))
+    assert four["p_value"] == 1 / 16 and four["regressed"] is False and four["ci_high"] >= 0
 
 
-def test_a_drop_a_hair_beyond_the_allowance_regresses_when_significant(wh):
-    """Kills: the drop compared with something other than the allowance (`>` -> `<`, or a margin added to it)."""
-    result = regress(wh, "miss6", "base", [(S1, "doc", math.nextafter(6 / N, 0))])
-    check = overall(result)
-    assert check["drop"] == 0.1875 and check["p_holm"] == 0.03125
-    assert check["regressed"] is True and result["regressed"] is True
+def test_the_allowance_is_the_null_of_the_test(wh):
+    """Kills: testing change < 0 instead of change < -allowance. 7 lost: at a = 0.02 only the flips with no lost
+    question count (p = 2**-7, regressed); at a = 0.1 also those where a few lost questions are outweighed by
+    unchanged ones (p from scipy above 0.05: not regressed although the change, -0.219, is far below -0.1)."""
+    near = overall(regress(wh, "miss7", "base", [(S1, "doc", 0.02)]))
+    assert near["p_value"] == pytest.approx(2 ** -7) and near["regressed"] is True and near["null"] == -0.02
+    far = overall(regress(wh, "miss7", "base", [(S1, "doc", 0.1)]))
+    assert far["p_value"] == pytest.approx(one_sided_p(7, 0.1)) and far["p_value"] > 0.05
+    assert far["regressed"] is False and far["ci_high"] >= -0.1
 
 
-def test_a_drop_beyond_the_allowance_that_is_not_significant_does_not_regress(wh):
-    """Kills: dropping the `p_holm < alpha` requirement (5 misses: p = 0.0625, drop 0.15625 > 0)."""
-    result = regress(wh, "miss5", "base", [(S1, "doc", 0.0)])
-    check = overall(result)
-    assert (check["drop"], check["p_value"], check["p_holm"]) == (0.15625, 0.0625, 0.0625)
-    assert check["regressed"] is False and result["regressed"] is False
+def test_a_p_equal_to_alpha_does_not_regress(wh):
+    """Kills: `p < level` -> `<=` (p = 1/32 exactly at alpha 1/32; a hair above alpha regresses)."""
+    assert overall(regress(wh, "miss5", "base", [(S1, "doc", 0.0)], alpha=1 / 32))["regressed"] is False
+    assert overall(regress(wh, "miss5", "base", [(S1, "doc", 0.0)], alpha=math.nextafter(1 / 32, 1)))["regressed"]
 
 
-def test_a_holm_p_equal_to_alpha_does_not_regress(wh):
-    """Kills: `p_holm < alpha` -> `<=` (p = 0.0625 exactly at alpha 0.0625; a hair above alpha regresses)."""
-    at = regress(wh, "miss5", "base", [(S1, "doc", 0.0)], alpha=0.0625)
-    assert overall(at)["regressed"] is False
-    above = regress(wh, "miss5", "base", [(S1, "doc", 0.0)], alpha=math.nextafter(0.0625, 1))
-    assert overall(above)["regressed"] is True
-
-
-def test_a_raw_p_below_alpha_whose_holm_p_is_not_does_not_regress(wh):
-    """Kills: removing the Holm adjustment (`p_holm` taken as the raw `p_value`). Two guarded measures of the
-    same run (Success@1 at document and chunk level), each p = 0.03125 < 0.05; Holm over the two gives 0.0625."""
-    result = regress(wh, "miss6", "base", [(S1, "doc", 0.0), (S1, "chunk", 0.0)])
+def test_holm_over_two_guarded_measures(wh):
+    """Kills: removing the family correction, or Bonferroni taken for Holm. Success@1 at document and chunk
+    level, each p = 1/32: Holm over two tests 1/32 at 0.025 (not rejected, adjusted 1/16); 6 lost, each 1/64:
+    both rejected (1/64 < 0.025, then < 0.05)."""
+    result = regress(wh, "miss5", "base", [(S1, "doc", 0.0), (S1, "chunk", 0.0)])
     for level in ("doc", "chunk"):
         check = overall(result, level)
-        assert (check["p_value"], check["p_holm"], check["n_tests"]) == (0.03125, 0.0625, 2)
-        assert check["regressed"] is False
-    assert result["regressed"] is False
-
-
-def test_a_holm_p_below_alpha_regresses(wh):
-    """Kills: Holm multiplying by more than the number of guarded tests (7 misses: p = 0.015625, Holm over two
-    0.03125 < 0.05)."""
-    result = regress(wh, "miss7", "base", [(S1, "doc", 0.0), (S1, "chunk", 0.0)])
-    for level in ("doc", "chunk"):
-        check = overall(result, level)
-        assert (check["p_value"], check["p_holm"], check["n_tests"]) == (0.015625, 0.03125, 2)
-        assert check["regressed"] is True
-
-
-def test_holm_runs_over_the_guarded_measures_only(wh):
-    """Kills: removing regress's own Holm loop (keeping paired_rows' adjustment over both levels of Success@1,
-    0.0625, where only the document level is guarded: one test, p_holm = p = 0.03125, a regression)."""
-    result = regress(wh, "miss6", "base", [(S1, "doc", 0.0)])
-    check = overall(result)
-    assert (check["p_value"], check["p_holm"], check["n_tests"]) == (0.03125, 0.03125, 1)
-    assert check["regressed"] is True
+        assert (check["p_value"], check["p_adjusted"], check["family_size"]) == (1 / 32, 1 / 16, 2)
+        assert check["regressed"] is False and check["ci_high"] >= 0
+    assert result["family_size"] == 2 and result["correction"] == "holm"
+    uncorrected = regress(wh, "miss5", "base", [(S1, "doc", 0.0), (S1, "chunk", 0.0)], correction="none")
+    assert all(c["regressed"] for c in uncorrected["checks"])
+    six = regress(wh, "miss6", "base", [(S1, "doc", 0.0), (S1, "chunk", 0.0)])
+    assert all(c["regressed"] and c["ci_high"] < 0 for c in six["checks"])
 
 
 def test_holm_on_a_known_set():
@@ -119,17 +115,80 @@ def test_holm_on_a_known_set():
     assert holm([0.03125]) == [0.03125]
 
 
-def test_the_max_drop_allowance_is_read_exactly_from_the_command_line(runs):
-    """Kills: `>` -> `>=` at the CLI too: --max-drop equal to the drop exits 0, a little less exits 7."""
-    def regress_cli(allowed):
-        return CliRunner().invoke(cli, ["regress", "miss6", "--baseline", "base", "--max-drop",
-                                        f"Success@1:doc={allowed}", "--warehouse", str(runs)])
-    equal = regress_cli("0.1875")
-    assert equal.exit_code == 0, equal.output
-    assert equal.stdout.splitlines()[-1] == "0 regression(s): no significant regression"
-    beyond = regress_cli("0.18")
-    assert beyond.exit_code == 7, beyond.output
-    assert beyond.stdout.splitlines()[-1] == "4 regression(s); exit code 7"  # 'all' and the three whole-set slices
+@pytest.fixture(scope="module")
+def sliced(tmp_path_factory):
+    """32 questions, 16 in category a and 16 in b; the candidates lose 5 and 6 questions, all in a."""
+    path = tmp_path_factory.mktemp("sliced") / "w.duckdb"
+    cats = ["a"] * 16 + ["b"] * 16
+    with Warehouse.open(path) as wh:
+        write_outcomes(wh, "base", outcomes(N, N), minutes=0, categories=cats)
+        write_outcomes(wh, "lose5", outcomes(N, N - 5), minutes=1, categories=cats)
+        write_outcomes(wh, "lose6", outcomes(N, N - 6), minutes=2, categories=cats)
+    return path
+
+
+def test_the_family_is_every_slice_checked(sliced):
+    """Kills: Holm within each slice only (the old rule: each slice one test at 0.05). The family is all,
+    category=a, category=b (form and hard_class hold every question: the same test as all, decided once):
+    5 lost gives p = 1/32 in all and in category=a, above 0.05/3, so nothing regresses; uncorrected, both do.
+    6 lost: 1/64 < 0.05/3, then < 0.05/2: both regress, category=b (p = 1) does not."""
+    with Warehouse.open(sliced, read_only=True) as wh:
+        five = regress(wh, "lose5", "base", [(S1, "doc", 0.0)])
+        by = {c["slice"]: c for c in five["checks"]}
+        assert five["family_size"] == 3 and set(by) >= {"all", "category=a", "category=b"}
+        assert (by["all"]["p_value"], by["category=a"]["p_value"], by["category=b"]["p_value"]) == (1 / 32, 1 / 32, 1.0)
+        assert not five["regressed"]
+        # a slice holding every question (form, hard_class here) is the test of all, decided once
+        whole = [c for c in five["checks"] if c["same_as_all"]]
+        assert whole and all((c["n"], c["change"], c["p_value"], c["decided_at"]) == (32, -5 / 32, 1 / 32, 0.05 / 3)
+                             for c in whole)
+        assert by["category=a"]["decided_at"] == pytest.approx(0.05 / 3)
+        none = regress(wh, "lose5", "base", [(S1, "doc", 0.0)], correction="none")
+        assert {c["slice"] for c in none["checks"] if c["regressed"]} >= {"all", "category=a"}
+        six = {c["slice"]: c for c in regress(wh, "lose6", "base", [(S1, "doc", 0.0)])["checks"]}
+        assert six["all"]["regressed"] and six["category=a"]["regressed"] and not six["category=b"]["regressed"]
+        assert six["category=a"]["change"] == -6 / 16
+        bonferroni = {c["slice"]: c for c in regress(wh, "lose6", "base", [(S1, "doc", 0.0)],
+                                                       correction="bonferroni")["checks"]}
+        assert bonferroni["all"]["decided_at"] == pytest.approx(0.05 / 3) and bonferroni["all"]["regressed"]
+
+
+def test_threshold_mode_decides_by_the_change_alone(wh):
+    """Kills: `change < -allowance` -> `<=` in threshold mode, and significance consulted there: a change equal
+    to the floor passes, a hair below fails, and one lost question of 32 (p = 1) fails an allowance of 0."""
+    at = overall(regress(wh, "miss6", "base", [(S1, "doc", 6 / N)], mode="threshold"))
+    assert (at["change"], at["null"], at["regressed"]) == (-0.1875, -0.1875, False)
+    below = overall(regress(wh, "miss6", "base", [(S1, "doc", math.nextafter(6 / N, 0))], mode="threshold"))
+    assert below["regressed"] is True
+    one = regress(wh, "miss1", "base", [(S1, "doc", 0.0)], mode="threshold")
+    assert overall(one)["regressed"] is True and overall(one)["p_value"] == 1.0
+    assert one["correction"] == "none" and overall(one)["p_adjusted"] is None
+    # the significance mode does not flag it
+    assert overall(regress(wh, "miss1", "base", [(S1, "doc", 0.0)]))["regressed"] is False
+
+
+def test_the_cli_states_the_mode_the_family_and_the_sign(runs):
+    """Kills: --mode or --correction not passed through, and a positive "drop" beside a negative change."""
+    def regress_cli(*args):
+        return CliRunner().invoke(cli, ["regress", "miss5", "--baseline", "base", *args, "--warehouse", str(runs)])
+    sig = regress_cli("--max-drop", "Success@1:doc=0")
+    assert sig.exit_code == 7, sig.output
+    lines = sig.stdout.splitlines()
+    assert lines[1].startswith("significance mode: a check fails when its change (candidate - baseline) is "
+                               "significantly below its floor (-allowance): one-sided paired test, Holm over 1 "
+                               "checks at alpha 0.05")
+    assert lines[4].split() == ["REGRESSED", "Success@1:doc", "all", "1.000", "0.844", "-0.156", "+0.000",
+                                "<=", "-0.056", "(95%)", "0.0312", "0.0312", "32"]
+    assert lines[-1] == "4 regression(s); exit code 7"  # 'all' and the three whole-set slices
+    threshold = regress_cli("--max-drop", "Success@1:doc=0.15625", "--mode", "threshold")
+    assert threshold.exit_code == 0, threshold.output
+    assert threshold.stdout.splitlines()[1].startswith("threshold mode:")
+    assert threshold.stdout.splitlines()[-1] == "0 regression(s): no change below its floor"
+    assert regress_cli("--max-drop", "Success@1:doc=0.15", "--mode", "threshold").exit_code == 7
+    holm2 = regress_cli("--max-drop", "Success@1:doc=0", "--max-drop", "Success@1:chunk=0")
+    assert holm2.exit_code == 0 and "Holm over 2 checks" in holm2.stdout
+    none2 = regress_cli("--max-drop", "Success@1:doc=0", "--max-drop", "Success@1:chunk=0", "--correction", "none")
+    assert none2.exit_code == 7 and "no correction over 2 checks" in none2.stdout
 
 
 # -- the baseline -----------------------------------------------------------------------------------------
@@ -154,7 +213,7 @@ def test_the_latest_baseline_of_c_is_b_not_a(three_runs):
         result = regress(wh, "x-run-c", "latest", [(S1, "doc", 0.0)])
         assert result["baseline"] == "y-run-b"
         check = overall(result)
-        assert (check["a"], check["b"], check["drop"]) == (29 / 32, 26 / 32, 3 / 32)
+        assert (check["a"], check["b"], check["change"]) == (29 / 32, 26 / 32, -3 / 32)
         # B's own latest is A; A has none before it
         assert pick_baseline(wh, run_identity(wh, "y-run-b"), "latest", (S1, "doc", 0.0)) == "z-run-a"
 

@@ -26,19 +26,20 @@ class _Held:
         self.record = record
 
 
-def write_outcomes(wh, run_id: str, outcomes: list[int], minutes: int = 0):
+def write_outcomes(wh, run_id: str, outcomes: list[int], minutes: int = 0, categories: list[str] | None = None):
     """A complete run whose question i (q000, q001, ...) is a hit when ``outcomes[i]`` is 1, started
-    ``minutes`` after T0."""
-    return write_ranks(wh, run_id, [1 if hit else 0 for hit in outcomes], minutes)
+    ``minutes`` after T0; question i in ``categories[i]`` when given (else "normal")."""
+    return write_ranks(wh, run_id, [1 if hit else 0 for hit in outcomes], minutes, categories)
 
 
-def write_ranks(wh, run_id: str, ranks: list[int], minutes: int = 0):
+def write_ranks(wh, run_id: str, ranks: list[int], minutes: int = 0, categories: list[str] | None = None):
     """A complete run whose question i finds its relevant chunk at rank ``ranks[i]`` (1-10) after chunks of the
     other document, or not at all (0: a single miss), started ``minutes`` after T0."""
     syn = Synthetic(["d0.md", "d1.md"], [HIT, *OTHERS])
     for i, rank in enumerate(ranks):
         ranking = [c.chunk_id for c in OTHERS[:rank - 1]] + [HIT.chunk_id] if rank else [MISS.chunk_id]
-        syn.queries.append(QuerySpec(f"q{i:03d}", [("d0.md", None, None, 1)], ranking))
+        syn.queries.append(QuerySpec(f"q{i:03d}", [("d0.md", None, None, 1)], ranking,
+                                     categories[i] if categories else "normal"))
     held = _Held()
     write_synthetic(held, syn, run_id=run_id)
     started = T0 + timedelta(minutes=minutes)

@@ -21,7 +21,8 @@ LOST = {  # stage_attribution's places, as a reader would say them
     "cutoff": "at the final cut (ranked below the last result kept)",
 }
 UNITS_DIFFER = (("Success@3", "doc"), ("nDCG@10", "doc"), ("SpanRecall@1000tok", "chunk"))
-TESTS = {"mcnemar-exact": "exact McNemar test", "fisher-randomization": "Fisher randomization test"}
+TESTS = {"mcnemar-exact": "exact McNemar test", "fisher-randomization": "Fisher randomization test",
+         "sign-flip": "paired sign-flip (randomization) test"}
 MIN_SLICE = 5  # a slice smaller than this is not singled out as the lowest: its interval says almost nothing
 
 
