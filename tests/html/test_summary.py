@@ -97,11 +97,16 @@ def test_two_runs_a_difference_within_noise():
         "told from noise."]
 
 
-@pytest.mark.parametrize("interval, p_holm, word", [((-0.2, -0.01), 0.125, "excludes"), ((-0.01, 0.2), 0.01, "includes")])
-def test_an_interval_and_a_test_that_disagree_are_called_unsettled(interval, p_holm, word):
-    (point,) = runs_summary(runs_report(-0.089, p_holm), {("B", "Success@3", "chunk"): interval})
-    assert point.endswith(f"(its paired interval {word} 0, so the interval and the test disagree: treat the "
-                          "difference as unsettled).")
+def test_a_difference_the_adjustment_leaves_unsettled_says_so():
+    """The paired interval inverts the unadjusted test: it can exclude 0 while Holm's p is above alpha, and the
+    sentence then names the adjustment, not a disagreement between interval and test."""
+    report = runs_report(-0.089, 0.125)
+    report["rows"][1]["p_value"] = 0.01
+    (point,) = runs_summary(report, {("B", "Success@3", "chunk"): (-0.2, -0.01)})
+    assert point.endswith("(alone, this test gives p = 0.010 and its paired interval excludes 0; it is the "
+                          "adjustment for the page's 24 tests that leaves the difference unsettled).")
+    (plain,) = runs_summary(runs_report(-0.089, 0.125), {("B", "Success@3", "chunk"): (-0.2, 0.01)})
+    assert plain.endswith("with 56 questions this difference cannot be told from noise.")
 
 
 def test_runs_ranking_different_units_are_compared_at_document_level():

@@ -191,7 +191,12 @@ def _versus(i: int, rid: str, first: str, a: dict, b: dict, paired, test: str | 
         said += f", below {sig['alpha']}: a difference this large is unlikely to be noise"
     else:
         said += f": with {b['n']} questions this difference cannot be told from noise"
-    if paired is not None and (paired[0] > 0 or paired[1] < 0) != significant:
-        said += (f" (its paired interval {'excludes' if not significant else 'includes'} 0, so the interval and "
-                 "the test disagree: treat the difference as unsettled)")
+    # The paired interval inverts the same test before any adjustment: it excludes 0 exactly when the unadjusted
+    # p is below alpha, so it can only disagree with the Holm-adjusted decision, never with the test itself.
+    if paired is not None and (paired[0] > 0 or paired[1] < 0) and not significant:
+        raw = b.get("p_value")
+        said += (f" (alone, this test gives {_p(raw)} and its paired interval excludes 0; it is the adjustment for "
+                 f"the page's {sig['n_tests']} tests that leaves the difference unsettled)" if raw is not None else
+                 f" (its paired interval excludes 0 before the adjustment for the page's {sig['n_tests']} tests, "
+                 "which leaves the difference unsettled)")
     return [said + "."]
