@@ -160,6 +160,10 @@ def test_sweep_ablation_and_rescore_runs_are_left_out_unless_asked(tmp_path):
         assert [p["kind"] for p in every["points"]][3:] == ["sweep", "sweep", "ablation", "rescore"]
         with pytest.raises(ConfigError, match="--include sweeps: not a kind of run; known: sweep, ablation, rescore"):
             history(wh, "synthetic", "Success@1", "doc", include=("sweeps",))
+    # read through Ibis (a source without a DuckDB connection of its own, as a lake on Spark): the same kinds
+    ibis = history(Warehouse.brief(path), "synthetic", "Success@1", "doc", include=("ablation",))
+    assert [(p["run_id"], p["kind"]) for p in ibis["points"]][3:] == [("a1", "ablation")]
+    assert ibis["excluded"] == {"rescore": 1, "sweep": 2}
     out = invoke("history", "--pipeline", "synthetic", "--metric", "Success@1", "--level", "doc", "--warehouse", path)
     lines = out.stdout.splitlines()
     assert lines[1] == ("note: not shown: 1 ablation, 1 rescore, 2 sweep run(s) of this pipeline (--include "
