@@ -135,7 +135,6 @@ def render_regress(result: dict) -> str:
         f"{n} regression(s)" + (f"; exit code {REGRESSED}" if n else ": no significant regression")]) + "\n"
 
 
-
 def run_kind(row: dict) -> str:
     """``run`` for a pipeline's own run, else what made it: a derived run's kind (rescore, revalidate), a sweep's
     point, an ablation's rung."""
