@@ -81,9 +81,9 @@ def test_a_rule_given_by_preset_toml_and_cli_is_checked_once(mini_run, tmp_path)
     import xml.etree.ElementTree as ET
 
     names = [c.get("name") for c in ET.parse(junit).getroot().iter("testcase")]
-    assert names == ["Success@3:doc>=0.75", "nDCG@10:chunk>=0.5", "R@10>=0.2"]
+    assert names == ["Success@3:doc>=0.75", "nDCG@10:chunk>=0.5", "R@10:chunk>=0.7", "R@10>=0.2"]
     failed = sum(line.startswith("FAIL") for line in out.stdout.splitlines())
-    assert out.stdout.splitlines()[-1] in ("3 passed, 0 failed", f"{3 - failed} passed, {failed} failed; exit code 6")
+    assert out.stdout.splitlines()[-1] in ("4 passed, 0 failed", f"{4 - failed} passed, {failed} failed; exit code 6")
     notes = [line for line in out.stderr.splitlines() if line.startswith("note: gate rule")]
     assert notes == [
         f"note: gate rule 'Success@3:doc>=0.75' is given 2 times ('Success@3:doc>=0.75' (preset retrieval), "

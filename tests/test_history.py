@@ -239,3 +239,35 @@ def test_rescore_refuses_new_questions(demo_wh, tmp_path):
     wh.close()
     out = invoke("rescore", a.run_id, "--judgments", path, "--warehouse", wh.path)
     assert out.exit_code == 1 and "were never asked in run" in out.stderr and "zz-new" in out.stderr
+
+
+def test_a_small_drop_on_the_demo_is_a_candidate_but_not_lasting(tmp_path):
+    """Two questions' rankings reversed in two runs: nDCG@10 falls beyond a tolerance of 0.005, but two questions
+    of 56 cannot be told from noise; p is that of the exact sign-flip enumeration of the per-question changes."""
+    import itertools
+
+    with Warehouse.open(tmp_path / "w.duckdb") as wh:
+        base = execute_run(CORPUS, JUDGMENTS, RunOptions())
+        wh.write_run(base)
+        good = [_injected(wh, base, set(), 60 * i) for i in (1, 2)]
+        two = set(sorted(j.query_id for j in base.judgments.judgments if j.form == "gap")[:2])
+        drops = [_injected(wh, base, two, 60 * i) for i in (3, 4)]
+        h = history(wh, "bm25", "nDCG@10", None, tolerance=0.005)
+        t = h["drop_test"]
+        assert t["candidate"]["run_id"] == drops[0].run_id and h["lasting_drop"] is None
+        assert t["baseline_runs"] == [base.run_id] + [g.run_id for g in good] and t["test"].startswith("paired")
+        before = per_query(wh, base.run_id, parse_measure("nDCG@10"))
+        after = per_query(wh, drops[0].run_id, parse_measure("nDCG@10"))
+        diffs = [after[k] - before[k] for k in sorted(before) if k[1] == "chunk"]
+        assert t["delta"] == pytest.approx(sum(diffs) / len(diffs))
+        moved = [d for d in diffs if d]
+        assert 0 < len(moved) <= 2 and all(d < 0 for d in moved)
+        flips = [sum(s * d for s, d in zip(signs, moved)) for signs in itertools.product((1, -1), repeat=len(moved))]
+        exact = sum(f <= sum(moved) + 1e-12 for f in flips) / len(flips)
+        assert exact >= 0.25 and t["p_value"] == pytest.approx(exact, abs=0.012) and not t["significant"]
+        # the real drop of test_history_points_to_the_lasting_drop is significant on the same baseline
+        gap = {j.query_id for j in base.judgments.judgments if j.form == "gap"}
+        _injected(wh, base, gap, 300)
+        _injected(wh, base, gap, 360)
+        real = history(wh, "bm25", "nDCG@10", None, tolerance=0.005)
+        assert real["lasting_drop"] is not None and real["drop_test"]["p_value"] < 0.05

@@ -148,11 +148,18 @@ def ablate(warehouse, corpus_dir, judgments_path, options, progress=None, ladder
     and check it against ``rules`` (assay.gate rules; none: only the paired-delta sanity check)."""
     from assay import progress as shown
 
+    import secrets
+    from datetime import datetime, timezone
+
     say = progress or (lambda msg: None)
     rungs = []
+    # every rung's stats name this ladder, so `assay history` keeps rungs out of a pipeline's history (as a sweep's
+    # points, which carry their sweep_id)
+    ablation_id = f"ablation-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
     with shown.task("ablation rungs", total=len(ladder), unit="rungs") as task:
         for pipeline, label, weakened in ladder:
-            rungs.append(_rung(warehouse, corpus_dir, judgments_path, options, pipeline, label, weakened, rules, say))
+            rungs.append(_rung(warehouse, corpus_dir, judgments_path, options, pipeline, label, weakened, rules, say,
+                               ablation_id))
             task.advance()
     base = rungs[0]
     if base.skipped:
@@ -171,7 +178,8 @@ def ablate(warehouse, corpus_dir, judgments_path, options, progress=None, ladder
     return rungs
 
 
-def _rung(warehouse, corpus_dir, judgments_path, options, pipeline, label, weakened, rules, say) -> Rung:
+def _rung(warehouse, corpus_dir, judgments_path, options, pipeline, label, weakened, rules, say,
+          ablation_id=None) -> Rung:
     """One rung run, stored and measured (or skipped when its model is not available)."""
     from assay.runner import execute_run
 
@@ -184,6 +192,7 @@ def _rung(warehouse, corpus_dir, judgments_path, options, pipeline, label, weake
         rung.skipped = str(exc)
         say(f"warning: skipped: {exc}")
     else:
+        record.stats["ablation"] = {"ablation_id": ablation_id, "label": label, "weakened": weakened}
         warehouse.write_run(record)
         rung.run_id = record.run_id
         _measure_rung(warehouse, rung, record.config["seed"])

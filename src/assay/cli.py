@@ -879,6 +879,20 @@ def _regress(open_source, run_ref, baseline, drops, alpha, fmt, mode="significan
         sys.exit(regression.REGRESSED)
 
 
+def _history_kinds(f):
+    """The options of `history` and `lake history` that choose which runs count and how a drop is tested."""
+    from assay.drop_test import ALPHA as DROP_ALPHA, KINDS, WINDOW
+
+    f = click.option("--alpha", type=Number(ALPHA), default=DROP_ALPHA, show_default=True,
+                     help="A drop is lasting only when its one-sided permutation test gives p below this.")(f)
+    f = click.option("--baseline-window", "window", type=click.IntRange(min=1), default=WINDOW, show_default=True,
+                     help="How many runs just before a drop it is tested against.")(f)
+    f = click.option("--all-kinds", is_flag=True, help="Show every kind of run (same as --include with all of them).")(f)
+    return click.option("--include", default="", metavar="KIND,...",
+                        help=f"Also show these kinds of run of the pipeline: {', '.join(KINDS)} (comma-separated); "
+                             "left out by default: they are not the pipeline as it runs.")(f)
+
+
 @cli.command("history")
 @click.option("--pipeline", default=None,
               help="Pipeline name (default: [project] pipeline in assay.toml, else bm25).")
@@ -888,20 +902,28 @@ def _regress(open_source, run_ref, baseline, drops, alpha, fmt, mode="significan
 @click.option("--slice", "slice_", default="all", show_default=True, help="Slice, e.g. form=gap.")
 @click.option("--tolerance", type=Number(TOLERANCE), default=0.02, show_default=True,
               help="How far below the earlier best a run must stay for a drop to count as lasting.")
+@_history_kinds
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "html"]), default="table", show_default=True,
               help="html: one self-contained page, the measure over time with its interval band (needs -o).")
 @output_option
 @warehouse_option
-def history_cmd(pipeline, metric, level, slice_, tolerance, fmt, output, warehouse_path):
-    """A metric across a pipeline's runs over time, and where a lasting drop began."""
+def history_cmd(pipeline, metric, level, slice_, tolerance, include, all_kinds, window, alpha, fmt, output,
+                warehouse_path):
+    """A metric across a pipeline's runs over time, and where a lasting drop began.
+
+    A drop is lasting when no later run came back within --tolerance of the best before it AND the runs from it on
+    are significantly below the --baseline-window runs before it (one-sided permutation test, p < --alpha; paired
+    over questions when the runs share them). A sweep's points, an ablation's rungs and rescored or revalidated runs
+    are left out unless --include names them (or --all-kinds)."""
     from assay.warehouse import Warehouse
 
     _check_output(fmt, output)
     _history(lambda: Warehouse.open(warehouse_path, read_only=True), pipeline, metric, level, slice_, tolerance, fmt,
-             output)
+             output, include, all_kinds, window, alpha)
 
 
-def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, output=None) -> None:
+def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, output=None, include="", all_kinds=False,
+             window=None, alpha=None) -> None:
     """`history` of a pipeline in a warehouse or a lake."""
     from assay import jsonout
 
@@ -909,8 +931,9 @@ def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, outpu
     from assay.project import project_pipeline
 
     pipeline = project_pipeline(pipeline)
+    kinds = regression.KINDS if all_kinds else tuple(k.strip() for k in include.split(",") if k.strip())
     with open_source() as source:
-        h = regression.history(source, pipeline, metric, level, slice_, tolerance)
+        h = regression.history(source, pipeline, metric, level, slice_, tolerance, kinds, window, alpha)
     for r in h["incomplete"]:
         _progress(f"note: run {r['run_id']} has status {r['status']} ({r['reason']}): it has no metrics and "
                   "is not shown")
@@ -1826,11 +1849,14 @@ def lake_compute(lake_dir, engine, spark_master, config_path, measures, pipeline
 @click.option("--slice", "slice_", default="all", show_default=True, help="Slice, e.g. form=gap.")
 @click.option("--tolerance", type=Number(TOLERANCE), default=0.02, show_default=True,
               help="How far below the earlier best a run must stay for a drop to count as lasting.")
+@_history_kinds
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def lake_history(lake_dir, engine, spark_master, config_path, pipeline, metric, level, slice_, tolerance, fmt):
-    """A metric across a pipeline's runs in the lake over time, and where a lasting drop began."""
+def lake_history(lake_dir, engine, spark_master, config_path, pipeline, metric, level, slice_, tolerance, include,
+                 all_kinds, window, alpha, fmt):
+    """A metric across a pipeline's runs in the lake over time, and where a lasting drop began (as `assay history`:
+    significant against the baseline window; sweeps, ablations and derived runs only with --include)."""
     _history(lambda: _open_lake(lake_dir, engine, spark_master, config_path), pipeline, metric, level, slice_,
-             tolerance, fmt)
+             tolerance, fmt, None, include, all_kinds, window, alpha)
 
 
 @lake_group.command("gate")

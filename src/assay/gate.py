@@ -74,7 +74,10 @@ PRESETS = {
     # retrieval and answers of a RAG pipeline, as the answer stage issue sets them
     "rag": ("Success@3:doc>=0.75", "answer_rate>=0.5", "refusal_rate>=0.8", "citation_precision>=0.8",
             "faithfulness>=0.8"),
-    "retrieval": ("Success@3:doc>=0.75", "nDCG@10:chunk>=0.5"),
+    # the top of the ranking (Success@3:doc), its order (nDCG@10:chunk) and its depth (R@10:chunk, the share of gold
+    # passages in the top 10): a pipeline that returns too few results, like ablate's weakened rung (dense, top 3),
+    # can pass the first two and must fail the third, since R@10 of a top-3 list is its R@3
+    "retrieval": ("Success@3:doc>=0.75", "nDCG@10:chunk>=0.5", "R@10:chunk>=0.7"),
 }
 
 

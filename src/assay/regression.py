@@ -13,9 +13,11 @@ A candidate or a named baseline that did not complete (status failed or blocked)
 fails with exit code 8; ``latest`` as the baseline steps over such runs and names
 them in the result (``skipped``). See assay.run_status.
 
-history: a metric across a pipeline's runs over time, and the first run where a
+history: a metric across a pipeline's own runs over time (a sweep's points, an
+ablation's rungs and derived runs only when asked), and the first run where a
 lasting drop began: the earliest run from which no later run came back to within
-``tolerance`` of the best value before it.
+``tolerance`` of the best value before it, when the runs from it on are also
+significantly below the baseline window before it (assay.drop_test).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import re
 
 from assay.comparison import check_comparable, paired_groups, run_identity
+from assay.drop_test import KINDS
 from assay.errors import ConfigError, RunNotFound
 from assay.metrics.registry import MEASURE_TEXT, parse_measure
 
@@ -215,24 +218,66 @@ def _p(v) -> str:
     return "-" if v is None else "<0.0001" if v < 0.0001 else f"{v:.4f}"
 
 
+def run_kind(row: dict) -> str:
+    """``run`` for a pipeline's own run, else what made it: a derived run's kind (rescore, revalidate), a sweep's
+    point, an ablation's rung."""
+    if row.get("kind") in ("rescore", "revalidate"):
+        return row["kind"]
+    if row.get("sweep_id"):
+        return "sweep"
+    if "ablation_id" not in row and row.get("stats"):  # read through Ibis: the stats JSON as stored
+        import json
+
+        stats = row["stats"] if isinstance(row["stats"], dict) else json.loads(row["stats"])
+        row["ablation_id"] = (stats.get("ablation") or {}).get("ablation_id")
+    if row.get("ablation_id"):
+        return "ablation"
+    return "run"
+
+
 def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: str = "all",
-            tolerance: float = 0.02) -> dict:
+            tolerance: float = 0.02, include=(), window: int | None = None, alpha: float | None = None) -> dict:
+    """A measure over a pipeline's runs, oldest first, and where a lasting drop began: a drop is lasting when the
+    tolerance rule (``lasting_drop``) finds one and the runs from it on are significantly below the baseline window
+    before it (``assay.drop_test``). ``include``: kinds of run (``KINDS``) shown besides the pipeline's own runs;
+    the others are counted in ``excluded``."""
+    from assay import drop_test
     from assay.limits import TOLERANCE
 
     if TOLERANCE.problem(tolerance):
         raise ConfigError(f"--tolerance {TOLERANCE.problem(tolerance)}")
+    unknown = sorted(set(include) - set(KINDS))
+    if unknown:
+        raise ConfigError(f"--include {', '.join(unknown)}: not a kind of run; known: {', '.join(KINDS)}")
+    window = drop_test.WINDOW if window is None else window
+    alpha = drop_test.ALPHA if alpha is None else alpha
+    if not isinstance(window, int) or window < 1:
+        raise ConfigError(f"--baseline-window must be a whole number of runs, at least 1, got {window!r}")
+    if not 0 < alpha < 1:
+        raise ConfigError(f"--alpha must be between 0 and 1, got {alpha!r}")
     measure = parse_measure(metric)
     level = level or ("chunk" if "chunk" in measure.levels else measure.levels[0])
-    points = _history_points(warehouse, pipeline, measure, level, slice_)
+    points, values, excluded = _history_points(warehouse, pipeline, measure, level, slice_, set(include))
     groups = sorted({(p["judgments_hash"], p["corpus_hash"]) for p in points})
     latest_group = (points[-1]["judgments_hash"], points[-1]["corpus_hash"]) if points else None
-    drop = lasting_drop([p for p in points if (p["judgments_hash"], p["corpus_hash"]) == latest_group], tolerance)
+    series = [p for p in points if (p["judgments_hash"], p["corpus_hash"]) == latest_group]
+    candidate = lasting_drop(series, tolerance)
+    test = None
+    if candidate:
+        start = next(i for i, p in enumerate(series) if p["run_id"] == candidate["run_id"])
+        test = {"candidate": candidate, **drop_test.drop_test(series, values, start, window, series[start]["seed"],
+                                                              alpha)}
     from assay.run_status import outcomes
 
     incomplete = [{k: r[k] for k in ("run_id", "status", "reason")} for r in reversed(outcomes(warehouse))
                   if r["pipeline"] == pipeline and r["status"] != "complete"]
+    for p in points:
+        del p["seed"]
     return {"pipeline": pipeline, "metric": measure.name, "level": level, "slice": slice_, "tolerance": tolerance,
-            "points": points, "comparable_groups": len(groups), "lasting_drop": drop, "incomplete": incomplete}
+            "points": points, "comparable_groups": len(groups),
+            "lasting_drop": candidate if test and test["significant"] else None, "drop_test": test,
+            "alpha": alpha, "baseline_window": window, "included": sorted(include), "excluded": excluded,
+            "incomplete": incomplete}
 
 
 def lasting_drop(series: list[dict], tolerance: float) -> dict | None:
@@ -252,8 +297,9 @@ def lasting_drop(series: list[dict], tolerance: float) -> dict | None:
     return None
 
 
-def _history_points(warehouse, pipeline: str, measure, level: str, slice_: str) -> list[dict]:
-    """One point per run with values in the slice: the mean and interval of its per-question values.
+def _history_points(warehouse, pipeline: str, measure, level: str, slice_: str, include=frozenset()):
+    """One point per run with values in the slice: the mean and interval of its per-question values; with each
+    point's values (``{run_id: values}``) and how many runs of each kind not in ``include`` were left out.
 
     The runs and the values in the slice come from ``measure_values`` where stored, the measure SQL otherwise:
     read with SQL on a DuckDB source (assay.analytics.direct), as Ibis expressions on any other
@@ -274,13 +320,19 @@ def _history_points(warehouse, pipeline: str, measure, level: str, slice_: str) 
             by_run = _values_by_run(con.to_pyarrow(expr)) if expr is not None else {}
     if not rows:
         raise RunNotFound(f"no runs of pipeline {pipeline!r} in {warehouse.path}")
-    rows = [r for r in rows if by_run.get(r["run_id"])]
+    excluded: dict[str, int] = {}
+    for r in rows:
+        kind = run_kind(r)
+        if kind != "run" and kind not in include:
+            excluded[kind] = excluded.get(kind, 0) + 1
+    rows = [r for r in rows if by_run.get(r["run_id"]) and run_kind(r) in {"run", *include}]
     values = [by_run[r["run_id"]] for r in rows]
     bounds = intervals(values, measure.family.interval, [r["seed"] for r in rows])
-    return [{"run_id": r["run_id"], "started_at": r["started_at"].isoformat(timespec="seconds"),
-             "judgments_hash": r["judgments_hash"], "corpus_hash": r["corpus_hash"],
-             "value": sum(vals) / len(vals), "n": len(vals), "ci_low": low, "ci_high": high}
-            for r, vals, (low, high) in zip(rows, values, bounds)]
+    points = [{"run_id": r["run_id"], "started_at": r["started_at"].isoformat(timespec="seconds"),
+               "kind": run_kind(r), "judgments_hash": r["judgments_hash"], "corpus_hash": r["corpus_hash"],
+               "value": sum(vals) / len(vals), "n": len(vals), "ci_low": low, "ci_high": high, "seed": r["seed"]}
+              for r, vals, (low, high) in zip(rows, values, bounds)]
+    return points, {r["run_id"]: vals for r, vals in zip(rows, values)}, dict(sorted(excluded.items()))
 
 
 def _values_by_run(table) -> dict[str, list[float]]:
@@ -309,13 +361,40 @@ def render_history(h: dict) -> str:
     if h["comparable_groups"] > 1:
         lines.append(f"note: these runs span {h['comparable_groups']} different judgment/corpus sets; the drop "
                      "search uses only the runs comparable with the newest one")
-    lines.append(grid(["run", "started", "value", "95% CI", "n", ""],
-                      [[p["run_id"], p["started_at"], f"{p['value']:.3f}", f"[{p['ci_low']:.3f}, {p['ci_high']:.3f}]",
-                        p["n"], "#" * int(round(p["value"] * 40))] for p in h["points"]]))
-    d = h["lasting_drop"]
+    excluded = h.get("excluded") or {}
+    if excluded:
+        left = ", ".join(f"{n} {kind}" for kind, n in excluded.items())
+        lines.append(f"note: not shown: {left} run(s) of this pipeline (--include {','.join(excluded)} or "
+                     "--all-kinds shows them)")
+    kinds = any(p.get("kind", "run") != "run" for p in h["points"])
+    heads = ["run", "started"] + (["kind"] if kinds else []) + ["value", "95% CI", "n", ""]
+    lines.append(grid(heads, [[p["run_id"], p["started_at"]] + ([p["kind"]] if kinds else [])
+                              + [f"{p['value']:.3f}", f"[{p['ci_low']:.3f}, {p['ci_high']:.3f}]", p["n"],
+                                 "#" * int(round(p["value"] * 40))] for p in h["points"]]))
+    d, t = h["lasting_drop"], h.get("drop_test")
     if d:
         lines.append(f"a lasting drop began at run {esc(d['run_id'])} ({d['value']:.3f}; best before it "
                      f"{d['prior_best']:.3f} at {esc(d['prior_best_run'])}): no later run came back within {h['tolerance']:g}")
+    elif t:
+        c = t["candidate"]
+        lines.append(f"no lasting drop: from run {esc(c['run_id'])} on no run came back within {h['tolerance']:g} of "
+                     f"the best before it ({c['prior_best']:.3f} at {esc(c['prior_best_run'])}), but the fall is not "
+                     f"significant")
     else:
         lines.append(f"no lasting drop (tolerance {h['tolerance']:g})")
+    if t:
+        lines.append(_test_sentence(t))
     return "\n".join(lines) + "\n"
+
+
+def _test_sentence(t: dict) -> str:
+    """What the significance test of a candidate drop compared, found and needs, in words."""
+    from assay.escape import terminal as esc
+
+    runs = len(t["baseline_runs"])
+    over = "questions" if t["test"].startswith("paired") else "values"
+    verdict = "<" if t["significant"] else ">="
+    return (f"test: the {len(t['drop_runs'])} run(s) from {esc(t['drop_runs'][0])} on ({t['drop_mean']:.3f}) against "
+            f"the baseline window of the {runs} run(s) before it ({t['baseline_mean']:.3f}): {t['delta']:+.3f}, "
+            f"p = {t['p_value']:.4f} {verdict} alpha {t['alpha']:g} ({t['test']} test over {t['n']} {over}, one-sided, "
+            f"{t['resamples']} resamples, seed {t['seed']})")

@@ -502,7 +502,8 @@ def line_with(text: str, needle: str) -> str:
 def test_history_shows_every_run_with_its_interval(reports, open_report):
     page = open_report(reports.html["history"]).page
     points = reports.json["history"]["points"]
-    assert len(points) == 3  # the BM25 run and the sweep's two BM25 points
+    assert len(points) == 3  # the BM25 run and the sweep's two BM25 points (--include sweep)
+    assert [p["kind"] for p in points] == ["run", "sweep", "sweep"]
     text = page.locator("body").inner_text()
     for p in points:
         row = line_with(text, p["run_id"])

@@ -108,13 +108,20 @@ def test_a_sweep(wh):
 
 
 def test_a_history(wh):
+    """The two runs of bm25 by default (the sweep's two points are named as left out), all four with
+    --include sweep."""
     text, dom = page(wh, "history.html", "history", "--pipeline", "bm25", "--metric", "nDCG@10")
+    assert "Not shown: 2 sweep run(s) of this pipeline" in dom.find("section", id="header").text()
+    rows = dom.find("table", id="history").find_all("tr", data_run=True)
+    assert [r.attrs["data-run"] for r in rows] == wh["ids"]
+    text, dom = page(wh, "history.html", "history", "--pipeline", "bm25", "--metric", "nDCG@10", "--include", "sweep")
     assert dom.find("body").attrs["data-report"] == "history"
     expected = json.loads(ok("history", "--pipeline", "bm25", "--metric", "nDCG@10", "--format", "json",
-                             "--warehouse", wh["path"]).stdout)
+                             "--include", "sweep", "--warehouse", wh["path"]).stdout)
     svg_of(dom, "history")
     rows = dom.find("table", id="history").find_all("tr", data_run=True)
     assert [r.attrs["data-run"] for r in rows] == [p["run_id"] for p in expected["points"]] and len(rows) == 4
+    assert [p["kind"] for p in expected["points"]] == ["run", "run", "sweep", "sweep"]
     for tr, p in zip(rows, expected["points"]):
         assert [tr.find("td", cls=c).text() for c in ("value", "ci-low", "ci-high")] == [
             f"{p[k]:.3f}" for k in ("value", "ci_low", "ci_high")]

@@ -87,7 +87,7 @@ def wh(request, path):
 
 
 def point(run_id, minute, value, n, low, high):
-    return {"run_id": run_id, "started_at": f"2026-01-01T00:0{minute}:00", "judgments_hash": "j" * 64,
+    return {"run_id": run_id, "started_at": f"2026-01-01T00:0{minute}:00", "kind": "run", "judgments_hash": "j" * 64,
             "corpus_hash": "c" * 64, "value": value, "n": n, "ci_low": low, "ci_high": high}
 
 
@@ -107,10 +107,13 @@ def test_history_gives_every_point_the_drop_and_the_runs_that_did_not_complete(w
     (`levels[1]`), the incomplete runs' keys misspelt and their filter (`or`, `!=` pipeline, `==` complete,
     'COMPLETE')."""
     h = regression.history(wh, "synthetic", "Success@1", None)
+    test = h.pop("drop_test")
+    # the tolerance rule finds the fall from x (1.0) at w, but 8 questions cannot tell it from noise
     assert h == {"pipeline": "synthetic", "metric": "Success@1", "level": "chunk", "slice": "all",
-                 "tolerance": 0.02, "points": ALL_POINTS, "comparable_groups": 1,
-                 "lasting_drop": {"run_id": "w", "value": 0.75, "prior_best": 1.0, "prior_best_run": "x"},
-                 "incomplete": INCOMPLETE}
+                 "tolerance": 0.02, "points": ALL_POINTS, "comparable_groups": 1, "lasting_drop": None,
+                 "alpha": 0.05, "baseline_window": 3, "included": [], "excluded": {}, "incomplete": INCOMPLETE}
+    assert test["candidate"] == {"run_id": "w", "value": 0.75, "prior_best": 1.0, "prior_best_run": "x"}
+    assert (test["baseline_runs"], test["drop_runs"], test["significant"]) == (["y", "x"], ["w", "v", "u"], False)
 
 
 def test_history_reads_the_slice_asked_for(wh):
@@ -244,7 +247,8 @@ x    2026-01-01T00:01:00  1.000  [0.598, 1.000]  8  ############################
 w    2026-01-01T00:03:00  0.750  [0.356, 0.955]  8  ##############################
 v    2026-01-01T00:05:00  0.750  [0.356, 0.955]  8  ##############################
 u    2026-01-01T00:08:00  0.625  [0.259, 0.898]  8  #########################
-a lasting drop began at run w (0.750; best before it 1.000 at x): no later run came back within 0.02
+no lasting drop: from run w on no run came back within 0.02 of the best before it (1.000 at x), but the fall is not significant
+test: the 3 run(s) from w on (0.708) against the baseline window of the 2 run(s) before it (0.750): -0.042, p = 0.4342 >= alpha 0.05 (paired sign-flip permutation test over 8 questions, one-sided, 10000 resamples, seed 0)
 """
 
 

@@ -90,7 +90,8 @@ def test_comparable_runs_are_those_of_the_same_judgments_and_corpus_oldest_first
 
 def test_pipeline_runs_are_its_complete_runs(wh):
     _, rows = wh.query("analytics/pipeline_runs", pipeline="p")
-    want = [(r, RUNS[r][0], RUNS[r][2] * 64, RUNS[r][3] * 64, RUNS[r][5])
+    # kind, sweep_id and ablation_id: what history needs to leave out sweeps, ablations and derived runs
+    want = [(r, RUNS[r][0], RUNS[r][2] * 64, RUNS[r][3] * 64, RUNS[r][5], "retrieval", None, None)
             for r in ("r-e", "r-d", "r-c", "r-a", "r-f")]
     assert sorted(rows) == sorted(want)
     _, rows = wh.query("analytics/pipeline_runs", pipeline="q")

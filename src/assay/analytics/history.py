@@ -12,7 +12,7 @@ from __future__ import annotations
 from assay.analytics.values import fetch, values
 from assay.metrics.compute import SLICE_FIELDS
 
-RUN_COLUMNS = ("run_id", "started_at", "judgments_hash", "corpus_hash", "seed")
+RUN_COLUMNS = ("run_id", "started_at", "judgments_hash", "corpus_hash", "seed", "kind", "sweep_id", "stats")
 
 
 def runs(con, pipeline: str):

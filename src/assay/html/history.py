@@ -24,6 +24,14 @@ def build(h: dict) -> str:
                    f'no later run came back within {e(h["tolerance"])}.')
     else:
         verdict = f'No lasting drop (tolerance {e(h["tolerance"])}).'
+    if h.get("drop_test"):  # the significance test of the candidate drop, as the table output says it
+        from assay.regression import _test_sentence
+
+        verdict += f' <span class="note">{e(_test_sentence(h["drop_test"]))}.</span>'
+    excluded = h.get("excluded") or {}
+    if excluded:
+        verdict += (f' <span class="note">Not shown: {e(", ".join(f"{n} {k}" for k, n in excluded.items()))} run(s) '
+                    f'of this pipeline (<span class="mono">--include {e(",".join(excluded))}</span> shows them).</span>')
     groups = (f'<p class="warn">These runs span {h["comparable_groups"]} different judgment/corpus sets; the drop '
               "search uses only the runs comparable with the newest one.</p>") if h["comparable_groups"] > 1 else ""
     incomplete = "".join(f'<p class="note">run <span class="mono">{e(r["run_id"])}</span> has status '
