@@ -22,7 +22,16 @@ def runs(con, pipeline: str):
 
 
 def ordered_runs(con, pipeline: str) -> list[dict]:
-    return fetch(con, runs(con, pipeline), order_by=("started_at", "run_id"))
+    """The rows sql/analytics/pipeline_runs.sql gives on DuckDB: the ablation a run was a rung of is read from its
+    stats JSON here, in Python, as Spark and DuckDB spell JSON paths differently."""
+    import json
+
+    rows = fetch(con, runs(con, pipeline), order_by=("started_at", "run_id"))
+    for row in rows:
+        stats = row.pop("stats")
+        stats = stats if isinstance(stats, dict) else json.loads(stats) if stats else {}
+        row["ablation_id"] = (stats.get("ablation") or {}).get("ablation_id")
+    return rows
 
 
 def in_slice(questions, slice_: str):
