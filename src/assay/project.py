@@ -56,23 +56,21 @@ class Command:
         return not self.cli or self.say is not None
 
     def tell(self, line: str) -> None:
-        if self.cli:
-            if self.say is not None:
-                self.say(line)
-            return
-        import logging
-
-        logging.getLogger(LOGGER).info(line)
+        self._said(line, self.say, "info")
 
     def warn(self, line: str) -> None:
         """A ``note:`` line said whatever --verbose: on stderr from the CLI, logged as a warning from Python."""
+        self._said(line, self.note, "warning")
+
+    def _said(self, line: str, sink, level: str) -> None:
+        """To ``sink`` from the CLI (nowhere when it has none), else to the ``assay.project`` logger at ``level``."""
         if self.cli:
-            if self.note is not None:
-                self.note(line)
+            if sink is not None:
+                sink(line)
             return
         import logging
 
-        logging.getLogger(LOGGER).warning(line)
+        getattr(logging.getLogger(LOGGER), level)(line)
 
 
 COMMAND = Command()

@@ -138,16 +138,23 @@ def deltas(rows: list[dict], runs: list[str]) -> str:
     (rows: label, run, delta, ci_low, ci_high, significant)."""
     order = list(dict.fromkeys(r["label"] for r in rows))
     base = alt.Chart().encode(y=alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=260)))
-    zero = alt.Chart().mark_rule(color="#6e7781", strokeDash=[3, 3]).encode(x=alt.datum(0))
-    rules = base.mark_rule(strokeWidth=2.5).encode(
-        x=alt.X("ci_low:Q", title="difference from run 1 (paired 95% interval)"), x2="ci_high:Q",
-        color=alt.Color("significant:N", title="Holm-adjusted p < 0.05",
-                        scale=alt.Scale(domain=["yes", "no"], range=["#b42318", "#6e7781"]),
-                        legend=alt.Legend(orient="bottom")))
-    points = base.mark_point(filled=True, size=45, opacity=1, color="#1d232b").encode(x="delta:Q")
-    chart = alt.layer(zero, rules, points, data=alt.Data(values=rows)).properties(width=300, height=alt.Step(16))
+    chart = _paired_layers(base, rows, alt.X("ci_low:Q", title="difference from run 1 (paired 95% interval)"),
+                           "Holm-adjusted p < 0.05", 45).properties(width=300, height=alt.Step(16))
     return render(chart.facet(column=alt.Column("run:N", sort=runs, title=None,
                                                 header=alt.Header(labelFontWeight="bold", labelLimit=300))))
+
+
+def _paired_layers(base, rows: list[dict], x, legend: str, size: int):
+    """A dashed zero line, each row's paired interval (red where significant) and its point: the panel that
+    ``deltas`` and ``slice_deltas`` facet."""
+    zero = alt.Chart().mark_rule(color="#6e7781", strokeDash=[3, 3]).encode(x=alt.datum(0))
+    rules = base.mark_rule(strokeWidth=2.5).encode(
+        x=x, x2="ci_high:Q",
+        color=alt.Color("significant:N", title=legend,
+                        scale=alt.Scale(domain=["yes", "no"], range=["#b42318", "#6e7781"]),
+                        legend=alt.Legend(orient="bottom")))
+    points = base.mark_point(filled=True, size=size, opacity=1, color="#1d232b").encode(x="delta:Q")
+    return alt.layer(zero, rules, points, data=alt.Data(values=rows))
 
 
 def slice_deltas(rows: list[dict], measures: list[str]) -> str:
@@ -155,14 +162,8 @@ def slice_deltas(rows: list[dict], measures: list[str]) -> str:
     (rows: measure, slice, delta, ci_low, ci_high, significant)."""
     order = list(dict.fromkeys(r["slice"] for r in rows))
     base = alt.Chart().encode(y=alt.Y("slice:N", sort=order, title=None, axis=alt.Axis(labelLimit=220)))
-    zero = alt.Chart().mark_rule(color="#6e7781", strokeDash=[3, 3]).encode(x=alt.datum(0))
-    rules = base.mark_rule(strokeWidth=2.5).encode(
-        x=alt.X("ci_low:Q", title=None, scale=alt.Scale(domain=[-1, 1])), x2="ci_high:Q",
-        color=alt.Color("significant:N", title="p (Holm) < 0.05",
-                        scale=alt.Scale(domain=["yes", "no"], range=["#b42318", "#6e7781"]),
-                        legend=alt.Legend(orient="bottom")))
-    points = base.mark_point(filled=True, size=40, opacity=1, color="#1d232b").encode(x="delta:Q")
-    chart = alt.layer(zero, rules, points, data=alt.Data(values=rows)).properties(width=170, height=alt.Step(18))
+    chart = _paired_layers(base, rows, alt.X("ci_low:Q", title=None, scale=alt.Scale(domain=[-1, 1])),
+                           "p (Holm) < 0.05", 40).properties(width=170, height=alt.Step(18))
     return render(chart.facet(column=alt.Column("measure:N", sort=measures, title=None,
                                                 header=alt.Header(labelFontWeight="bold", labelFontSize=11))))
 
