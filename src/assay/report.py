@@ -11,12 +11,13 @@ import math
 
 from assay import escape, tables
 from assay.chunking import chunker_label
+from assay.metrics import fill
 from assay.metrics.compute import evaluate
 from assay.metrics.registry import DEFAULT_MEASURES
 
 FORMATS = ("table", "json", "csv", "markdown")
 RANKING_LEVELS = ("chunk", "doc")  # what --level chooses between; per-question and answer measures have one level
-ROW_FIELDS = ("metric", "level", "slice", "value", "n", "ci_low", "ci_high")
+ROW_FIELDS = ("metric", "level", "slice", "value", "n", "ci_low", "ci_high") + fill.FIELDS
 # Columns of the per-slice breakdown: (metric, level); when a report lacks one, the breakdown shows its own.
 HEADLINE = (("Success@1", "doc"), ("Success@3", "doc"), ("Success@10", "chunk"), ("nDCG@10", "chunk"), ("RR@10", "chunk"))
 
@@ -70,10 +71,12 @@ def attribution(warehouse, run_id: str) -> dict:
 
 def run_metrics(warehouse, header: dict, measures=DEFAULT_MEASURES, level: str | None = None) -> list[dict]:
     """A run's metric rows, with the intervals seeded as the run was. ``level`` (chunk or doc) keeps the
-    rows at that ranking level and those of single-level measures (Abstain, answer measures)."""
+    rows at that ranking level and those of single-level measures (Abstain, answer measures). Each row says
+    whether its context budget was filled (``metrics.fill``; None for measures without a budget)."""
     rows = evaluate(warehouse, header["run_id"], measures, seed=header["seed"],
                     samples=header["config"].get("bootstrap_samples", 1000))
-    return [r.as_dict() for r in rows if level is None or r.level == level or r.level not in RANKING_LEVELS]
+    kept = [r.as_dict() for r in rows if level is None or r.level == level or r.level not in RANKING_LEVELS]
+    return fill.annotate(warehouse, header["run_id"], kept)
 
 
 def build_report(warehouse, run_id: str, measures=DEFAULT_MEASURES, level: str | None = None) -> dict:
@@ -149,6 +152,13 @@ def truncation_line(run: dict) -> str:
     return describe(record)
 
 
+def budget_notes(rows: list[dict]) -> list[str]:
+    """The lines under a table that marks measures whose context budget was not filled."""
+    return [f"{fill.MARK} {fill.note(r)}" for r in rows] + [
+        f"{fill.MARK} a question whose results hold fewer tokens than the budget is scored on all of them: the "
+        "figure is that of a smaller context and would read the same at any larger budget."]
+
+
 def _text_report(report: dict, markdown: bool) -> str:
     def grid(headers, body):
         return tables.render(headers, body, markdown=markdown)
@@ -158,8 +168,10 @@ def _text_report(report: dict, markdown: bool) -> str:
     index = {(r["metric"], r["level"], r["slice"]): r for r in rows}
     metrics = list(dict.fromkeys(r["metric"] for r in overall))
     body = []
+    unfilled = [r for r in overall if fill.unfilled(r)]
+    marked = {r["metric"] for r in unfilled}
     for m in metrics:
-        cells = [m]
+        cells = [f"{m} {fill.MARK}" if m in marked else m]
         for level in ("chunk", "doc"):
             r = index.get((m, level, "all")) or (
                 (index.get((m, "query", "all")) or index.get((m, "answer", "all"))) if level == "chunk" else None)
@@ -201,6 +213,8 @@ def _text_report(report: dict, markdown: bool) -> str:
         else:
             note += " No judge model was configured."
     parts += (["", note.strip()] if note else []) + ["", main]
+    if unfilled:
+        parts += [""] + budget_notes(unfilled)
     if columns:
         parts += ["", "By slice (answerable questions):", "", breakdown]
     if len(abst) > 1:

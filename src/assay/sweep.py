@@ -5,8 +5,11 @@ sweep id and written together (all points or none). Embeddings are reused across
 points through the warehouse's vector cache, keyed by chunk text.
 
 The table reads measures that charge a result for its size, so chunk sizes compare:
-text recall and precision within a context budget (SpanRecall@Ntok, SpanPrecision@Ntok),
-budgeted Success, and document-level Success@k (the unit is the same for every point).
+text recall within a context budget (SpanRecall@Ntok) and budgeted Success, text precision
+and IoU over what the top k results return (SpanPrecision@k, SpanIoU@k: a larger chunk brings
+more text that is not gold), and document-level Success@k (the unit is the same for every
+point). A point whose results hold fewer tokens than the budget for some question did not
+fill it (assay.metrics.fill): its row says so and the table names it below.
 The best point is the one with the highest selection measure (default
 SpanRecall@<budget>tok; ties go to fewer context tokens, then grid order). Every other
 point is tested against it, paired over questions (Fisher randomization for graded
@@ -27,6 +30,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from assay.errors import ConfigError
+from assay.metrics import fill
 
 DEFAULTS = {"chunkers": ["recursive"], "sizes": [200, 400, 800, 1600], "overlaps": [0], "pipelines": ["bm25"],
             "budget": 1000, "k": 5, "select": None, "alpha": 0.05}
@@ -205,8 +209,8 @@ def table(warehouse, sweep_id: str) -> dict:
         "SELECT p.point, p.run_id, p.chunker, p.chunk_size, p.overlap, p.pipeline, r.seed FROM sweep_points p "
         "JOIN runs r ON r.run_id = p.run_id WHERE p.sweep_id = ? ORDER BY p.point", [sweep_id]).fetchall()
     budget, k = spec["budget"], spec["k"]
-    columns = [(f"SpanRecall@{budget}tok", "chunk"), (f"SpanPrecision@{budget}tok", "chunk"),
-               (f"Success@{budget}tok", "chunk"), (f"Success@{k}", "doc")]
+    columns = [(f"SpanRecall@{budget}tok", "chunk"), (f"Success@{budget}tok", "chunk"),
+               (f"SpanPrecision@{k}", "chunk"), (f"SpanIoU@{k}", "chunk"), (f"Success@{k}", "doc")]
     select = parse_measure(spec["select"])
     recall_k = parse_measure(f"SpanRecall@{k}")
     measures = list(dict.fromkeys([parse_measure(m) for m, _ in columns] + [select, recall_k]))
@@ -245,6 +249,7 @@ def table(warehouse, sweep_id: str) -> dict:
             "measures": {f"{m}:{lvl}" if lvl == "doc" else m: _cell(metrics[(m, lvl)]) for m, lvl in columns},
             "select": _cell(metrics[(select.name, "chunk")]),
             f"SpanRecall@{k}": metrics[(recall_k.name, "chunk")].value, f"tokens@{k}": tokens_k,
+            **fill.fill(fill.available(warehouse, run_id), budget),
         })
     best = max(rows, key=lambda r: (r["select"]["value"], -r[f"tokens@{k}"], -r["point"]))
     kind = "binary" if select.family.interval == "wilson" else "continuous"
@@ -306,8 +311,10 @@ def render(result: dict, fmt: str) -> str:
         else:
             verdict = f"{'≈ best' if r['verdict'] == 'indistinguishable' else 'worse'} (p{_p(r['p_holm'])})"
         tpr = "-" if r["tokens_per_result"] is None else f"{r['tokens_per_result']:.0f}"
+        short = fill.MARK if fill.unfilled(r) else ""
         body.append([str(r["point"]), r["label"], r["pipeline"], str(r["n_chunks"]), tpr]
-                    + [_ci(r["measures"][c]) for c in result["columns"]]
+                    + [_ci(r["measures"][c]) + (f" {short}" if short and c.endswith("tok") else "")
+                       for c in result["columns"]]
                     + [f"{r[f'SpanRecall@{k}']:.3f}", f"{r[f'tokens@{k}']:.0f}", verdict, "*" if r["pareto"] else ""])
     lines = [f"sweep {escape.terminal(result['sweep_id'])}: {len(result['points'])} points, {result['n_questions']} answerable "
              f"questions, context budget {spec['budget']} tokens, k {k}", "",
@@ -320,8 +327,20 @@ def render(result: dict, fmt: str) -> str:
              f"(mean tokens the top {k} results occupy).",
              "Chunk-level hit rates (Success@k, R@k at chunk level) are not in this table: they rise with "
              "chunk size whatever the context costs (docs/chunking.md)."]
+    lines += unreached(result)
     lines += [escape.terminal(line) for line in spec.get("skipped", [])]
     return "\n".join(lines) + "\n"
+
+
+def unreached(result: dict) -> list[str]:
+    """The note naming the points that could not fill the context budget (none: no line)."""
+    short = [r for r in result["points"] if fill.unfilled(r)]
+    if not short:
+        return []
+    budget = result["spec"]["budget"]
+    return [f"{fill.MARK} could not reach the {budget}-token budget: " + "; ".join(
+        f"point {r['point']} ({r['label']}, {fill.describe({**r, 'n': result['n_questions']})})" for r in short)
+        + f". Their @{budget}tok figures are those of the smaller context their results hold."]
 
 
 def _p(v: float) -> str:
@@ -338,13 +357,14 @@ def _csv(result: dict) -> str:
     buf = io.StringIO()
     fields = ["sweep_id", "point", "run_id", "chunker", "size", "overlap", "pipeline", "n_chunks",
               "tokens_per_result", "measure", "value", "ci_low", "ci_high", "n", f"SpanRecall@{k}", f"tokens@{k}",
-              "verdict", "p_value", "p_holm", "pareto"]
+              "verdict", "p_value", "p_holm", "pareto", *fill.FIELDS]
     w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     w.writeheader()
     for r in result["points"]:
         for name, cell in r["measures"].items():
             row = {"sweep_id": result["sweep_id"], **{f: r[f] for f in ("point", "run_id", "chunker", "size",
                    "overlap", "pipeline", "n_chunks", "tokens_per_result", f"SpanRecall@{k}", f"tokens@{k}",
-                   "verdict", "p_value", "p_holm", "pareto")}, "measure": name, **cell}
+                   "verdict", "p_value", "p_holm", "pareto")}, "measure": name, **cell,
+                   **({f: r[f] for f in fill.FIELDS} if name.endswith("tok") else {})}  # the budget's rows only
             w.writerow({key: printed_csv_cell(v) for key, v in row.items()})
     return buf.getvalue()

@@ -14,7 +14,12 @@ Document level: the ranking collapsed to first-seen distinct documents; each
 distinct gold document is a unit, graded by its best gold entry.
 Span measures (SpanRecall, SpanPrecision, SpanIoU) compare text, not items: the
 retrieved text (the union of the retrieved spans, each character once) against the
-gold text (the union of the gold spans), in characters of the document text.
+gold text (the union of the gold spans), in characters of the document text, as Chroma's
+chunking evaluation measures them (docs/measures.md). The standard set reports text recall
+within a budget (SpanRecall@1000tok) and precision and IoU over the top 10 (SpanPrecision@10,
+SpanIoU@10). At a filled budget of N tokens the retrieved text is N tokens long whatever the run,
+so SpanPrecision@Ntok is SpanRecall@Ntok times the gold length over that length: recall again. It
+stays parseable (runs stored it, gate rules name it), out of the standard set.
 Context budgets (``@1000tok``): results are taken in rank order until 1,000 tokens
 are filled, the last one cut at the token that fills the budget; tokens are word
 pieces of the tokenizer assay ships (assay.budget). Budgeted measures are chunk
@@ -60,7 +65,7 @@ USER_PREFIX = "user_measures/"  # the SQL names of the files in a user's measure
 
 # The standard set, reported when no measure is named.
 STANDARD = ("Success@1", "Success@3", "Success@10", "R@10", "P@5", "RR@10", "nDCG@10", "AP",
-            "SpanRecall@1000tok", "SpanPrecision@1000tok", "Success@1000tok", "nDCG@1000tok",
+            "SpanRecall@1000tok", "Success@1000tok", "nDCG@1000tok", "SpanPrecision@10", "SpanIoU@10",
             "Abstain", "FalseAbstain",
             "answer_rate", "refusal_rate", "citation_precision", "faithfulness", "judged_faithfulness")
 # `assay eval-trec`'s set when no measure is named: trec_eval's default measures that assay computes (map,
