@@ -59,7 +59,9 @@ def test_run_prints_run_id_and_report_json(runner, wh, mini_corpus, mini_judgmen
     report = json.loads(result.stdout)
     assert report["run"]["run_id"] == run_id
     row = next(r for r in report["metrics"] if (r["metric"], r["level"], r["slice"]) == ("Success@3", "doc", "all"))
-    assert set(row) == {"metric", "level", "slice", "value", "n", "ci_low", "ci_high"}
+    assert set(row) == {"metric", "level", "slice", "value", "n", "ci_low", "ci_high", "budget_filled",
+                        "tokens_available", "shortfall", "questions_short"}
+    assert row["budget_filled"] is row["tokens_available"] is row["shortfall"] is row["questions_short"] is None
     assert row["n"] == 5 and row["ci_low"] <= row["value"] <= row["ci_high"]
     slices = {r["slice"] for r in report["metrics"]}
     assert {"all", "category=normal", "form=gap", "hard_class=near-duplicate"} <= slices
@@ -75,7 +77,8 @@ def test_report_formats(runner, wh, mini_corpus, mini_judgments):
     md = invoke(runner, "report", run_id, "--format", "markdown", "--warehouse", wh).stdout
     assert f"## assay report `{run_id}`" in md and "| metric | chunk |" in md
     csv_out = invoke(runner, "report", "latest", "--format", "csv", "--warehouse", wh).stdout.splitlines()
-    assert csv_out[0] == "run_id,metric,level,slice,value,n,ci_low,ci_high"
+    assert csv_out[0] == "run_id,metric,level,slice,value,n,ci_low,ci_high,budget_filled,tokens_available,shortfall," \
+                         "questions_short"
     assert all(line.startswith(run_id + ",") for line in csv_out[1:])
 
 

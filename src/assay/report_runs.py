@@ -19,12 +19,13 @@ from assay import escape, tables
 from assay.chunking import chunker_label
 from assay.comparison import check_comparable, paired_tests
 from assay.errors import ConfigError
+from assay.metrics import fill
 from assay.metrics.registry import DEFAULT_MEASURES
 from assay.report import run_header, run_metrics
 
 ALPHA = 0.05
 HIGHER, LOWER = "▲", "▼"
-ROW_FIELDS = ("metric", "level", "run_id", "value", "n", "ci_low", "ci_high", "delta", "p_value", "p_holm")
+ROW_FIELDS = ("metric", "level", "run_id", "value", "n", "ci_low", "ci_high", "delta", "p_value", "p_holm") + fill.FIELDS
 
 
 def _untested_reason(measure) -> str | None:
@@ -65,7 +66,8 @@ def build_runs_report(warehouse, run_ids: list[str], measures=DEFAULT_MEASURES, 
             rows.append({"metric": metric, "level": lvl, "run_id": h["run_id"], "value": r["value"], "n": r["n"],
                          "ci_low": r["ci_low"], "ci_high": r["ci_high"],
                          "delta": None if h is first or base is None else r["value"] - base["value"],
-                         "p_value": test["p_value"] if test else None, "p_holm": None})
+                         "p_value": test["p_value"] if test else None, "p_holm": None,
+                         **{f: r[f] for f in fill.FIELDS}})
     tested = [r for r in rows if r["p_value"] is not None]
     for r, adjusted in zip(tested, holm([r["p_value"] for r in tested])):
         r["p_holm"] = adjusted
@@ -105,7 +107,8 @@ def _text(report: dict, markdown: bool) -> str:
         row = [metric, lvl]
         for run_id in ids:
             c = cells.get((metric, lvl, run_id))
-            row.append("-" if c is None else f"{c['value']:.3f}{_mark(c)} [{c['ci_low']:.3f}, {c['ci_high']:.3f}]")
+            row.append("-" if c is None else f"{c['value']:.3f}{_mark(c)} [{c['ci_low']:.3f}, {c['ci_high']:.3f}]"
+                       + (f" {fill.MARK}" if fill.unfilled(c) else ""))
         ns = list(dict.fromkeys(str(cells[(metric, lvl, i)]["n"]) for i in ids if (metric, lvl, i) in cells))
         info = tests[metric]
         row += ["/".join(ns), info["test"] or ("n/a" if info["untested"] else "-")]
@@ -132,6 +135,12 @@ def _text(report: dict, markdown: bool) -> str:
     missing = [m["metric"] for m in report["measures"] if m["metric"] not in shown]
     if missing:
         notes.append(f"not computed for any of these runs (no values, not zero): {', '.join(missing)}.")
+    unfilled = [r for r in report["rows"] if fill.unfilled(r)]
+    if unfilled:
+        number = {run_id: i for i, run_id in enumerate(ids, start=1)}
+        notes += [f"{fill.MARK} run {number[r['run_id']]}: {fill.note(r)}" for r in unfilled] + [
+            f"{fill.MARK} a question whose results hold fewer tokens than the budget is scored on all of them: "
+            "the figure is that of a smaller context."]
     table = tables.render(["metric", "level"] + ids + ["n", "test"], body, markdown=markdown)
     return "\n".join(lines + ["", table, ""] + notes) + "\n"
 

@@ -14,6 +14,7 @@ from assay.html import charts
 from assay.html.drill import DEPTH, drill
 from assay.html.page import anchor, attr, document, e, facts, figure, num, summary_section, table
 from assay.html.summary import run_summary
+from assay.metrics import fill
 from assay.metrics.registry import DEFAULT_MEASURES
 from assay.report import HEADLINE, RANKING_LEVELS, build_report
 
@@ -121,7 +122,8 @@ def _headline(metrics: list[dict]) -> str:
     chart_rows = [{"label": _label(r["metric"], r["level"]), "level": r["level"], "value": r["value"],
                    "ci_low": r["ci_low"], "ci_high": r["ci_high"]} for r in overall]
     trs = "".join(
-        f'<tr{attr("data-measure", r["metric"])}{attr("data-level", r["level"])}><td class="mono">{e(r["metric"])}</td>'
+        f'<tr{attr("data-measure", r["metric"])}{attr("data-level", r["level"])}{budget_attr(r)}>'
+        f'<td class="mono">{e(r["metric"])}{budget_mark(r)}</td>'
         f'<td>{e(r["level"])}</td><td class="value">{num(r["value"])}</td><td class="ci-low">{num(r["ci_low"])}</td>'
         f'<td class="ci-high">{num(r["ci_high"])}</td><td class="num">{r["n"]}</td></tr>' for r in overall)
     tbl = ('<div class="wide"><table id="headline"><thead><tr><th>measure</th><th>level</th><th class=num>value</th>'
@@ -133,7 +135,29 @@ def _headline(metrics: list[dict]) -> str:
         if chart_rows else ""
     note = ('<p class="note">Abstain and FalseAbstain are per question (level query); span and budget measures '
             "(SpanRecall@Ntok, ...) charge each result for the tokens it occupies.</p>")
-    return f'<section id="headline-section"><h2 id="headline-title">Headline measures</h2>{chart}{note}{tbl}</section>'
+    return (f'<section id="headline-section"><h2 id="headline-title">Headline measures</h2>{chart}{note}'
+            f'{budget_warnings(overall)}{tbl}</section>')
+
+
+def budget_attr(row: dict) -> str:
+    """A row's budget, as data: 'filled' or 'not filled' (none for a measure without a budget)."""
+    if row.get("budget_filled") is None:
+        return ""
+    return attr("data-budget", "filled" if row["budget_filled"] else "not filled")
+
+
+def budget_mark(row: dict) -> str:
+    return f' <b class="budget-short" title="{e(fill.describe(row))}">{fill.MARK}</b>' if fill.unfilled(row) else ""
+
+
+def budget_warnings(rows: list[dict], prefix: str = "") -> str:
+    """One warning a measure whose context budget was not filled, as the text report prints it."""
+    lines = [f'<p class="warn budget">{e(fill.MARK)} {e(prefix)}{e(fill.note(r))}</p>' for r in rows if fill.unfilled(r)]
+    if lines:
+        lines.append('<p class="note">A question whose results hold fewer tokens than the budget is scored on all '
+                     "of them: the figure is that of a smaller context and would read the same at any larger budget."
+                     "</p>")
+    return "".join(lines)
 
 
 # -- slices ------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ from assay.html import charts
 from assay.html.drill import DEPTH, gold_block, ranking
 from assay.html.page import anchor, attr, document, e, figure, num, summary_section, table
 from assay.html.summary import runs_summary
+from assay.html.run import budget_attr, budget_mark, budget_warnings
+from assay.metrics import fill
 from assay.metrics.registry import DEFAULT_MEASURES
 
 FLIP_MEASURE, FLIP_LEVEL = "Success@3", "doc"
@@ -119,7 +121,8 @@ def _deltas(report: dict, paired: dict) -> str:
         note = e(untested[r["metric"]]) if untested.get(r["metric"]) and r["delta"] is not None else ""
         trs.append(
             f'<tr{attr("data-measure", r["metric"])}{attr("data-level", r["level"])}{attr("data-run", r["run_id"])}'
-            f'{" class=significant" if mark else ""}><td class="mono">{e(r["metric"])}</td><td>{e(r["level"])}</td>'
+            f'{" class=significant" if mark else ""}{budget_attr(r)}><td class="mono">{e(r["metric"])}{budget_mark(r)}'
+            f'</td><td>{e(r["level"])}</td>'
             f'<td class="num">{number[r["run_id"]]}</td><td class="value">{num(r["value"])}</td>'
             f'<td class="ci-low">{num(r["ci_low"])}</td><td class="ci-high">{num(r["ci_high"])}</td>'
             f'<td class="num">{r["n"]}</td><td class="num delta">{delta}</td>'
@@ -142,7 +145,9 @@ def _deltas(report: dict, paired: dict) -> str:
             f"from run 1 with its paired 95% interval; p: paired test (exact McNemar for 0/1 measures, Fisher "
             f"randomization for graded ones); p (Holm): adjusted across the {sig['n_tests']} tests of this table; "
             f"higher / lower: p (Holm) &lt; {sig['alpha']}.</p>")
-    return (f'<section id="deltas-section"><h2>Paired differences from run 1</h2>{chart}{note}'
+    warnings = "".join(budget_warnings([r], f"run {number[r['run_id']]}: ") for r in report["rows"]
+                       if fill.unfilled(r))
+    return (f'<section id="deltas-section"><h2>Paired differences from run 1</h2>{chart}{note}{warnings}'
             f'<div class="wide"><table id="deltas"><thead>{head}</thead><tbody>{"".join(trs)}</tbody></table></div>'
             "</section>")
 

@@ -3,7 +3,9 @@ Pareto chart. The figures are ``assay.sweep.table``'s (those of ``--format json`
 
 from __future__ import annotations
 
+from assay import sweep
 from assay.html import charts
+from assay.html.run import budget_attr, budget_mark
 from assay.html.page import attr, document, e, facts, figure, num
 
 
@@ -28,19 +30,21 @@ def build(result: dict) -> str:
         cells = [str(p["point"]), f'<span class="mono">{e(p["label"])}</span>',
                  f'<span class="mono">{e(p["pipeline"])}</span>', str(p["n_chunks"]),
                  num(p["tokens_per_result"], 0)]
-        cells += [f'{num(c["value"])} <span class="muted">[{num(c["ci_low"])}, {num(c["ci_high"])}]</span>'
-                  for c in (p["measures"][name] for name in result["columns"])]
+        cells += [f'{num(p["measures"][name]["value"])} <span class="muted">[{num(p["measures"][name]["ci_low"])}, '
+                  f'{num(p["measures"][name]["ci_high"])}]</span>' + (budget_mark({**p, "n": result["n_questions"]}) if name.endswith("tok") else "")
+                  for name in result["columns"]]
         verdict = {"best": "<b>best</b>", "indistinguishable": "&asymp; best"}.get(p["verdict"], "worse")
         cells += [num(p[recall]), num(p[tokens], 0), verdict, _p(p["p_holm"]), "&#9733;" if p["pareto"] else ""]
         tds = "".join(f"<td>{c}</td>" if i in (1, 2) or i == len(cells) - 3 else f'<td class="num">{c}</td>'
                       for i, c in enumerate(cells))
-        trs.append(f'<tr{attr("data-point", p["point"])}{attr("data-run", p["run_id"])}'
+        trs.append(f'<tr{attr("data-point", p["point"])}{attr("data-run", p["run_id"])}{budget_attr(p)}'
                    f'{" class=best" if p["verdict"] == "best" else ""}>{tds}</tr>')
     th = "".join(f"<th>{h}</th>" for h in heads)
     about = facts([("sweep", f'<span class="mono">{e(result["sweep_id"])}</span>'),
                    ("points", f'{len(result["points"])} ({result["n_questions"]} answerable questions)'),
                    ("context budget", f'{e(spec["budget"])} tokens; k {e(k)}'),
                    ("best point", f'{e(result["best"])}, by {e(result["select"])} (ties: fewer {e(tokens)})')])
+    unreached = "".join(f'<p class="warn budget">{e(line)}</p>' for line in sweep.unreached(result))
     skipped = "".join(f'<p class="note">{e(line)}</p>' for line in spec.get("skipped", []))
     note = (f'<p class="note">vs best: a paired test on {e(result["select"])} against the best point, Holm-adjusted '
             f'across the {len(result["points"]) - 1} other points; &asymp; best means p &ge; {e(spec["alpha"])}: '
@@ -49,6 +53,6 @@ def build(result: dict) -> str:
     body = (f'<h1>assay sweep <span class="mono">{e(result["sweep_id"])}</span></h1>'
             f'<section id="header"><h2>Sweep</h2>{about}{skipped}</section>'
             f'<section id="pareto-section"><h2>Recall against context</h2>{chart}</section>'
-            f'<section id="sweep-section"><h2>Points</h2>{note}<div class="wide"><table id="sweep"><thead><tr>{th}'
+            f'<section id="sweep-section"><h2>Points</h2>{note}{unreached}<div class="wide"><table id="sweep"><thead><tr>{th}'
             f'</tr></thead><tbody>{"".join(trs)}</tbody></table></div></section>')
     return document("sweep", f"assay sweep {result['sweep_id']}", body)
