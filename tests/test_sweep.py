@@ -45,7 +45,8 @@ def test_the_issue_grid_is_one_run_per_point_tagged_with_the_sweep(demo_sweep):
         n_chunks = [wh.con.execute("SELECT s.n_chunks FROM runs r JOIN chunk_sets s USING (chunk_set) "
                                    "WHERE r.run_id = ?", [p["run_id"]]).fetchall()[0][0] for p in points]
     assert n_chunks == [p["n_chunks"] for p in points] and n_chunks == sorted(n_chunks, reverse=True)
-    assert result["columns"] == ["SpanRecall@1000tok", "SpanPrecision@1000tok", "Success@1000tok", "Success@5:doc"]
+    assert result["columns"] == ["SpanRecall@1000tok", "Success@1000tok", "SpanPrecision@5", "SpanIoU@5",
+                                 "Success@5:doc"]
 
 
 def test_chunk_level_hit_rates_rise_with_size_but_budgeted_recall_does_not_favour_documents(demo_sweep):
@@ -108,7 +109,7 @@ def test_report_sweep_shows_it_again_in_every_format(demo_sweep):
     assert again["points"] == result["points"]
     rows = list(csv.DictReader(io.StringIO(invoke("report", "--sweep", result["sweep_id"][:14], "--format", "csv",
                                                   "--warehouse", path).stdout)))
-    assert len(rows) == 5 * 4 and {r["measure"] for r in rows} == set(result["columns"])
+    assert len(rows) == 5 * 5 and {r["measure"] for r in rows} == set(result["columns"])
     assert {r["verdict"] for r in rows} == {p["verdict"] for p in result["points"]}
 
 
