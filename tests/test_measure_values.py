@@ -50,7 +50,7 @@ def test_a_run_stores_every_default_measure_equal_to_the_measure_sql(demo):
     # the demo has no answer stage: its answer measures have no values (not zeros)
     retrieval = [m for m in DEFAULT_MEASURES if m.levels != ("answer",)]
     assert levels == {m.name: ",".join(sorted(m.levels)) for m in retrieval}
-    assert n == 1191  # 12 ranking measures over 56 answerable questions (8 at both levels), 15 + 56 for abstention
+    assert n == 1247  # 13 ranking measures over 56 answerable questions (8 at both levels), 15 + 56 for abstention
 
 
 def test_answer_measures_store_a_value_per_citation_and_claim(tmp_path, mini_corpus, mini_judgments):
@@ -102,12 +102,12 @@ def test_compute_restores_deleted_values_exactly_and_again_changes_nothing(demo_
         wh.con.execute("DELETE FROM measure_values")
     out = invoke("measures", "compute", "--all-runs", "--warehouse", path)
     assert out.exit_code == 0, out.output
-    assert out.stdout.startswith(f"{run_id}  stored 1191 values (Success@1 112, Success@3 112, ")
+    assert out.stdout.startswith(f"{run_id}  stored 1247 values (Success@1 112, Success@3 112, ")
     assert out.stdout.endswith("; 0 already stored\n")
     with Warehouse.open(path, read_only=True) as wh:
         assert sorted(wh.con.execute("SELECT * FROM measure_values").fetchall()) == before
     again = invoke("measures", "compute", "--run", "latest", "--warehouse", path)
-    assert again.exit_code == 0 and again.stdout == f"{run_id}  stored 0 values; 1191 already stored\n"
+    assert again.exit_code == 0 and again.stdout == f"{run_id}  stored 0 values; 1247 already stored\n"
     with Warehouse.open(path, read_only=True) as wh:
         assert sorted(wh.con.execute("SELECT * FROM measure_values").fetchall()) == before
 

@@ -120,7 +120,7 @@ def test_measure_means_and_slices_equal_the_report(full):
                              "AND stage = 'final'", [run_id]).fetchall()
     finally:
         con.close()
-    assert len(means) == 22
+    assert len(means) == 23  # 13 ranking measures, 8 of them at both levels, and Abstain, FalseAbstain
     for measure, level, n, mean, kind, low, high in means:
         r = rows[(measure, level, "all")]
         assert (n, mean) == (r.n, pytest.approx(r.value, abs=1e-12))
@@ -146,6 +146,10 @@ def test_stage_rollup_and_run_overview(full):
             "ORDER BY step").fetchall()]
         overview = con.execute("SELECT status, n_questions, n_answerable, success_at_3_doc, ndcg_at_10_chunk, "
                                "answer_rate FROM run_overview WHERE run_id = ?", [run_id]).fetchall()
+        spans = con.execute("SELECT span_precision_at_10, span_iou_at_10, span_precision_at_1000tok FROM run_overview "
+                            "WHERE run_id = ?", [run_id]).fetchall()[0]
+        span_means = dict(con.execute("SELECT measure, mean FROM measure_means WHERE run_id = ? AND stage = 'final' "
+                                      "AND measure IN ('SpanPrecision@10', 'SpanIoU@10')", [run_id]).fetchall())
         n_runs = con.execute("SELECT (SELECT COUNT(*) FROM run_overview), (SELECT COUNT(*) FROM runs)").fetchall()
         means = dict(con.execute("SELECT measure || ' ' || level, mean FROM measure_means WHERE run_id = ? AND "
                                  "measure IN ('Success@3', 'nDCG@10')", [run_id]).fetchall())
@@ -156,6 +160,9 @@ def test_stage_rollup_and_run_overview(full):
     assert sum(share for _, _, share, _ in rollup) == pytest.approx(1.0)
     assert rollup[-2][3] == pytest.approx(rollup[-1][2]) and rollup[-1][3] is None  # what remains is what was found
     assert hybrid[:3] == ["retrieval", "fusion", "abstained"]
+    # the standard set's span precision is over the top 10 now; a run stored since keeps no @1000tok value
+    assert spans == (pytest.approx(span_means["SpanPrecision@10"]), pytest.approx(span_means["SpanIoU@10"]), None)
+    assert 0 < spans[1] < spans[0] < 1
     assert overview == [("complete", 71, 56, pytest.approx(means["Success@3 doc"]),
                          pytest.approx(means["nDCG@10 chunk"]), None)]
     assert n_runs[0][0] == n_runs[0][1]
