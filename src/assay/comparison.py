@@ -192,7 +192,20 @@ def compare(warehouse, run_a: str, run_b: str, measures=DEFAULT_MEASURES, flip_m
         "seed": seed, "alpha": ALPHA, "randomization_samples": SAMPLES,
         "rows": rows, "flips": flips(warehouse, a, b, parse_measure(flip_metric), flip_level),
         "units": _units(warehouse, a, b),
+        "budgets": _budgets(warehouse, a, b, measures),
     }
+
+
+def _budgets(warehouse, a: dict, b: dict, measures) -> dict:
+    """{measure: {"a": fields, "b": fields}} for each measure with a context budget: whether each run filled it
+    (assay.metrics.fill, over all answerable questions)."""
+    from assay.metrics import fill
+
+    out = {}
+    for m in measures:
+        if m.budget is not None:
+            out[m.name] = {side: fill.for_run(warehouse, run["run_id"], m.budget) for side, run in (("a", a), ("b", b))}
+    return out
 
 
 def _units(warehouse, a: dict, b: dict) -> dict:
@@ -221,8 +234,14 @@ def render(result: dict) -> str:
                [(d["key"], d["a"], d["b"]) for d in result["config_diff"]])]
     if result.get("units", {}).get("warning"):
         out += ["", "WARNING: " + esc(result["units"]["warning"])]
+    from assay.metrics import fill
+
+    budgets = result.get("budgets") or {}
+    short = [(side, metric, fields) for metric, sides in budgets.items() for side, fields in sides.items()
+             if fill.unfilled(fields)]
+    marked = {metric for _, metric, _ in short}
     overall = [r for r in result["rows"] if r["slice"] == "all"]
-    body = [[r["metric"], r["level"], f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",
+    body = [[r["metric"] + (f" {fill.MARK}" if r["metric"] in marked else ""), r["level"], f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",
              f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", r["test"], _p(r["p_value"]), _p(r["p_holm"]),
              str(r["n"])] for r in overall]
     heads = ["metric", "level", "A", "B", "change", "95% CI", "test", "p", "p (Holm)", "n"]
@@ -230,6 +249,12 @@ def render(result: dict) -> str:
     out += ["", f"all questions: change = B - A; each 95% interval inverts the paired test beside it, so it "
                 f"excludes 0 exactly when p < {_alpha(result)}; p (Holm) corrects p over the {n_tests} tests of this "
                 "table:", "", tables.render(heads, body)]
+    if short:
+        n = overall[0]["n"] if overall else None
+        out += [""] + [f"{fill.MARK} {side.upper()}: {fill.note({**fields, 'metric': metric, 'n': n})}"
+                       for side, metric, fields in short]
+        out.append(f"{fill.MARK} a question whose results hold fewer tokens than the budget is scored on all of them: "
+                   "the figure is that of a smaller context.")
     f = result["flips"]
     out += ["", f"questions that flipped on {f['metric']} ({f['level']} level): {len(f['won'])} won, "
                 f"{len(f['lost'])} lost (rank of the first relevant result in A and in B; - when none was retrieved)"]

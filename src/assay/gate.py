@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from assay.errors import ConfigError, UsageError
+from assay.metrics import fill
 from assay.metrics.compute import SLICE_FIELDS, evaluate, question_labels
 from assay.metrics.registry import MEASURE_TEXT, parse_measure
 
@@ -139,7 +140,7 @@ def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int) ->
     if not eligible:
         reason = "the run used --force-generation: a diagnostic run, never a gate run"
         return [{"rule": r.text, "passed": False, "fragile": False, "value": None, "n": 0, "ci_low": None,
-                 "ci_high": None, "reason": reason} for r in rules]
+                 "ci_high": None, "reason": reason, **dict.fromkeys(fill.FIELDS)} for r in rules]
     measures = list(dict.fromkeys(r.measure for r in rules))
     rows = {(r.metric, r.level, r.slice): r for r in evaluate(warehouse, run_id, measures, seed=seed, samples=samples)}
     results = []
@@ -148,7 +149,8 @@ def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int) ->
         if row is None or row.n == 0:
             results.append({"rule": rule.text, "passed": False, "fragile": False, "value": None, "n": 0,
                             "ci_low": None, "ci_high": None,
-                            "reason": f"no questions in slice {rule.slice!r}: a gate never passes vacuously"})
+                            "reason": f"no questions in slice {rule.slice!r}: a gate never passes vacuously",
+                            **dict.fromkeys(fill.FIELDS)})
             continue
         passed = OPS[rule.op](row.value, rule.bar)
         # the far end of the interval, in the direction the rule guards against
@@ -158,8 +160,13 @@ def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int) ->
                   f"{row.value:.3f} is not {rule.op} {rule.bar:g}")
         if fragile:
             reason += f", but the 95% interval reaches {far:.3f}"
+        budget = dict.fromkeys(fill.FIELDS)
+        if rule.measure.budget is not None:  # a bar on a budget the run cannot fill judges a smaller context
+            budget = fill.for_run(warehouse, run_id, rule.measure.budget, rule.slice)
+            if fill.unfilled(budget):
+                reason += f"; {fill.describe({**budget, 'n': row.n})}"
         results.append({"rule": rule.text, "passed": passed, "fragile": fragile, "value": row.value, "n": row.n,
-                        "ci_low": row.ci_low, "ci_high": row.ci_high, "reason": reason})
+                        "ci_low": row.ci_low, "ci_high": row.ci_high, "reason": reason, **budget})
     return results
 
 
@@ -191,6 +198,8 @@ def junit_xml(run_id: str, results: list[dict]) -> str:
             body = f"<failure message={xml_attr(r['reason'])}>{xml_text(r['reason'])}</failure>"
         elif r["fragile"]:
             body = f"<system-out>{xml_text('fragile: ' + r['reason'])}</system-out>"
+        elif fill.unfilled(r):  # a pass on a budget the run could not fill: the reason says how far short
+            body = f"<system-out>{xml_text(r['reason'])}</system-out>"
         cases.append(f'    <testcase classname="assay.gate" name={xml_attr(r["rule"])} time="0">{body}</testcase>')
     return ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             f'<testsuites tests="{len(results)}" failures="{failed}">\n'

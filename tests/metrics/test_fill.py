@@ -173,3 +173,43 @@ def test_the_html_report_marks_and_warns(demo, tmp_path):
     page = out.read_text()
     assert '<p class="warn budget">! run 2: SpanRecall@1000tok (budget not filled: ' in page
     assert "run 1: SpanRecall@1000tok" not in page
+
+
+def test_a_gate_rule_on_an_unfilled_budget_says_so_in_its_reason_and_junit(demo, tmp_path):
+    from assay import gate
+    from assay.warehouse import Warehouse
+
+    path, run_id, _ = demo
+    junit = tmp_path / "gate.xml"
+    out = invoke("gate", run_id, "--rule", "SpanRecall@4000tok>=0.7", "--rule", "SpanRecall@1000tok[form=gap]>=0.1",
+                 "--rule", "nDCG@10>=0.5", "--junit", junit, "--warehouse", path)
+    assert out.exit_code == 0, out.output
+    words = _expected_note(path, run_id, 4000).split(" (", 1)[1].rstrip(")")
+    row = next(line for line in out.stdout.splitlines() if re.match(r"PASS +SpanRecall@4000tok>=0\.7 ", line))
+    assert row.endswith(f"0.821 >= 0.7; {words}")
+    assert "budget" not in next(line for line in out.stdout.splitlines() if "SpanRecall@1000tok[form=gap]" in line)
+    assert words in junit.read_text()
+    with Warehouse.open(path, read_only=True) as wh:
+        rules = [gate.parse_rule("SpanRecall@4000tok[form=gap]<0.9"), gate.parse_rule("Success@3:doc>=0.5")]
+        results = gate.check(wh, run_id, rules, seed=0, samples=1000)
+    assert (results[0]["budget_filled"], results[0]["questions_short"]) == (False, 24)  # the slice's own questions
+    assert all(results[1][f] is None for f in fill.FIELDS)
+
+
+def test_compare_marks_the_run_that_did_not_fill_a_standard_budget(demo):
+    path, first, second = demo
+    out = invoke("compare", first, second, "--warehouse", path)
+    lines = out.stdout.splitlines()
+    assert next(line for line in lines if line.startswith("SpanRecall@1000tok")).startswith("SpanRecall@1000tok !")
+    assert not next(line for line in lines if line.startswith("nDCG@10 ")).count("!")
+    tokens = _by_hand(path, second)
+    assert all(t < 1000 for t in tokens.values())  # three results a question: no question fills 1,000 tokens
+    assert any(line.startswith("! B: SpanRecall@1000tok (budget not filled: ") and line.endswith("56 of 56 questions short)")
+               for line in lines)
+    assert not any(line.startswith("! A:") for line in lines)
+    budgets = json.loads(invoke("compare", first, second, "--format", "json", "--warehouse", path).stdout)["budgets"]
+    assert set(budgets) == {"SpanRecall@1000tok", "Success@1000tok", "nDCG@1000tok"}
+    assert budgets["nDCG@1000tok"]["a"]["budget_filled"] is True
+    assert budgets["nDCG@1000tok"]["b"] == {"budget_filled": False, "questions_short": 56,
+                                             "tokens_available": pytest.approx(sum(tokens.values()) / 56),
+                                             "shortfall": pytest.approx(1000 - sum(tokens.values()) / 56)}

@@ -83,6 +83,12 @@ def annotate(source, run_id: str, rows: list[dict], stage: str = "final") -> lis
     return rows
 
 
+def for_run(source, run_id: str, budget: int, slice_name: str = "all", stage: str = "final") -> dict:
+    """The four fields of one run's budget over one slice's answerable questions (gate rules, compare)."""
+    tokens = available(source, run_id, stage)
+    return fill(tokens, budget, _slice_members(source, run_id, tokens).get(slice_name, ()))
+
+
 def _slice_members(source, run_id: str, tokens: dict[str, int]) -> dict[str, list[str]]:
     """{slice name: its answerable questions}, slices named as ``metrics.compute.evaluate`` names them."""
     from assay.metrics.compute import SLICE_FIELDS, question_labels
