@@ -251,8 +251,9 @@ def render(result: dict) -> str:
                 "table:", "", tables.render(heads, body)]
     if short:
         n = overall[0]["n"] if overall else None
-        out += [""] + [f"{fill.MARK} {side.upper()}: {fill.note({**fields, 'metric': metric, 'n': n})}"
-                       for side, metric, fields in short]
+        out += [""] + fill.notes([{**fields, "metric": metric, "n": n, "side": side.upper()}
+                                  for side, metric, fields in sorted(short, key=lambda s: s[0])],
+                                 lambda r: f"{r['side']}: ")
         out.append(f"{fill.MARK} a question whose results hold fewer tokens than the budget is scored on all of them: "
                    "the figure is that of a smaller context.")
     f = result["flips"]

@@ -140,7 +140,7 @@ def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int) ->
     if not eligible:
         reason = "the run used --force-generation: a diagnostic run, never a gate run"
         return [{"rule": r.text, "passed": False, "fragile": False, "value": None, "n": 0, "ci_low": None,
-                 "ci_high": None, "reason": reason, **dict.fromkeys(fill.FIELDS)} for r in rules]
+                 "ci_high": None, "reason": reason} for r in rules]
     measures = list(dict.fromkeys(r.measure for r in rules))
     rows = {(r.metric, r.level, r.slice): r for r in evaluate(warehouse, run_id, measures, seed=seed, samples=samples)}
     results = []
@@ -149,8 +149,7 @@ def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int) ->
         if row is None or row.n == 0:
             results.append({"rule": rule.text, "passed": False, "fragile": False, "value": None, "n": 0,
                             "ci_low": None, "ci_high": None,
-                            "reason": f"no questions in slice {rule.slice!r}: a gate never passes vacuously",
-                            **dict.fromkeys(fill.FIELDS)})
+                            "reason": f"no questions in slice {rule.slice!r}: a gate never passes vacuously"})
             continue
         passed = OPS[rule.op](row.value, rule.bar)
         # the far end of the interval, in the direction the rule guards against
@@ -160,7 +159,7 @@ def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int) ->
                   f"{row.value:.3f} is not {rule.op} {rule.bar:g}")
         if fragile:
             reason += f", but the 95% interval reaches {far:.3f}"
-        budget = dict.fromkeys(fill.FIELDS)
+        budget = {}  # a rule on a context budget carries fill's fields; the others none
         if rule.measure.budget is not None:  # a bar on a budget the run cannot fill judges a smaller context
             budget = fill.for_run(warehouse, run_id, rule.measure.budget, rule.slice)
             if fill.unfilled(budget):

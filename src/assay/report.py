@@ -154,7 +154,7 @@ def truncation_line(run: dict) -> str:
 
 def budget_notes(rows: list[dict]) -> list[str]:
     """The lines under a table that marks measures whose context budget was not filled."""
-    return [f"{fill.MARK} {fill.note(r)}" for r in rows] + [
+    return fill.notes(rows) + [
         f"{fill.MARK} a question whose results hold fewer tokens than the budget is scored on all of them: the "
         "figure is that of a smaller context and would read the same at any larger budget."]
 

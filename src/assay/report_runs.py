@@ -138,7 +138,7 @@ def _text(report: dict, markdown: bool) -> str:
     unfilled = [r for r in report["rows"] if fill.unfilled(r)]
     if unfilled:
         number = {run_id: i for i, run_id in enumerate(ids, start=1)}
-        notes += [f"{fill.MARK} run {number[r['run_id']]}: {fill.note(r)}" for r in unfilled] + [
+        notes += fill.notes(unfilled, lambda r: f"run {number[r['run_id']]}: ") + [
             f"{fill.MARK} a question whose results hold fewer tokens than the budget is scored on all of them: "
             "the figure is that of a smaller context."]
     table = tables.render(["metric", "level"] + ids + ["n", "test"], body, markdown=markdown)

@@ -144,10 +144,10 @@ def test_the_listing_key_of_every_shipped_measure():
     keys = [(fam.name, registry._listing_key(fam)) for fam in registry.builtin_families()]
     assert keys == [("Success", (0, -2, 0)), ("R", (0, -2, 3)), ("P", (0, -2, 4)), ("RR", (0, -2, 5)),
                     ("nDCG", (0, -2, 6)), ("AP", (0, -2, 7)), ("SpanRecall", (0, -1, 8)),
-                    ("SpanPrecision", (0, -1, 9)), ("SpanIoU", (0, -1, 19)), ("Abstain", (2, -1, 12)),
-                    ("FalseAbstain", (2, -1, 13)), ("answer_rate", (3, -1, 14)), ("refusal_rate", (3, -1, 15)),
-                    ("citation_precision", (3, -1, 16)), ("faithfulness", (3, -1, 17)),
-                    ("judged_faithfulness", (3, -1, 18))]
+                    ("SpanPrecision", (0, -1, 11)), ("SpanIoU", (0, -1, 12)), ("Abstain", (2, -1, 13)),
+                    ("FalseAbstain", (2, -1, 14)), ("answer_rate", (3, -1, 15)), ("refusal_rate", (3, -1, 16)),
+                    ("citation_precision", (3, -1, 17)), ("faithfulness", (3, -1, 18)),
+                    ("judged_faithfulness", (3, -1, 19))]
     # no two keys are equal, so the listing order is the keys' alone, whatever order the files are read in
     assert sorted(reversed(registry.builtin_families()), key=registry._listing_key) == list(
         registry.builtin_families())

@@ -150,9 +150,9 @@ def budget_mark(row: dict) -> str:
     return f' <b class="budget-short" title="{e(fill.describe(row))}">{fill.MARK}</b>' if fill.unfilled(row) else ""
 
 
-def budget_warnings(rows: list[dict], prefix: str = "") -> str:
-    """One warning a measure whose context budget was not filled, as the text report prints it."""
-    lines = [f'<p class="warn budget">{e(fill.MARK)} {e(prefix)}{e(fill.note(r))}</p>' for r in rows if fill.unfilled(r)]
+def budget_warnings(rows: list[dict], prefix=lambda row: "") -> str:
+    """One warning a budget that was not filled, as the text report prints it (``prefix``: e.g. the run)."""
+    lines = [f'<p class="warn budget">{e(line)}</p>' for line in fill.notes(rows, prefix)]
     if lines:
         lines.append('<p class="note">A question whose results hold fewer tokens than the budget is scored on all '
                      "of them: the figure is that of a smaller context and would read the same at any larger budget."

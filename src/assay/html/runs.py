@@ -16,7 +16,6 @@ from assay.html.drill import DEPTH, gold_block, ranking
 from assay.html.page import anchor, attr, document, e, figure, num, summary_section, table
 from assay.html.summary import runs_summary
 from assay.html.run import budget_attr, budget_mark, budget_warnings
-from assay.metrics import fill
 from assay.metrics.registry import DEFAULT_MEASURES
 
 FLIP_MEASURE, FLIP_LEVEL = "Success@3", "doc"
@@ -145,8 +144,7 @@ def _deltas(report: dict, paired: dict) -> str:
             f"from run 1 with its paired 95% interval; p: paired test (exact McNemar for 0/1 measures, Fisher "
             f"randomization for graded ones); p (Holm): adjusted across the {sig['n_tests']} tests of this table; "
             f"higher / lower: p (Holm) &lt; {sig['alpha']}.</p>")
-    warnings = "".join(budget_warnings([r], f"run {number[r['run_id']]}: ") for r in report["rows"]
-                       if fill.unfilled(r))
+    warnings = budget_warnings(report["rows"], lambda r: f"run {number[r['run_id']]}: ")
     return (f'<section id="deltas-section"><h2>Paired differences from run 1</h2>{chart}{note}{warnings}'
             f'<div class="wide"><table id="deltas"><thead>{head}</thead><tbody>{"".join(trs)}</tbody></table></div>'
             "</section>")

@@ -62,6 +62,21 @@ def note(row: dict) -> str:
     return f"{row['metric']} ({describe(row)})"
 
 
+def notes(rows: list[dict], prefix=lambda row: "") -> list[str]:
+    """The lines for the rows whose budget was not filled, one per budget (and ``prefix``, e.g. the run):
+    measures of one budget over the same questions share the figures, so they share the line, named together:
+    '! SpanRecall@4000tok, Success@4000tok (budget not filled: ...)'."""
+    from assay.metrics.registry import parse_measure
+
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        if unfilled(row):
+            key = (prefix(row), parse_measure(row["metric"]).budget, row.get("n"), *(row[f] for f in FIELDS))
+            groups.setdefault(key, []).append(row)
+    return [f"{MARK} {key[0]}{', '.join(dict.fromkeys(r['metric'] for r in group))} ({describe(group[0])})"
+            for key, group in groups.items()]
+
+
 def annotate(source, run_id: str, rows: list[dict], stage: str = "final") -> list[dict]:
     """Add the four fields to each metric row (dicts with metric, level, slice, n), in place; returns the rows.
     A row of a measure with a budget gets them over its slice's answerable questions, any other row None."""
