@@ -59,7 +59,7 @@ def test_points_that_cannot_reach_the_budget_are_named(short_sweep):
     note = next(line for line in lines if line.startswith("! could not reach"))
     assert note == (f"! could not reach the 4000-token budget: point 1 (recursive 200/0, budget not filled: mean "
                     f"{mean:,.0f} tokens retrieved, shortfall {shortfall:,.0f}; {n_short} of 56 questions short). "
-                    "Their @4000tok figures are those of the smaller context their results hold.")
+                    "A question short of 4000 tokens is scored on all its results hold, a smaller context.")
     assert note in invoke("report", "--sweep", "latest", "--format", "markdown", "--warehouse", path).stdout
 
     rows = list(csv.DictReader(io.StringIO(invoke("report", "--sweep", "latest", "--format", "csv",

@@ -340,7 +340,7 @@ def unreached(result: dict) -> list[str]:
     budget = result["spec"]["budget"]
     return [f"{fill.MARK} could not reach the {budget}-token budget: " + "; ".join(
         f"point {r['point']} ({r['label']}, {fill.describe({**r, 'n': result['n_questions']})})" for r in short)
-        + f". Their @{budget}tok figures are those of the smaller context their results hold."]
+        + f". A question short of {budget} tokens is scored on all its results hold, a smaller context."]
 
 
 def _p(v: float) -> str:
