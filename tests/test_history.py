@@ -73,7 +73,7 @@ def test_compare_two_chunk_sizes(demo_wh):
     assert {f["query_id"] for f in result["flips"]["lost"]} == lost
     wh.close()
     out = invoke("compare", a.run_id, b.run_id, "--warehouse", wh.path)
-    assert "chunker.size: 800 -> 300" in out.stdout and "p (Holm) corrects p over the 22 tests" in out.stdout
+    assert "chunker.size: 800 -> 300" in out.stdout and "p (Holm) corrects p over the 23 tests" in out.stdout
 
 
 def test_config_diff_shows_whole_missing_sections():
