@@ -161,8 +161,8 @@ def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int, al
                 "patterns": None}
     if not eligible:
         reason = "the run used --force-generation: a diagnostic run, never a gate run"
-        return [{"rule": r.text, "op": r.op, "bar": r.bar, "passed": False, **untested, "reason": reason,
-                 **_family(0, alpha, correction)} for r in rules]
+        return [_ordered({"rule": r.text, "op": r.op, "bar": r.bar, "passed": False, **untested, "reason": reason,
+                          **_family(0, alpha, correction)}) for r in rules]
     from assay.metrics.bar_test import Sample
     from assay.metrics.compute import slice_values, summarise
     from assay.metrics.family import correct
@@ -170,35 +170,47 @@ def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int, al
 
     measures = list(dict.fromkeys(r.measure for r in rules))
     groups = slice_values(warehouse, run_id, measures)
-    keyed = {(g[0].name, g[1], g[2]): (g, row) for g, row in zip(groups, summarise(warehouse, groups, seed, samples))}
-    results, tested = [], []
+    keyed = {(g[0].name, g[1], g[2]): (i, g, row)
+             for i, (g, row) in enumerate(zip(groups, summarise(warehouse, groups, seed, samples)))}
+    results, hypotheses = [], {}  # hypothesis -> (its sample, the results testing it)
     for rule in rules:
-        group, row = keyed.get((rule.measure.name, rule.level, rule.slice), (None, None))
+        index, group, row = keyed.get((rule.measure.name, rule.level, rule.slice), (None, None, None))
         if row is None or row.n == 0:
             results.append({"rule": rule.text, "passed": False, **untested,
                             "reason": f"no questions in slice {rule.slice!r}: a gate never passes vacuously"})
             continue
-        sample = Sample(group[3], seed, SAMPLES)
+        # a slice holding every question is the overall sample: the same rule on it is the same hypothesis,
+        # tested once (the family counts distinct hypotheses, as regress counts distinct checks)
+        key = (index if group[4] is None else group[4], rule.op, rule.bar)
+        sample = hypotheses.setdefault(key, (Sample(group[3], seed, SAMPLES), []))[0]
+        hypotheses[key][1].append(len(results))
         results.append({"rule": rule.text, "passed": OPS[rule.op](row.value, rule.bar), "value": row.value,
                         "n": row.n, "ci_low": row.ci_low, "ci_high": row.ci_high,
                         "p_value": sample.p(rule.op, rule.bar), "method": sample.method, "patterns": sample.patterns})
-        tested.append((len(results) - 1, rule, sample))
-    decided = correct([results[i]["p_value"] for i, _, _ in tested], alpha, correction)
-    for (i, rule, sample), d in zip(tested, decided):
-        r = results[i]
-        bound = sample.bound(rule.op, d["level"])
-        r.update({"p_adjusted": d["p_adjusted"], "decided_at": d["level"], "bound": bound,
-                  "confidence": 1 - d["level"], "fragile": r["passed"] and not d["rejected"]})
-        r["reason"] = (f"{r['value']:.3f} {rule.op} {rule.bar:g}" if r["passed"] else
-                       f"{r['value']:.3f} is not {rule.op} {rule.bar:g}")
-        if r["fragile"]:
-            r["reason"] += f", but its {100 * r['confidence']:.4g}% bound {bound:.3f} does not clear {rule.bar:g}"
+    distinct = list(hypotheses.values())
+    decisions = correct([results[at[0]]["p_value"] for _, at in distinct], alpha, correction)
+    for (sample, at), d in zip(distinct, decisions):
+        bound = sample.bound(rules[at[0]].op, d["level"])
+        for i in at:
+            r, rule = results[i], rules[i]
+            r.update({"p_adjusted": d["p_adjusted"], "decided_at": d["level"], "bound": bound,
+                      "confidence": 1 - d["level"], "fragile": r["passed"] and not d["rejected"]})
+            r["reason"] = (f"{r['value']:.3f} {rule.op} {rule.bar:g}" if r["passed"] else
+                           f"{r['value']:.3f} is not {rule.op} {rule.bar:g}")
+            if r["fragile"]:
+                r["reason"] += f", but its {100 * r['confidence']:.4g}% bound {bound:.3f} does not clear {rule.bar:g}"
     for r, rule in zip(results, rules):
-        r.update({"op": rule.op, "bar": rule.bar, **_family(len(tested), alpha, correction)})
-    # the keys in one order whatever the path (JSON readers and the tables see the same fields)
-    order = ["rule", "op", "bar", "passed", "fragile", "value", "n", "ci_low", "ci_high", "bound", "confidence",
-             "p_value", "p_adjusted", "decided_at", "family_size", "correction", "alpha", "method", "patterns", "reason"]
-    return [{k: r[k] for k in order} for r in results]
+        r.update({"op": rule.op, "bar": rule.bar, **_family(len(distinct), alpha, correction)})
+    return [_ordered(r) for r in results]
+
+
+FIELDS = ("rule", "op", "bar", "passed", "fragile", "value", "n", "ci_low", "ci_high", "bound", "confidence",
+          "p_value", "p_adjusted", "decided_at", "family_size", "correction", "alpha", "method", "patterns", "reason")
+"""A rule's result, in this order whatever the path (JSON readers and the tables see the same fields)."""
+
+
+def _ordered(result: dict) -> dict:
+    return {k: result[k] for k in FIELDS}
 
 
 def _family(size: int, alpha: float, correction: str) -> dict:
