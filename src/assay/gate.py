@@ -224,8 +224,8 @@ def family_line(results: list[dict]) -> str:
     rules = f"{size} rule{'' if size == 1 else 's'}"
     how = (f"{CORRECTION_NAMES[correction]} over {rules}" if correction != "none" else f"uncorrected, {rules}")
     how = how if size else "no rule could be tested"
-    return (f"fragile: passes on the value but not significantly (one-sided test that the true value is on the "
-            f"passing side of the bar; {how} at alpha {first['alpha']:g})")
+    return (f"(fragile) marks a pass that is not significant: one-sided test that the true value is on the passing "
+            f"side of the bar, {how} at alpha {first['alpha']:g}")
 
 
 def render(run_id: str, results: list[dict]) -> str:

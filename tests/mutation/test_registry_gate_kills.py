@@ -119,8 +119,8 @@ def test_a_measure_without_values_fails_and_the_next_rule_is_still_checked(runs)
          "reason": "0.750 > 0.7, but its 95% bound 0.594 does not clear 0.7"}]
     assert gate.render("run-075", results) == (
         "gate on run run-075\n"
-        "fragile: passes on the value but not significantly (one-sided test that the true value is on the passing "
-        "side of the bar; Holm over 1 rule at alpha 0.05)\n"
+        "(fragile) marks a pass that is not significant: one-sided test that the true value is on the passing side "
+        "of the bar, Holm over 1 rule at alpha 0.05\n"
         "status          rule               value   n  bound                p  p (Holm)  reason\n"
         + "-" * 138 + "\n"
         "FAIL            faithfulness>=0.5      -   0  -                    -         -  no questions in slice 'all': "
