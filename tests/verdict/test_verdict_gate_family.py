@@ -113,7 +113,7 @@ def test_the_command_prints_the_family_and_keeps_exit_code_0(family_run, correct
     assert lines[1].startswith("(fragile) marks a pass that is not significant") and lines[1].endswith(f", {line}")
     assert lines[2].split()[:8] == ["status", "rule", "value", "n", "bound", "p", "p",
                                     "(uncorrected)" if correction == "none" else f"({correction.capitalize()})"]
-    assert out.stdout.count("(fragile)") == fragile
+    assert out.stdout.count("PASS (fragile)") == fragile
     assert lines[-1] == "5 passed, 0 failed"
 
     data = json.loads(CliRunner().invoke(cli, [*args, "--correction", correction, "--format", "json"]).stdout)
