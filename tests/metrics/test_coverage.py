@@ -67,7 +67,7 @@ def test_graded_interval_covers(name, n):
 def test_paired_delta_covers(kind, n):
     rng = np.random.default_rng([2, n, len(kind)])
     before, after, delta = pairs(rng, (REPS, n), kind)
-    low, high = _graded((after - before + 1) / 2, np.random.default_rng(0), 1000)
+    low, high = _graded((after - before + 1) / 2, np.random.default_rng(0), 1000, paired=True)
     assert coverage(2 * low - 1, 2 * high - 1, delta) >= FLOOR
 
 
