@@ -18,7 +18,8 @@ Two tables, written as markdown (to --out, else stdout), with the command that m
   Distributions: parametric mixtures with point masses at 0 and 1 (nDCG-like, ceilings, floors), a
   skewed Beta, Bernoulli values treated as graded, span-like values with small means, and the
   per-question values of the demo run (resampled: `assay demo`'s nDCG@10, RR@10, R@10 at document
-  level, SpanRecall@1000tok and SpanPrecision@1000tok, stored in bench/data/demo_values.json).
+  level, SpanRecall@1000tok and SpanPrecision@1000tok, stored in bench/data/demo_values.json, which
+  --write-demo-values rewrites from a fresh demo run).
 
 Methods for graded values (each a 95% interval of the mean, clipped to [0, 1]): the t interval,
 the percentile bootstrap, BCa, expanded BCa (Hesterberg), bootstrap-t (clipped to Wilson on the sum),
@@ -142,6 +143,29 @@ def empirical(values):
     return (lambda rng, size: rng.choice(population, size=size)), float(population.mean())
 
 
+def write_demo_values(path: Path = DEMO_VALUES) -> None:
+    """Run the demo (``assay demo``'s options over judgments/demo) into a scratch warehouse and write every stored
+    measure's per-question values, {"measure:level": [values in question order]}."""
+    import tempfile
+
+    from assay.demo import run_options
+    from assay.metrics.compute import stored_values
+    from assay.runner import run
+    from assay.warehouse import Warehouse
+
+    demo = Path(__file__).resolve().parents[1] / "judgments" / "demo"
+    with tempfile.TemporaryDirectory(prefix="assay-coverage-") as scratch:
+        with Warehouse.open(Path(scratch) / "w.duckdb") as warehouse:
+            record = run(warehouse, demo / "corpus", demo / "judgments.jsonl", run_options())
+            stored = stored_values(warehouse, record.run_id)
+    values: dict[str, list[float]] = {}
+    for measure, by_question in sorted(stored.items()):
+        for (_, level), value in sorted(by_question.items()):
+            values.setdefault(f"{measure}:{level}", []).append(value)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(values) + "\n")
+
+
 def graded_distributions():
     demo = json.loads(DEMO_VALUES.read_text())
     return {
@@ -234,7 +258,7 @@ def _narrowest(cells, row, methods):
     return min(reaching) if reaching else None
 
 
-def table(cells, rows, methods, label, extra=None):
+def table(cells, rows, methods, label):
     lines = [f"| {label} | n | " + " | ".join(methods) + " | narrowest reaching 93% |",
              "|---|---|" + "---|" * (len(methods) + 1)]
     for row in rows:
@@ -250,7 +274,7 @@ def table(cells, rows, methods, label, extra=None):
 def summary(cells, rows, methods, min_n=1):
     """Per method: cells (n >= min_n) at 93-97%, at >= 93%, and within 1.3x of the narrowest reaching 93%."""
     kept = [r for r in rows if r[1] >= min_n]
-    lines = [f"| method | 93-97% | at least 93% | within 1.3x of the narrowest reaching 93% | lowest coverage |",
+    lines = ["| method | 93-97% | at least 93% | within 1.3x of the narrowest reaching 93% | lowest coverage |",
              "|---|---|---|---|---|"]
     for m in methods:
         band = sum(FLOOR <= cells[(*r, m)][0] <= CEILING for r in kept)
@@ -270,7 +294,13 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="seed of the simulated samples (default 1)")
     parser.add_argument("--quick", action="store_true", help="300 samples a cell, n up to 100")
     parser.add_argument("--out", type=Path, help="write the markdown here (default: stdout)")
+    parser.add_argument("--write-demo-values", action="store_true",
+                        help=f"rewrite {DEMO_VALUES.relative_to(Path(__file__).parents[1])} from a demo run, then stop")
     args = parser.parse_args(argv)
+    if args.write_demo_values:
+        write_demo_values()
+        print(f"wrote {DEMO_VALUES}")
+        return 0
     reps, ns = (300, QUICK_NS) if args.quick else (args.reps, NS)
     started = time.perf_counter()
     command = "bench/interval_coverage.py " + " ".join(argv if argv is not None else sys.argv[1:])
