@@ -127,7 +127,16 @@ def regress(warehouse, run_id: str, baseline: str, drops: list, alpha: float = 0
     family = sum(not c["same_as_all"] for c in checks)
     return {"candidate": run_id, "baseline": base_id, "baseline_rule": baseline, "alpha": alpha, "mode": mode,
             "correction": correction if mode == "significance" else "none", "family_size": family,
-            "checks": checks, "regressed": any(c["regressed"] for c in checks), "skipped": skipped}
+            "checks": checks, "regressed": any(c["regressed"] for c in checks), "skipped": skipped,
+            "budgets": _budgets(warehouse, base, candidate, measures)}
+
+
+def _budgets(warehouse, base: dict, candidate: dict, measures) -> dict:
+    """{measure: {"baseline": fields, "candidate": fields}} for each guarded measure with a context budget
+    (assay.metrics.fill): a run that cannot fill it is judged on a smaller context."""
+    from assay.comparison import _budgets as both
+
+    return {m: {"baseline": f["a"], "candidate": f["b"]} for m, f in both(warehouse, base, candidate, measures).items()}
 
 
 def _checks(groups, allowed, alpha, mode, correction, seed) -> list[dict]:
@@ -209,9 +218,16 @@ def render_regress(result: dict) -> str:
                  "p (info)", "n"]
     verdict = f"{n} regression(s); exit code {REGRESSED}" if n else (
         "0 regression(s): no significant regression" if significance else "0 regression(s): no change below its floor")
+    from assay.metrics import fill
+
+    n_all = next((c["n"] for c in result["checks"] if c["slice"] == "all"), None)
+    short = fill.notes([{**fields, "metric": metric, "n": n_all, "side": side}
+                        for side in ("baseline", "candidate")
+                        for metric, sides in (result.get("budgets") or {}).items() for fields in [sides[side]]],
+                       lambda r: f"{r['side']}: ")
     return "\n".join([
         f"regress: candidate {esc(result['candidate'])} against baseline {esc(result['baseline'])} "
-        f"(--baseline {esc(result['baseline_rule'])})", rule, grid(heads, rows), verdict]) + "\n"
+        f"(--baseline {esc(result['baseline_rule'])})", rule, grid(heads, rows), *short, verdict]) + "\n"
 
 
 def _p(v) -> str:

@@ -215,3 +215,20 @@ def test_compare_marks_the_run_that_did_not_fill_a_standard_budget(demo):
     assert budgets["nDCG@1000tok"]["b"] == {"budget_filled": False, "questions_short": 56,
                                              "tokens_available": pytest.approx(sum(tokens.values()) / 56),
                                              "shortfall": pytest.approx(1000 - sum(tokens.values()) / 56)}
+
+
+def test_regress_names_the_side_that_did_not_fill_a_guarded_budget(demo):
+    path, first, second = demo
+    args = ("regress", second, "--baseline", first, "--max-drop", "SpanRecall@1000tok=0.05", "--max-drop",
+            "nDCG@10=0.05", "--warehouse", path)
+    out = invoke(*args)
+    lines = out.stdout.splitlines()
+    tokens = _by_hand(path, second)
+    mean = sum(tokens.values()) / 56
+    assert lines[-2] == (f"! candidate: SpanRecall@1000tok (budget not filled: mean {mean:,.0f} tokens retrieved, "
+                         f"shortfall {1000 - mean:,.0f}; 56 of 56 questions short)")
+    assert "regression(s)" in lines[-1] and not any(line.startswith("! baseline") for line in lines)
+    budgets = json.loads(invoke(*args, "--format", "json").stdout)["budgets"]
+    assert set(budgets) == {"SpanRecall@1000tok"}  # nDCG@10 has no budget
+    assert budgets["SpanRecall@1000tok"]["baseline"]["budget_filled"] is True
+    assert budgets["SpanRecall@1000tok"]["candidate"]["questions_short"] == 56
