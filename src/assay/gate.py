@@ -174,7 +174,9 @@ def render(run_id: str, results: list[dict]) -> str:
         rows.append([status, r["rule"], f"{r['value']:.3f}" if measured else "-",
                      f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if measured else "-", r["n"], r["reason"]])
     failed = sum(not r["passed"] for r in results)
-    return "\n".join([f"gate on run {esc(run_id)}", grid(["status", "rule", "value", "95% CI", "n", "reason"], rows),
+    from assay import verdict_text
+
+    return "\n".join([esc(verdict_text.gate(results)["sentence"]), "", f"gate on run {esc(run_id)}", grid(["status", "rule", "value", "95% CI", "n", "reason"], rows),
                       f"{len(results) - failed} passed, {failed} failed"
                       + (f"; exit code {GATE_FAILED}" if failed else "")]) + "\n"
 
