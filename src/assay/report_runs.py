@@ -108,7 +108,7 @@ def _verdicts(headers, rows, tests, measures, warning, n_tests) -> list[dict]:
             continue
         family = {"correction": "holm", "size": n_tests, "p_adjusted": row["p_holm"]}
         verdict = verdict_text.comparison({**test, "metric": head["metric"], "level": head["level"]},
-                                          "run 1", f"Run {i}", (), family, ALPHA)
+                                          f"run 1 ({first})", f"Run {i} ({h['run_id']})", (), family, ALPHA)
         out.append({"run": i, "run_id": h["run_id"], "against": first, **verdict})
     return out
 
