@@ -229,7 +229,8 @@ def regress(result: dict) -> dict:
     measure over all questions, with the largest fall among that measure's slices."""
     checks = result["checks"]
     significance = result["mode"] == "significance"
-    failed = [c for c in checks if c["regressed"]]
+    # a slice holding every question repeats its "all" check (same_as_all): counted once, as the family counts it
+    failed = [c for c in checks if c["regressed"] and not c.get("same_as_all")]
     ordered = sorted(failed, key=lambda c: (c["slice"] != "all", c["slice"], c["metric"]))
     head = ordered[0] if ordered else next(c for c in checks if c["slice"] == "all")
     size = result["family_size"]
