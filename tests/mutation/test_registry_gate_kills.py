@@ -68,7 +68,7 @@ def test_a_bootstrap_interval_is_drawn_with_the_runs_seed_and_samples(runs, tmp_
         wh.con.execute("UPDATE runs SET config = ? WHERE run_id = 'run-rr'", [json.dumps(config)])
     out = CliRunner().invoke(cli, ["gate", "run-rr", "--rule", "RR@10:doc>=0.5", "--warehouse", str(copy)])
     assert out.exit_code == 0, out.output
-    assert out.stdout.splitlines()[3].split() == ["PASS", "(fragile)", "RR@10:doc>=0.5", "0.583", "[0.307,", "0.792]",
+    assert out.stdout.splitlines()[5].split() == ["PASS", "(fragile)", "RR@10:doc>=0.5", "0.583", "[0.307,", "0.792]",
                                                   "12", "0.583", ">=", "0.5,", "but", "the", "95%", "interval",
                                                   "reaches", "0.307"]
 
@@ -100,6 +100,8 @@ def test_a_measure_without_values_fails_and_the_next_rule_is_still_checked(runs)
          "ci_low": 0.5624955792052402, "ci_high": 0.8787292037034635,
          "reason": "0.750 > 0.7, but the 95% interval reaches 0.562"}]
     assert gate.render("run-075", results) == (
+        "The run fails 1 of 2 gate rules: faithfulness>=0.5 (no questions in slice 'all': a gate never passes "
+        "vacuously).\n\n"
         "gate on run run-075\n"
         "status          rule               value          95% CI   n  reason\n"
         + "-" * 120 + "\n"
