@@ -78,17 +78,18 @@ def test_the_table_exactly(demo):
 
     header = f"metric     level  {a}  {b}  {c}   n  test"
     rule = "-" * (len(header) - len("test") + len("mcnemar-exact"))  # under the widest cell
-    # the verdicts in words open the report: each later run on Success@3 (chunk), the first measure asked for,
-    # with compare's paired interval and p and the table's Holm p (their wording: tests/test_verdict_text.py)
+    # the verdicts in words open the report: each later run on Success@3, the first measure asked for, at document
+    # level since the runs rank different chunk sizes, with compare's paired interval and p and the table's Holm p
+    # (their wording: tests/test_verdict_text.py)
     verdicts = report_json(path, a, b, c, "-m", "Success@3", "--measure", "nDCG@10")["verdicts"]
     with Warehouse.open(path, read_only=True) as wh:
         for v, rid in zip(verdicts, (b, c), strict=True):
             head = next(r for r in compare(wh, a, rid)["rows"] if (r["metric"], r["level"], r["slice"]) == (
-                "Success@3", "chunk", "all"))
-            assert (v["run_id"], v["measure"], v["level"]) == (rid, "Success@3", "chunk")
+                "Success@3", "doc", "all"))
+            assert (v["run_id"], v["measure"], v["level"]) == (rid, "Success@3", "doc")
             assert (v["ci_low"], v["ci_high"], v["p"], v["mdc"]) == (head["ci_low"], head["ci_high"],
                                                                    head["p_value"], head["mdc"])
-            assert v["p_adjusted"] == adjusted[(rid, ("Success@3", "chunk"))] and v["family_size"] == 8
+            assert v["p_adjusted"] == adjusted[(rid, ("Success@3", "doc"))] and v["family_size"] == 8
             opening = f"Run {v['run']} ({rid}) is {'better' if head['ci_low'] > 0 else 'worse'} than run 1 ({a})"
             assert v["sentence"].startswith(opening) == (head["ci_low"] > 0 or head["ci_high"] < 0)
     expected = "\n".join([v["sentence"] for v in verdicts] + [

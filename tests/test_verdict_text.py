@@ -195,3 +195,6 @@ def test_the_headline_is_the_first_measure_asked_for_else_the_fixed_order():
     chosen = verdict_text.pick(rows, ["nDCG@10", "Success@3"])
     assert (chosen["metric"], chosen["level"]) == ("nDCG@10", "chunk")
     assert verdict_text.pick(rows, ["R@10"]) is None
+    # runs that rank different units: the document level of the measure asked for first
+    doc = verdict_text.pick(rows, ["nDCG@10"], verdict_text.UNITS_DIFFER)
+    assert (doc["metric"], doc["level"]) == ("nDCG@10", "doc")

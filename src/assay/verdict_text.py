@@ -35,9 +35,11 @@ RANKING = ("chunk", "doc")
 # -- choosing the figure -------------------------------------------------------------------
 def pick(rows: list[dict], chosen: list[str] | None = None, headlines=HEADLINES) -> dict | None:
     """The "all" row the verdict is about: with ``chosen`` (measure names asked for, in order), the first of them
-    present (its chunk level first); else the first of ``headlines``; else the first ranking measure's."""
+    present (its chunk level first; its document level first when ``headlines`` is ``UNITS_DIFFER``, since the
+    runs rank different units); else the first of ``headlines``; else the first ranking measure's."""
     overall = {(r["metric"], r["level"]): r for r in rows if r.get("slice", "all") == "all" and r.get("n")}
-    order = [(m, lvl) for m in chosen or () for lvl in ("chunk", "doc", "query", "answer")]
+    levels = ("doc", "chunk") if headlines is UNITS_DIFFER else ("chunk", "doc")
+    order = [(m, lvl) for m in chosen or () for lvl in levels + ("query", "answer")]
     for key in order or headlines:
         if key in overall:
             return overall[key]
@@ -54,8 +56,8 @@ def _p(v: float | None) -> str:
     return "p not computed" if v is None else "p < 0.001" if v < 0.001 else f"p = {v:.3f}"
 
 
-def _n(n: int) -> str:
-    return f"{n} question" + ("" if n == 1 else "s")
+def _n(n: int, what: str = "question") -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def direction(change: float, low: float, high: float, sd: float | None) -> str:
@@ -111,7 +113,7 @@ def comparison(row: dict, a: str = "A", b: str = "B", slices: list[dict] = (), f
     figures = f"from {row['a']:.3f} to {row['b']:.3f}; 95% CI of the change {low:+.3f} to {high:+.3f}, {_p(row['p_value'])}"
     if family and family.get("p_adjusted") is not None:
         name = {"holm": "Holm", "bonferroni": "Bonferroni"}.get(family["correction"], family["correction"])
-        figures += f"; {name} over {family['size']} tests: {_p(family['p_adjusted'])}"
+        figures += f"; {name} over {_n(family['size'], 'test')}: {_p(family['p_adjusted'])}"
         if way in ("better", "worse") and family["p_adjusted"] >= alpha:
             figures += f", not below {alpha:g} once corrected"
     if way == "same":
@@ -241,23 +243,23 @@ def regress(result: dict) -> dict:
     if significance:
         adjusted = "" if result["correction"] == "none" else f", {head['p_adjusted']:.3f} after the correction"
         figures = (f"one-sided {100 * head['confidence']:.4g}% bound {head['ci_high']:+.3f}, {_p(head['p_value'])}"
-                   f"{adjusted}, {names[result['correction']]} over {size} checks at alpha {result['alpha']:g}")
+                   f"{adjusted}, {names[result['correction']]} over {_n(size, 'check')} at alpha {result['alpha']:g}")
         if failed:
-            said = (f"The candidate regressed on {len(failed)} of {size} checks: {what} changed by "
+            said = (f"The candidate regressed on {len(failed)} of {_n(size, 'check')}: {what} changed by "
                     f"{head['change']:+.3f} ({move}), significantly below its floor {head['null']:+.3f} ({figures}).")
         else:
             said = (f"No regression: no check is significantly below its floor ({names[result['correction']]} over "
-                    f"{size} checks at alpha {result['alpha']:g}); {what} changed by {head['change']:+.3f} ({move}; "
+                    f"{_n(size, 'check')} at alpha {result['alpha']:g}); {what} changed by {head['change']:+.3f} ({move}; "
                     f"one-sided {100 * head['confidence']:.4g}% bound {head['ci_high']:+.3f} against the floor "
                     f"{head['null']:+.3f}, {_p(head['p_value'])}{adjusted})")
     else:
         figures = f"95% CI {head['ci_low']:+.3f} to {head['ci_high']:+.3f}, {_p(head['p_value'])}, for information"
         if failed:
-            said = (f"The candidate regressed on {len(failed)} of {size} checks (threshold mode: the change alone "
+            said = (f"The candidate regressed on {len(failed)} of {_n(size, 'check')} (threshold mode: the change alone "
                     f"decides): {what} changed by {head['change']:+.3f} ({move}), below its floor "
                     f"{head['null']:+.3f} ({figures}).")
         else:
-            said = (f"No regression: no change is below its floor in {size} checks (threshold mode); {what} changed "
+            said = (f"No regression: no change is below its floor in {_n(size, 'check')} (threshold mode); {what} changed "
                     f"by {head['change']:+.3f} ({move}; {figures})")
     worst = None
     if not failed:
@@ -298,9 +300,9 @@ def gate(results: list[dict]) -> dict:
                 f"{_n(r['n'])})")
 
     if failed:
-        said = f"The run fails {len(failed)} of {total} gate rules: " + "; ".join(one(r) for r in failed) + "."
+        said = f"The run fails {len(failed)} of {_n(total, 'gate rule')}: " + "; ".join(one(r) for r in failed) + "."
     else:
-        said = f"The run passes all {total} gate rules"
+        said = f"The run passes all {_n(total, 'gate rule')}" if total != 1 else "The run passes its one gate rule"
         if fragile:
             said += (f"; {len(fragile)} only on the point estimate (fragile): "
                      + "; ".join(f"{r['rule']} ({r['reason']})" for r in fragile))

@@ -254,7 +254,7 @@ def test_render_of_a_comparison_over_one_measure_at_one_level(path):
         one = compare(wh, "a", "d", [parse_measure("SpanRecall@1000tok")])
     assert render(one) == (
         "B is better than A on SpanRecall@1000tok (chunk) by 0.815 (from 0.085 to 0.900; 95% CI of the change +0.662 "
-        "to +0.929, p < 0.001; Holm over 1 tests: p < 0.001); the largest gain is in category=hard questions (+0.820 "
+        "to +0.929, p < 0.001; Holm over 1 test: p < 0.001); the largest gain is in category=hard questions (+0.820 "
         "over 10). With 20 questions, changes smaller than 0.208 cannot be told from noise (80% power at alpha "
         "0.05).\n\n") + ONE_ROW
 
