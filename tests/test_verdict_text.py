@@ -142,6 +142,12 @@ def test_regress_without_failure_names_the_largest_fall_and_never_a_rise():
     assert v["worst_slice"] == {"slice": "form=gap", "change": -0.15, "n": 12}
     rising = [check("all", 0.05, 0.1, False), check("form=gap", 0.1, 0.2, False, n=12)]
     assert verdict_text.regress(regress_result(rising))["worst_slice"] is None
+    # two guarded measures, none failing: the one closest to failing leads (smallest p; threshold mode: the change
+    # nearest its floor)
+    two = [check("all", 0.05, 0.1, False), dict(check("all", -0.3, 0.2, False, metric="R@10"), p_value=0.2)]
+    assert verdict_text.regress(regress_result(two))["measure"] == "R@10"
+    assert verdict_text.regress(regress_result(two, mode="threshold"))["measure"] == "R@10"
+    assert verdict_text.regress(regress_result(two[::-1][:1] + two[:1]))["measure"] == "R@10"
 
 
 def test_regress_in_threshold_mode_says_the_change_alone_decides():

@@ -16,7 +16,7 @@ sentence cannot say what the table does not. The rules:
 
 Which figure the sentence is about (docs/reports.md, "The verdict in words"): report and compare lead with the
 first of ``HEADLINES`` present (did a passage that answers the question reach the top 3?), or the first measure
-asked for with ``-m``; regress with its first failing check, else its first guarded measure; gate with its
+asked for with ``-m``; regress with its first failing check, else the one closest to failing; gate with its
 failing rules, else its fragile ones; sweep with its best point and how many points cannot be told from it.
 """
 
@@ -227,14 +227,19 @@ def lowest_slice(rows: list[dict], head: dict) -> dict | None:
 
 # -- regress -----------------------------------------------------------------------------------
 def regress(result: dict) -> dict:
-    """The verdict of ``regression.regress``: its first failing check (in the table's order), else its first guarded
-    measure over all questions, with the largest fall among that measure's slices."""
+    """The verdict of ``regression.regress``: its first failing check (in the table's order), else the check over all
+    questions closest to failing, with the largest fall among that measure's slices."""
     checks = result["checks"]
     significance = result["mode"] == "significance"
     # a slice holding every question repeats its "all" check (same_as_all): counted once, as the family counts it
     failed = [c for c in checks if c["regressed"] and not c.get("same_as_all")]
     ordered = sorted(failed, key=lambda c: (c["slice"] != "all", c["slice"], c["metric"]))
-    head = ordered[0] if ordered else next(c for c in checks if c["slice"] == "all")
+    overall = [c for c in checks if c["slice"] == "all"]
+    # with no failure, the check over all questions closest to failing: the smallest p (significance mode), the
+    # change nearest its floor (threshold mode); ties to the first guarded
+    closest = (min(overall, key=lambda c: c["p_value"]) if significance
+               else min(overall, key=lambda c: c["change"] - c["null"]))
+    head = ordered[0] if ordered else closest
     size = result["family_size"]
     where = "" if head["slice"] == "all" else f" in {head['slice']} questions"
     what = f"{label(head['metric'], head['level'])}{where}"
