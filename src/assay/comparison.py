@@ -228,8 +228,9 @@ def render(result: dict) -> str:
 
     a, b = result["a"], result["b"]
     said = (result.get("verdict") or {}).get("sentence")
-    out = ([esc(said), ""] if said else []) + [f"compare A {esc(a['run_id'])} ({esc(a['pipeline'])})  ->  B {esc(b['run_id'])} ({esc(b['pipeline'])})",
-           "", "configuration difference:"] + ["  " + esc(line) for line in describe_diff(
+    out = [esc(said), ""] if said else []  # the verdict in words first
+    out += [f"compare A {esc(a['run_id'])} ({esc(a['pipeline'])})  ->  B {esc(b['run_id'])} ({esc(b['pipeline'])})",
+            "", "configuration difference:"] + ["  " + esc(line) for line in describe_diff(
                [(d["key"], d["a"], d["b"]) for d in result["config_diff"]])]
     if result.get("units", {}).get("warning"):
         out += ["", "WARNING: " + esc(result["units"]["warning"])]

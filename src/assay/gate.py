@@ -176,7 +176,8 @@ def render(run_id: str, results: list[dict]) -> str:
     failed = sum(not r["passed"] for r in results)
     from assay import verdict_text
 
-    return "\n".join([esc(verdict_text.gate(results)["sentence"]), "", f"gate on run {esc(run_id)}", grid(["status", "rule", "value", "95% CI", "n", "reason"], rows),
+    return "\n".join([esc(verdict_text.gate(results)["sentence"]), "",  # the verdict in words first
+                      f"gate on run {esc(run_id)}", grid(["status", "rule", "value", "95% CI", "n", "reason"], rows),
                       f"{len(results) - failed} passed, {failed} failed"
                       + (f"; exit code {GATE_FAILED}" if failed else "")]) + "\n"
 

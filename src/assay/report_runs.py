@@ -143,7 +143,8 @@ def _text(report: dict, markdown: bool) -> str:
              for i, r in enumerate(runs, start=1)]
     said = [esc(v["sentence"]) for v in report.get("verdicts", [])]
     if markdown:
-        lines = [f"## assay report: {len(runs)} runs", ""] + (said + [""] if said else []) + [f"- {line}" for line in lines]
+        lines = ([f"## assay report: {len(runs)} runs", ""] + (said + [""] if said else [])
+                 + [f"- {line}" for line in lines])
     elif said:
         lines = said + [""] + lines
     if report["warning"]:

@@ -324,17 +324,18 @@ def render(result: dict, fmt: str) -> str:
                     + [_ci(r["measures"][c]) for c in result["columns"]]
                     + [f"{r[f'SpanRecall@{k}']:.3f}", f"{r[f'tokens@{k}']:.0f}", verdict, "*" if r["pareto"] else ""])
     said = (escape.markdown_cell if fmt == "markdown" else escape.terminal)(in_words["sentence"])
-    lines = [said, "", f"sweep {escape.terminal(result['sweep_id'])}: {len(result['points'])} points, {result['n_questions']} answerable "
-             f"questions, context budget {spec['budget']} tokens, k {k}", "",
-             tables.render(heads, body, markdown=fmt == "markdown"), "",
-             f"best: point {result['best']} by {result['select']} (ties: fewer tokens@{k}). 'vs best': paired test "
-             f"on {result['select']} against the best point, Holm-adjusted across the "
-             f"{len(result['points']) - 1} other points; '≈ best' means p >= {spec['alpha']}: "
-             "statistically indistinguishable.",
-             f"pareto (*): no other point has at least its SpanRecall@{k} with at most its tokens@{k} "
-             f"(mean tokens the top {k} results occupy).",
-             "Chunk-level hit rates (Success@k, R@k at chunk level) are not in this table: they rise with "
-             "chunk size whatever the context costs (docs/chunking.md)."]
+    lines = [said, ""]  # the verdict in words first
+    lines += [f"sweep {escape.terminal(result['sweep_id'])}: {len(result['points'])} points, {result['n_questions']} answerable "
+              f"questions, context budget {spec['budget']} tokens, k {k}", "",
+              tables.render(heads, body, markdown=fmt == "markdown"), "",
+              f"best: point {result['best']} by {result['select']} (ties: fewer tokens@{k}). 'vs best': paired test "
+              f"on {result['select']} against the best point, Holm-adjusted across the "
+              f"{len(result['points']) - 1} other points; '≈ best' means p >= {spec['alpha']}: "
+              "statistically indistinguishable.",
+              f"pareto (*): no other point has at least its SpanRecall@{k} with at most its tokens@{k} "
+              f"(mean tokens the top {k} results occupy).",
+              "Chunk-level hit rates (Success@k, R@k at chunk level) are not in this table: they rise with "
+              "chunk size whatever the context costs (docs/chunking.md)."]
     lines += [escape.terminal(line) for line in spec.get("skipped", [])]
     return "\n".join(lines) + "\n"
 

@@ -110,7 +110,8 @@ def comparison(row: dict, a: str = "A", b: str = "B", slices: list[dict] = (), f
     change, low, high = row["delta"], row["ci_low"], row["ci_high"]
     way = direction(change, low, high, row.get("sd_change"))
     what = label(row["metric"], row["level"])
-    figures = f"from {row['a']:.3f} to {row['b']:.3f}; 95% CI of the change {low:+.3f} to {high:+.3f}, {_p(row['p_value'])}"
+    figures = (f"from {row['a']:.3f} to {row['b']:.3f}; 95% CI of the change {low:+.3f} to {high:+.3f}, "
+               f"{_p(row['p_value'])}")
     if family and family.get("p_adjusted") is not None:
         name = {"holm": "Holm", "bonferroni": "Bonferroni"}.get(family["correction"], family["correction"])
         figures += f"; {name} over {_n(family['size'], 'test')}: {_p(family['p_adjusted'])}"
@@ -254,18 +255,19 @@ def regress(result: dict) -> dict:
                     f"{head['change']:+.3f} ({move}), significantly below its floor {head['null']:+.3f} ({figures}).")
         else:
             said = (f"No regression: no check is significantly below its floor ({names[result['correction']]} over "
-                    f"{_n(size, 'check')} at alpha {result['alpha']:g}); {what} changed by {head['change']:+.3f} ({move}; "
+                    f"{_n(size, 'check')} at alpha {result['alpha']:g}); {what} changed by {head['change']:+.3f} "
+                    f"({move}; "
                     f"one-sided {100 * head['confidence']:.4g}% bound {head['ci_high']:+.3f} against the floor "
                     f"{head['null']:+.3f}, {_p(head['p_value'])}{adjusted})")
     else:
         figures = f"95% CI {head['ci_low']:+.3f} to {head['ci_high']:+.3f}, {_p(head['p_value'])}, for information"
         if failed:
-            said = (f"The candidate regressed on {len(failed)} of {_n(size, 'check')} (threshold mode: the change alone "
-                    f"decides): {what} changed by {head['change']:+.3f} ({move}), below its floor "
+            said = (f"The candidate regressed on {len(failed)} of {_n(size, 'check')} (threshold mode: the change "
+                    f"alone decides): {what} changed by {head['change']:+.3f} ({move}), below its floor "
                     f"{head['null']:+.3f} ({figures}).")
         else:
-            said = (f"No regression: no change is below its floor in {_n(size, 'check')} (threshold mode); {what} changed "
-                    f"by {head['change']:+.3f} ({move}; {figures})")
+            said = (f"No regression: no change is below its floor in {_n(size, 'check')} (threshold mode); {what} "
+                    f"changed by {head['change']:+.3f} ({move}; {figures})")
     worst = None
     if not failed:
         same = [c for c in checks if (c["metric"], c["level"]) == (head["metric"], head["level"])]
