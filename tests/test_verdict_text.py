@@ -169,8 +169,10 @@ def test_gate_names_failing_rules_else_fragile_ones():
     assert v["sentence"] == "The run fails 1 of 2 gate rules: a>=0.8 reads 0.700 (95% CI 0.600 to 0.800, 30 questions)."
     v = verdict_text.gate([gate_row("a>=0.65", True, True, reason="0.700 >= 0.65, but the 95% interval reaches 0.600"),
                            gate_row("b>=0.5", True)])
-    assert v["sentence"] == ("The run passes all 2 gate rules; 1 only on the point estimate (fragile): a>=0.65 "
+    assert v["sentence"] == ("The run passes all 2 gate rules; 1 passes only on the point estimate (fragile): a>=0.65 "
                              "(0.700 >= 0.65, but the 95% interval reaches 0.600).")
+    one = verdict_text.gate([gate_row("a>=0.65", True, True, reason="0.700 >= 0.65, but the 95% interval reaches 0.6")])
+    assert one["sentence"].startswith("The run passes its one gate rule, but only on the point estimate (fragile): ")
     empty = dict(gate_row("c[form=x]>=0.5", False, value=None), reason="no questions in slice 'form=x'")
     assert "c[form=x]>=0.5 (no questions in slice 'form=x')" in verdict_text.gate([empty])["sentence"]
 

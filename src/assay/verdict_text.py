@@ -192,10 +192,10 @@ def run(rows: list[dict], head: dict | None, mdc: dict | None) -> dict | None:
         return None
     k, n = _rate_k(head["metric"]), head["n"]
     if k is not None:
-        said = (f"Of the {n} answerable questions, {hits(head)} had {_what(head['level'], k)} "
+        said = (f"Of the {_n(n, 'answerable question')}, {hits(head)} had {_what(head['level'], k)} "
                 f"({pct(head['value'])}; {interval_words(head, True)})")
     else:
-        said = (f"Over the {n} answerable questions, {head['metric']} at {head['level']} level is "
+        said = (f"Over the {_n(n, 'answerable question')}, {head['metric']} at {head['level']} level is "
                 f"{head['value']:.3f} ({interval_words(head, False)})")
     low = lowest_slice(rows, head)
     if low is not None:
@@ -311,7 +311,8 @@ def gate(results: list[dict]) -> dict:
     else:
         said = f"The run passes all {_n(total, 'gate rule')}" if total != 1 else "The run passes its one gate rule"
         if fragile:
-            said += (f"; {len(fragile)} only on the point estimate (fragile): "
+            some = ", but" if total == 1 else f"; {len(fragile)} pass" + ("es" if len(fragile) == 1 else "")
+            said += (f"{some} only on the point estimate (fragile): "
                      + "; ".join(f"{r['rule']} ({r['reason']})" for r in fragile))
         said += "."
     return {"sentence": said, "decision": "fail" if failed else "pass", "rules": total, "failed": len(failed),
