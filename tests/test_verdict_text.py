@@ -166,7 +166,7 @@ def gate_row(rule, passed, fragile=False, value=0.7, reason=""):
 def test_gate_names_failing_rules_else_fragile_ones():
     v = verdict_text.gate([gate_row("a>=0.8", False), gate_row("b>=0.5", True)])
     assert v["decision"] == "fail" and v["failing_rules"] == ["a>=0.8"]
-    assert v["sentence"] == "The run fails 1 of 2 gate rules: a>=0.8 reads 0.700 (95% CI 0.600 to 0.800, 30 questions)."
+    assert v["sentence"] == "The run fails 1 of 2 gate rules: a>=0.8 reads 0.700 (95% CI 0.600 to 0.800, n = 30)."
     v = verdict_text.gate([gate_row("a>=0.65", True, True, reason="0.700 >= 0.65, but the 95% interval reaches 0.600"),
                            gate_row("b>=0.5", True)])
     assert v["sentence"] == ("The run passes all 2 gate rules; 1 passes only on the point estimate (fragile): a>=0.65 "

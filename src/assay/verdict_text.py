@@ -303,8 +303,8 @@ def gate(results: list[dict]) -> dict:
     def one(r: dict) -> str:
         if r["value"] is None:
             return f"{r['rule']} ({r['reason']})"
-        return (f"{r['rule']} reads {r['value']:.3f} (95% CI {r['ci_low']:.3f} to {r['ci_high']:.3f}, "
-                f"{_n(r['n'])})")
+        # n counts what the measure is over: questions, or citations and claims for answer measures
+        return f"{r['rule']} reads {r['value']:.3f} (95% CI {r['ci_low']:.3f} to {r['ci_high']:.3f}, n = {r['n']})"
 
     if failed:
         said = f"The run fails {len(failed)} of {_n(total, 'gate rule')}: " + "; ".join(one(r) for r in failed) + "."
