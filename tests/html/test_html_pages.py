@@ -105,6 +105,10 @@ def test_a_sweep(wh):
         cell = p["measures"]["SpanRecall@1000tok"]
         assert f"{cell['value']:.3f} [{cell['ci_low']:.3f}, {cell['ci_high']:.3f}]" in cells
         assert ("best" in tr.classes) == (p["verdict"] == "best")
+    # the page opens with the verdict in words the JSON carries and the text output's first line says
+    (said,) = [_norm(li.text()) for li in dom.find("section", id="summary").find_all("li")]
+    assert said == _norm(expected["verdict"]["sentence"])
+    assert said == _norm(ok("report", "--sweep", "latest", "--warehouse", wh["path"]).stdout.splitlines()[0])
 
 
 def test_a_history(wh):
