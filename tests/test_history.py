@@ -100,11 +100,14 @@ def test_gate_fails_with_exit_6_and_junit(demo_wh, tmp_path):
                  "--junit", junit, "--warehouse", wh.path)
     assert out.exit_code == 6
     lines = out.stdout.splitlines()
-    assert lines[1].split() == ["status", "rule", "value", "95%", "CI", "n", "reason"] and set(lines[2]) == {"-"}
-    assert lines[3].startswith("PASS") and "Success@10:doc>=0.5" in lines[3]
-    assert lines[4].startswith("FAIL") and "is not >= 0.95" in lines[4]
-    end = lines[1].index("value") + len("value")  # the values line up under their header, whatever the rules
-    assert all(re.fullmatch(r".* \d\.\d{3}", line[:end]) for line in lines[3:5]), lines
+    # three of the four rules are measured (Abstain has no question in its slice): a family of three
+    assert lines[1].endswith(", Holm over 3 rules at alpha 0.05")
+    assert lines[2].split() == ["status", "rule", "value", "n", "bound", "p", "p", "(Holm)", "reason"]
+    assert set(lines[3]) == {"-"}
+    assert lines[4].startswith("PASS") and "Success@10:doc>=0.5" in lines[4]
+    assert lines[5].startswith("FAIL") and "is not >= 0.95" in lines[5]
+    end = lines[2].index("value") + len("value")  # the values line up under their header, whatever the rules
+    assert all(re.fullmatch(r".* \d\.\d{3}", line[:end]) for line in lines[4:6]), lines
     # the slice exists, but Abstain has no question in it (only unanswerable ones count): never passes vacuously
     assert "no questions in slice 'category=normal'" in out.stdout
     assert lines[-1] == "2 passed, 2 failed; exit code 6"

@@ -112,7 +112,7 @@ def test_the_table_exactly(demo):
         "▲ / ▼: higher / lower than run 1 in a paired test (the test column), p < 0.05",
         "after Holm adjustment across the 8 test(s) of this table; no mark: no significant difference.",
         "Each cell is the run's value and its 95% interval, as in its own report; --format json has every",
-        "delta and p-value.",
+        "delta (the run minus run 1: a drop is negative) and p-value.",
     ]) + "\n"
     out = invoke("report", a, b, c, "-m", "Success@3", "--measure", "nDCG@10", "--warehouse", path)
     assert out.exit_code == 0, out.output

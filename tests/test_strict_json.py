@@ -79,6 +79,7 @@ def _invocations(s):
         "calibrate": [["calibrate", s["dense"], *wh]],
         "compare": [["compare", "previous", "latest", *wh]],
         "regress": [["regress", "latest", "--baseline", "previous", "--max-drop", "nDCG@10=0.05", *wh]],
+        "gate": [["gate", "latest", "--rule", "nDCG@10>=0.5", "--rule", "faithfulness>=0.5", *wh]],
         "history": [["history", "--pipeline", "bm25", "--metric", "nDCG@10", *wh]],
         "export": [["export", "latest", "previous", "--out", str(tmp / "export"), *wh]],
         "sweep": [["sweep", *inputs, "--size", "120", "--size", "200", *wh]],
@@ -93,6 +94,7 @@ def _invocations(s):
         "lake report": [["lake", "report", lake, "latest"]],
         "lake compute": [["lake", "compute", lake, "-m", "nDCG@10"]],
         "lake history": [["lake", "history", lake, "--pipeline", "bm25", "--metric", "nDCG@10"]],
+        "lake gate": [["lake", "gate", lake, "latest", "--rule", "nDCG@10>=0.5"]],
         "lake regress": [["lake", "regress", lake, "latest", "--baseline", "previous", "--max-drop", "nDCG@10=0.05"]],
     }
 

@@ -324,7 +324,8 @@ def render(rungs: list[Rung], rules=()) -> str:
              "Loss funnel: where each answerable question lost every gold passage", "",
              grid(["pipeline"] + list(FUNNEL), funnel), ""]
     if rules:
-        parts += ["Gate rules on every rung (fragile: passes, but the 95% interval reaches past the bar)",
+        parts += ["Gate rules on every rung (fragile: passes, but not significantly; Holm over each rung's rules at "
+                  "alpha 0.05, as in assay gate)",
                   "", grid(["pipeline"] + [rule.text for rule in rules], gates), ""]
     for r in rungs:
         if r.skipped:

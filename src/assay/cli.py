@@ -782,6 +782,18 @@ def compare_cmd(run_a, run_b, flip_metric, flip_level, fmt, warehouse_path):
         click.echo()
 
 
+def gate_test_options(f):
+    """--alpha, --correction and --format of `gate` and `lake gate`."""
+    f = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+                     show_default=True)(f)
+    f = click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]), default="holm",
+                     show_default=True,
+                     help="How the family of every rule checked (each measure, level and slice) is corrected "
+                          "when deciding which passing rules are fragile.")(f)
+    return click.option("--alpha", type=Number(ALPHA), default=0.05, show_default=True,
+                        help="Family-wise level of the one-sided tests behind `fragile` (between 0 and 1).")(f)
+
+
 @cli.command("gate")
 @click.argument("run_ref", required=False, default="latest", metavar="[RUN]")
 @click.option("--rule", "rules", multiple=True,
@@ -791,9 +803,14 @@ def compare_cmd(run_a, run_b, flip_metric, flip_level, fmt, warehouse_path):
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the rules as JUnit XML test cases to this file.")
 @click.option("--preset", default=None, help="A named set of rules: rag (retrieval and answers) or retrieval.")
+@gate_test_options
 @warehouse_option
-def gate_cmd(run_ref, rules, config_path, junit_path, preset, warehouse_path):
+def gate_cmd(run_ref, rules, config_path, junit_path, preset, alpha, correction, fmt, warehouse_path):
     """Check a run against pass/fail rules; exit code 6 when any rule fails.
+
+    A rule passes or fails on its value against the bar. A passing rule is marked fragile (a warning, exit code
+    unchanged) when a one-sided test that its true value is on the passing side is not significant at --alpha,
+    corrected over every rule checked (--correction, Holm by default).
 
     `latest` is the newest run recorded, whatever its status: when it failed or was blocked, the gate
     fails with exit code 8 and says why; it never falls back to an earlier run. Gate an earlier
@@ -801,14 +818,16 @@ def gate_cmd(run_ref, rules, config_path, junit_path, preset, warehouse_path):
     the run does not have, is a usage error (exit code 2); a rule given twice is checked once."""
     from assay.warehouse import Warehouse
 
-    _gate(lambda: Warehouse.open(warehouse_path, read_only=True), run_ref, rules, config_path, junit_path, preset)
+    _gate(lambda: Warehouse.open(warehouse_path, read_only=True), run_ref, rules, config_path, junit_path, preset,
+          alpha, correction, fmt)
 
 
-def _gate(open_source, run_ref, rules, config_path, junit_path, preset) -> None:
+def _gate(open_source, run_ref, rules, config_path, junit_path, preset, alpha=0.05, correction="holm",
+          fmt="table") -> None:
     """`gate` on a run of a warehouse or a lake: print, write JUnit, exit 6 when a rule fails."""
     import json as _json
 
-    from assay import gate
+    from assay import gate, jsonout
     from assay.run_status import resolve_checked
 
     parsed, notes = gate.collect_rules(_project(config_path), rules, preset)
@@ -821,8 +840,11 @@ def _gate(open_source, run_ref, rules, config_path, junit_path, preset) -> None:
         config = _json.loads(source.con.execute("SELECT config FROM runs WHERE run_id = ?",
                                                 [run_id]).fetchall()[0][0])
         results = gate.check(source, run_id, parsed, seed=config["seed"],
-                             samples=config.get("bootstrap_samples", 1000))
-    click.echo(gate.render(run_id, results), nl=False)
+                             samples=config.get("bootstrap_samples", 1000), alpha=alpha, correction=correction)
+    if fmt == "json":
+        click.echo(jsonout.dumps(gate.to_json(run_id, results), indent=2))
+    else:
+        click.echo(gate.render(run_id, results), nl=False)
     if junit_path:
         junit_path.write_text(gate.junit_xml(run_id, results), encoding="utf-8")
     if not all(r["passed"] for r in results):
@@ -1867,10 +1889,12 @@ def lake_history(lake_dir, engine, spark_master, config_path, pipeline, metric, 
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the rules as JUnit XML test cases to this file.")
 @click.option("--preset", default=None, help="A named set of rules: rag (retrieval and answers) or retrieval.")
-def lake_gate(lake_dir, engine, spark_master, config_path, run_ref, rules, junit_path, preset):
+@gate_test_options
+def lake_gate(lake_dir, engine, spark_master, config_path, run_ref, rules, junit_path, preset, alpha, correction,
+              fmt):
     """Check a run in the lake against pass/fail rules, as `assay gate` does; exit code 6 when any rule fails."""
     _gate(lambda: _open_lake(lake_dir, engine, spark_master, config_path), run_ref, rules, config_path, junit_path,
-          preset)
+          preset, alpha, correction, fmt)
 
 
 @lake_group.command("regress")

@@ -12,8 +12,10 @@ The same rule given more than once (preset, assay.toml, --rule; compared by
 measure, level, slice, operator and bar) is checked once, and the merge is said.
 
 A rule whose slice exists but has no questions for its measure fails: a gate never
-passes vacuously. A rule that passes on the point estimate while its 95% interval
-reaches past the bar is marked ``fragile``. Exit code 6 when any rule fails.
+passes vacuously. A rule passes or fails on its point estimate against the bar; a
+rule that passes but whose one-sided test of "the true value is on the passing
+side" is not significant after correcting the family of every rule checked (Holm
+by default) is marked ``fragile``, a warning. Exit code 6 when any rule fails.
 """
 
 from __future__ import annotations
@@ -131,36 +133,99 @@ def check_slices(warehouse, run_id: str, rules: list[Rule]) -> None:
         raise UsageError(f"{named}; run {run_id} has the slices {', '.join(known)}")
 
 
-def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int) -> list[dict]:
-    """Each rule's result on the run. A slice the run does not have is a UsageError before anything is computed."""
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no correction"}
+
+
+def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int, alpha: float = 0.05,
+          correction: str = "holm") -> list[dict]:
+    """Each rule's result on the run. A slice the run does not have is a UsageError before anything is computed.
+
+    A rule passes or fails on its point estimate against the bar. Each measured rule is also tested, one-sided,
+    for "the true value is on the passing side of the bar" (assay.metrics.bar_test: exact binomial for 0/1
+    measures, one-sample sign-flip for graded ones); the p-values of every rule checked (each measure, level and
+    slice) are corrected together (``correction``: holm, bonferroni or none), and a rule that passes but is not
+    significant at ``alpha`` after correction is ``fragile``. Its ``bound`` is the one-sided bound at the level
+    the rule was decided at: it clears the bar exactly when the rule is not fragile."""
+    from assay.limits import ALPHA
+    from assay.metrics.family import CORRECTIONS
+
+    if ALPHA.problem(alpha):
+        raise UsageError(f"--alpha {ALPHA.problem(alpha)}")
+    if correction not in CORRECTIONS:
+        raise UsageError(f"--correction {correction!r}: choose one of {', '.join(CORRECTIONS)}")
     check_slices(warehouse, run_id, rules)
     eligible = warehouse.con.execute("SELECT COALESCE(gate_eligible, TRUE) FROM runs WHERE run_id = ?",
                                      [run_id]).fetchall()[0][0]
+    untested = {"fragile": False, "value": None, "n": 0, "ci_low": None, "ci_high": None, "p_value": None,
+                "p_adjusted": None, "decided_at": None, "bound": None, "confidence": None, "method": None,
+                "patterns": None}
     if not eligible:
         reason = "the run used --force-generation: a diagnostic run, never a gate run"
-        return [{"rule": r.text, "passed": False, "fragile": False, "value": None, "n": 0, "ci_low": None,
-                 "ci_high": None, "reason": reason} for r in rules]
+        return [_ordered({"rule": r.text, "op": r.op, "bar": r.bar, "passed": False, **untested, "reason": reason,
+                          **_family(0, alpha, correction)}) for r in rules]
+    from assay.metrics.bar_test import Sample
+    from assay.metrics.compute import slice_values, summarise
+    from assay.metrics.family import correct
+    from assay.metrics.inference import SAMPLES
+
     measures = list(dict.fromkeys(r.measure for r in rules))
-    rows = {(r.metric, r.level, r.slice): r for r in evaluate(warehouse, run_id, measures, seed=seed, samples=samples)}
-    results = []
+    groups = slice_values(warehouse, run_id, measures)
+    keyed = {(g[0].name, g[1], g[2]): (i, g, row)
+             for i, (g, row) in enumerate(zip(groups, summarise(warehouse, groups, seed, samples)))}
+    results, hypotheses = [], {}  # hypothesis -> (its sample, the results testing it)
     for rule in rules:
-        row = rows.get((rule.measure.name, rule.level, rule.slice))
+        index, group, row = keyed.get((rule.measure.name, rule.level, rule.slice), (None, None, None))
         if row is None or row.n == 0:
-            results.append({"rule": rule.text, "passed": False, "fragile": False, "value": None, "n": 0,
-                            "ci_low": None, "ci_high": None,
+            results.append({"rule": rule.text, "passed": False, **untested,
                             "reason": f"no questions in slice {rule.slice!r}: a gate never passes vacuously"})
             continue
-        passed = OPS[rule.op](row.value, rule.bar)
-        # the far end of the interval, in the direction the rule guards against
-        far = row.ci_low if rule.op in (">=", ">") else row.ci_high
-        fragile = passed and not OPS[rule.op](far, rule.bar)
-        reason = (f"{row.value:.3f} {rule.op} {rule.bar:g}" if passed else
-                  f"{row.value:.3f} is not {rule.op} {rule.bar:g}")
-        if fragile:
-            reason += f", but the 95% interval reaches {far:.3f}"
-        results.append({"rule": rule.text, "passed": passed, "fragile": fragile, "value": row.value, "n": row.n,
-                        "ci_low": row.ci_low, "ci_high": row.ci_high, "reason": reason})
-    return results
+        # a slice holding every question is the overall sample: the same rule on it is the same hypothesis,
+        # tested once (the family counts distinct hypotheses, as regress counts distinct checks)
+        key = (index if group[4] is None else group[4], rule.op, rule.bar)
+        sample = hypotheses.setdefault(key, (Sample(group[3], seed, SAMPLES), []))[0]
+        hypotheses[key][1].append(len(results))
+        results.append({"rule": rule.text, "passed": OPS[rule.op](row.value, rule.bar), "value": row.value,
+                        "n": row.n, "ci_low": row.ci_low, "ci_high": row.ci_high,
+                        "p_value": sample.p(rule.op, rule.bar), "method": sample.method, "patterns": sample.patterns})
+    distinct = list(hypotheses.values())
+    decisions = correct([results[at[0]]["p_value"] for _, at in distinct], alpha, correction)
+    for (sample, at), d in zip(distinct, decisions):
+        bound = sample.bound(rules[at[0]].op, d["level"])
+        for i in at:
+            r, rule = results[i], rules[i]
+            r.update({"p_adjusted": d["p_adjusted"], "decided_at": d["level"], "bound": bound,
+                      "confidence": 1 - d["level"], "fragile": r["passed"] and not d["rejected"]})
+            r["reason"] = (f"{r['value']:.3f} {rule.op} {rule.bar:g}" if r["passed"] else
+                           f"{r['value']:.3f} is not {rule.op} {rule.bar:g}")
+            if r["fragile"]:
+                r["reason"] += f", but its {100 * r['confidence']:.4g}% bound {bound:.3f} does not clear {rule.bar:g}"
+    for r, rule in zip(results, rules):
+        r.update({"op": rule.op, "bar": rule.bar, **_family(len(distinct), alpha, correction)})
+    return [_ordered(r) for r in results]
+
+
+FIELDS = ("rule", "op", "bar", "passed", "fragile", "value", "n", "ci_low", "ci_high", "bound", "confidence",
+          "p_value", "p_adjusted", "decided_at", "family_size", "correction", "alpha", "method", "patterns", "reason")
+"""A rule's result, in this order whatever the path (JSON readers and the tables see the same fields)."""
+
+
+def _ordered(result: dict) -> dict:
+    return {k: result[k] for k in FIELDS}
+
+
+def _family(size: int, alpha: float, correction: str) -> dict:
+    return {"family_size": size, "correction": correction, "alpha": alpha}
+
+
+def family_line(results: list[dict]) -> str:
+    """How the rules were tested, in words: the correction, the family's size, alpha."""
+    first = results[0] if results else _family(0, 0.05, "holm")
+    size, correction = first["family_size"], first["correction"]
+    rules = f"{size} rule{'' if size == 1 else 's'}"
+    how = (f"{CORRECTION_NAMES[correction]} over {rules}" if correction != "none" else f"uncorrected, {rules}")
+    how = how if size else "no rule could be tested"
+    return (f"(fragile) marks a pass that is not significant: one-sided test that the true value is on the passing "
+            f"side of the bar, {how} at alpha {first['alpha']:g}")
 
 
 def render(run_id: str, results: list[dict]) -> str:
@@ -171,15 +236,34 @@ def render(run_id: str, results: list[dict]) -> str:
     for r in results:
         status = ("PASS" if r["passed"] else "FAIL") + (" (fragile)" if r["fragile"] else "")
         measured = r["value"] is not None
-        rows.append([status, r["rule"], f"{r['value']:.3f}" if measured else "-",
-                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if measured else "-", r["n"], r["reason"]])
+        side = ">=" if r["op"] in (">=", ">") else "<="
+        rows.append([status, r["rule"], f"{r['value']:.3f}" if measured else "-", r["n"],
+                     f"{side} {r['bound']:.3f} ({100 * r['confidence']:.4g}%)" if measured else "-",
+                     _p(r["p_value"]), _p(r["p_adjusted"]), r["reason"]])
+    correction = results[0]["correction"] if results else "holm"
+    adjusted = f"p ({CORRECTION_NAMES[correction]})" if correction != "none" else "p (uncorrected)"
     failed = sum(not r["passed"] for r in results)
     from assay import verdict_text
 
     return "\n".join([esc(verdict_text.gate(results)["sentence"]), "",  # the verdict in words first
-                      f"gate on run {esc(run_id)}", grid(["status", "rule", "value", "95% CI", "n", "reason"], rows),
+                      f"gate on run {esc(run_id)}", family_line(results),
+                      grid(["status", "rule", "value", "n", "bound", "p", adjusted, "reason"], rows),
                       f"{len(results) - failed} passed, {failed} failed"
                       + (f"; exit code {GATE_FAILED}" if failed else "")]) + "\n"
+
+
+def _p(v) -> str:
+    return "-" if v is None else "<0.0001" if v < 0.0001 else f"{v:.4f}"
+
+
+def to_json(run_id: str, results: list[dict]) -> dict:
+    """`assay gate --format json`: the run, how the family was corrected, and every rule's figures."""
+    from assay import verdict_text
+
+    first = results[0] if results else _family(0, 0.05, "holm")
+    return {"run_id": run_id, "passed": all(r["passed"] for r in results), "alpha": first["alpha"],
+            "correction": first["correction"], "family_size": first["family_size"],
+            "verdict": verdict_text.gate(results), "rules": results}
 
 
 def junit_xml(run_id: str, results: list[dict]) -> str:

@@ -404,6 +404,6 @@ def _test_sentence(t: dict) -> str:
     over = "questions" if t["test"].startswith("paired") else "values"
     verdict = "<" if t["significant"] else ">="
     return (f"test: the {len(t['drop_runs'])} run(s) from {esc(t['drop_runs'][0])} on ({t['drop_mean']:.3f}) against "
-            f"the baseline window of the {runs} run(s) before it ({t['baseline_mean']:.3f}): {t['delta']:+.3f}, "
+            f"the baseline window of the {runs} run(s) before it ({t['baseline_mean']:.3f}): change {t['delta']:+.3f}, "
             f"p = {t['p_value']:.4f} {verdict} alpha {t['alpha']:g} ({t['test']} test over {t['n']} {over}, one-sided, "
             f"{t['resamples']} resamples, seed {t['seed']})")

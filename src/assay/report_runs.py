@@ -153,7 +153,7 @@ def _text(report: dict, markdown: bool) -> str:
              f"after Holm adjustment across the {sig['n_tests']} test(s) of this table; "
              "no mark: no significant difference.",
              "Each cell is the run's value and its 95% interval, as in its own report; --format json has every",
-             "delta and p-value."]
+             "delta (the run minus run 1: a drop is negative) and p-value."]
     untested = [m for m in report["measures"] if m["untested"] and any(r["metric"] == m["metric"]
                                                                        for r in report["rows"])]
     notes += [f"{m['metric']}: n/a, {m['untested']}." for m in untested]

@@ -299,6 +299,8 @@ def gate(results: list[dict]) -> dict:
     failed = [r for r in results if not r["passed"]]
     fragile = [r for r in results if r["passed"] and r["fragile"]]
     total = len(results)
+    first = results[0] if results else {}
+    size, correction, alpha = first.get("family_size"), first.get("correction"), first.get("alpha")
 
     def one(r: dict) -> str:
         if r["value"] is None:
@@ -314,10 +316,15 @@ def gate(results: list[dict]) -> dict:
             some = ", but" if total == 1 else f"; {len(fragile)} pass" + ("es" if len(fragile) == 1 else "")
             said += (f"{some} only on the point estimate (fragile): "
                      + "; ".join(f"{r['rule']} ({r['reason']})" for r in fragile))
+            if size:  # fragile is a corrected one-sided test (gate.check): say over how many rules
+                names = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "uncorrected"}
+                said += (f"; one-sided tests, {names.get(correction, correction)} over {_n(size, 'rule')} at alpha "
+                         f"{alpha:g}")
         said += "."
     return {"sentence": said, "decision": "fail" if failed else "pass", "rules": total, "failed": len(failed),
             "fragile": len(fragile), "failing_rules": [r["rule"] for r in failed],
-            "fragile_rules": [r["rule"] for r in fragile]}
+            "fragile_rules": [r["rule"] for r in fragile], "correction": correction, "family_size": size,
+            "alpha": alpha}
 
 
 # -- sweep -----------------------------------------------------------------------------------------

@@ -51,9 +51,13 @@ def test_a_bootstrap_interval_is_drawn_with_the_runs_seed_and_samples(runs, tmp_
     with Warehouse.open(runs, read_only=True) as wh:
         (result,) = gate.check(wh, "run-rr", [gate.parse_rule("RR@10:doc>=0.5")], seed=7, samples=200)
         (default,) = gate.check(wh, "run-rr", [gate.parse_rule("RR@10:doc>=0.5")], seed=0, samples=1000)
-    assert result == {"rule": "RR@10:doc>=0.5", "passed": True, "fragile": True, "value": 0.5833333333333334,
-                      "n": 12, "ci_low": 0.30747420650685137, "ci_high": 0.7916666666666667,
-                      "reason": "0.583 >= 0.5, but the 95% interval reaches 0.307"}
+    assert result == {"rule": "RR@10:doc>=0.5", "op": ">=", "bar": 0.5, "passed": True, "fragile": True,
+                      "value": 0.5833333333333334, "n": 12, "ci_low": 0.30747420650685137,
+                      "ci_high": 0.7916666666666667, "bound": 0.4, "confidence": 0.95,
+                      # the exact one-sample sign-flip p (1408 of the 4096 sign patterns; see test_verdict_gate_family)
+                      "p_value": 1408 / 4096, "p_adjusted": 1408 / 4096, "decided_at": 0.05, "family_size": 1,
+                      "correction": "holm", "alpha": 0.05, "method": "sign-flip", "patterns": "exact",
+                      "reason": "0.583 >= 0.5, but its 95% bound 0.400 does not clear 0.5"}
     # to 1e-12: the bound moved by one ulp when the BCa upper level became -ndtri(alpha/2) (the same value, computed
     # without rounding 1 - alpha/2); the mutants it kills move it by 0.04
     assert (default["ci_low"], default["ci_high"]) == pytest.approx((0.3333333333333333, 0.7916666666666666), abs=1e-12)
@@ -68,9 +72,11 @@ def test_a_bootstrap_interval_is_drawn_with_the_runs_seed_and_samples(runs, tmp_
         wh.con.execute("UPDATE runs SET config = ? WHERE run_id = 'run-rr'", [json.dumps(config)])
     out = CliRunner().invoke(cli, ["gate", "run-rr", "--rule", "RR@10:doc>=0.5", "--warehouse", str(copy)])
     assert out.exit_code == 0, out.output
-    assert out.stdout.splitlines()[5].split() == ["PASS", "(fragile)", "RR@10:doc>=0.5", "0.583", "[0.307,", "0.792]",
-                                                  "12", "0.583", ">=", "0.5,", "but", "the", "95%", "interval",
-                                                  "reaches", "0.307"]
+    out = CliRunner().invoke(cli, ["gate", "run-rr", "--rule", "RR@10:doc>=0.5", "--format", "json",
+                                   "--warehouse", str(copy)])
+    assert out.exit_code == 0, out.output
+    (rule,) = json.loads(out.stdout)["rules"]
+    assert (rule["ci_low"], rule["ci_high"]) == (0.30747420650685137, 0.7916666666666667)
 
 
 def test_a_run_of_one_question_is_gated_on_it(runs):
@@ -78,37 +84,51 @@ def test_a_run_of_one_question_is_gated_on_it(runs):
     failed as having none). Wilson's interval of 1 of 1 is [0.0546..., 1.0]."""
     with Warehouse.open(runs, read_only=True) as wh:
         results = gate.check(wh, "run-one", [gate.parse_rule("Success@1:doc>=0.5")], seed=0, samples=1000)
-    assert results == [{"rule": "Success@1:doc>=0.5", "passed": True, "fragile": True, "value": 1.0, "n": 1,
-                        "ci_low": 0.05462075552885198, "ci_high": 1.0,
-                        "reason": "1.000 >= 0.5, but the 95% interval reaches 0.055"}]
+    # one hit of one: P(Binomial(1, 0.5) >= 1) = 0.5; the 95% lower bound m solves m**1 = 0.05
+    assert results == [{"rule": "Success@1:doc>=0.5", "op": ">=", "bar": 0.5, "passed": True, "fragile": True,
+                        "value": 1.0, "n": 1, "ci_low": 0.05462075552885198, "ci_high": 1.0,
+                        "bound": pytest.approx(0.05, abs=1e-15), "confidence": 0.95, "p_value": 0.5,
+                        "p_adjusted": 0.5, "decided_at": 0.05, "family_size": 1, "correction": "holm", "alpha": 0.05,
+                        "method": "binomial-exact", "patterns": None,
+                        "reason": "1.000 >= 0.5, but its 95% bound 0.050 does not clear 0.5"}]
 
 
 def test_a_measure_without_values_fails_and_the_next_rule_is_still_checked(runs):
     """A run without answers has no faithfulness value in any slice: its rule fails with the vacuous-pass reason,
     every key of the result pinned, and the rule after it is checked. The second rule, `>` passing on 0.75 with
-    Wilson's [0.562, 0.879], is fragile: for `>` the guarded end is ci_low.
+    p 0.344 (exact binomial, scipy's binomtest), is fragile: for `>` the tail is P(X >= 24).
     Kills assay.gate.x_check__mutmut_69 (fragile True), _74 (n 1), _75, _76 (the key ci_low renamed), _77, _78
     (ci_high renamed), _81 (`continue` as `break`: the second rule dropped), _92 (`">"` misspelt: ci_high taken
-    for `>`, so not fragile), and assay.gate.x_render__mutmut_31 (the 95% CI column always '-')."""
+    for `>`, so not fragile), and a bound column always '-'."""
     rules = [gate.parse_rule("faithfulness>=0.5"), gate.parse_rule("Success@1:doc>0.7")]
     with Warehouse.open(runs, read_only=True) as wh:
         results = gate.check(wh, "run-075", rules, seed=0, samples=1000)
+    from scipy.stats import beta, binomtest
+
+    p = binomtest(24, 32, 0.7, alternative="greater").pvalue
     assert results == [
-        {"rule": "faithfulness>=0.5", "passed": False, "fragile": False, "value": None, "n": 0, "ci_low": None,
-         "ci_high": None, "reason": "no questions in slice 'all': a gate never passes vacuously"},
-        {"rule": "Success@1:doc>0.7", "passed": True, "fragile": True, "value": 0.75, "n": 32,
+        {"rule": "faithfulness>=0.5", "op": ">=", "bar": 0.5, "passed": False, "fragile": False, "value": None,
+         "n": 0, "ci_low": None, "ci_high": None, "bound": None, "confidence": None, "p_value": None,
+         "p_adjusted": None, "decided_at": None, "family_size": 1, "correction": "holm", "alpha": 0.05,
+         "method": None, "patterns": None, "reason": "no questions in slice 'all': a gate never passes vacuously"},
+        {"rule": "Success@1:doc>0.7", "op": ">", "bar": 0.7, "passed": True, "fragile": True, "value": 0.75, "n": 32,
          "ci_low": 0.5624955792052402, "ci_high": 0.8787292037034635,
-         "reason": "0.750 > 0.7, but the 95% interval reaches 0.562"}]
+         "bound": pytest.approx(beta.ppf(0.05, 24, 9), abs=1e-12), "confidence": 0.95,
+         "p_value": pytest.approx(p, rel=1e-12), "p_adjusted": pytest.approx(p, rel=1e-12), "decided_at": 0.05,
+         "family_size": 1, "correction": "holm", "alpha": 0.05, "method": "binomial-exact", "patterns": None,
+         "reason": "0.750 > 0.7, but its 95% bound 0.594 does not clear 0.7"}]
     assert gate.render("run-075", results) == (
         "The run fails 1 of 2 gate rules: faithfulness>=0.5 (no questions in slice 'all': a gate never passes "
         "vacuously).\n\n"
         "gate on run run-075\n"
-        "status          rule               value          95% CI   n  reason\n"
-        + "-" * 120 + "\n"
-        "FAIL            faithfulness>=0.5      -               -   0  no questions in slice 'all': a gate never "
-        "passes vacuously\n"
-        "PASS (fragile)  Success@1:doc>0.7  0.750  [0.562, 0.879]  32  0.750 > 0.7, but the 95% interval reaches "
-        "0.562\n"
+        "(fragile) marks a pass that is not significant: one-sided test that the true value is on the passing side "
+        "of the bar, Holm over 1 rule at alpha 0.05\n"
+        "status          rule               value   n  bound                p  p (Holm)  reason\n"
+        + "-" * 138 + "\n"
+        "FAIL            faithfulness>=0.5      -   0  -                    -         -  no questions in slice 'all': "
+        "a gate never passes vacuously\n"
+        "PASS (fragile)  Success@1:doc>0.7  0.750  32  >= 0.594 (95%)  0.3440    0.3440  0.750 > 0.7, but its 95% "
+        "bound 0.594 does not clear 0.7\n"
         "1 passed, 1 failed; exit code 6\n")
 
 

@@ -255,7 +255,7 @@ w    2026-01-01T00:03:00  0.750  [0.356, 0.955]  8  ############################
 v    2026-01-01T00:05:00  0.750  [0.356, 0.955]  8  ##############################
 u    2026-01-01T00:08:00  0.625  [0.259, 0.898]  8  #########################
 no lasting drop: from run w on no run came back within 0.02 of the best before it (1.000 at x), but the fall is not significant
-test: the 3 run(s) from w on (0.708) against the baseline window of the 2 run(s) before it (0.750): -0.042, p = 0.4342 >= alpha 0.05 (paired sign-flip permutation test over 8 questions, one-sided, 10000 resamples, seed 0)
+test: the 3 run(s) from w on (0.708) against the baseline window of the 2 run(s) before it (0.750): change -0.042, p = 0.4342 >= alpha 0.05 (paired sign-flip permutation test over 8 questions, one-sided, 10000 resamples, seed 0)
 """
 
 

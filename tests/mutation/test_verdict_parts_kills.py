@@ -38,10 +38,12 @@ def test_gate_rules_from_assay_toml_name_the_file():
 
 
 def test_gate_table_shows_a_dash_for_a_rule_without_questions():
-    unmeasured = {"rule": "Success@3:doc[form=gap]>=0.5", "passed": False, "fragile": False, "value": None, "n": 0,
-                  "ci_low": None, "ci_high": None, "reason": "no questions"}
+    unmeasured = {"rule": "Success@3:doc[form=gap]>=0.5", "op": ">=", "bar": 0.5, "passed": False, "fragile": False,
+                  "value": None, "n": 0, "ci_low": None, "ci_high": None, "bound": None, "confidence": None,
+                  "p_value": None, "p_adjusted": None, "decided_at": None, "family_size": 0, "correction": "holm",
+                  "alpha": 0.05, "method": None, "patterns": None, "reason": "no questions"}
     row = [line for line in gate.render("r", [unmeasured]).splitlines() if line.startswith("FAIL")][0]
-    assert row.split() == ["FAIL", "Success@3:doc[form=gap]>=0.5", "-", "-", "0", "no", "questions"]
+    assert row.split() == ["FAIL", "Success@3:doc[form=gap]>=0.5", "-", "0", "-", "-", "-", "no", "questions"]
 
 
 def test_values_by_run_of_one_row_and_of_runs_with_one_value_each():

@@ -41,8 +41,9 @@ def test_a_value_at_or_beside_the_bar(run_075, op, bar, passes):
     assert result["value"] == 0.75 and result["n"] == 32
     assert result["passed"] is passes
     assert result["reason"] == (f"0.750 {op} {bar:g}" if passes else f"0.750 is not {op} {bar:g}") + (
-        f", but the 95% interval reaches {result['ci_low' if op[0] == '>' else 'ci_high']:.3f}"
-        if result["fragile"] else "")
+        f", but its 95% bound {result['bound']:.3f} does not clear {bar:g}" if result["fragile"] else "")
+    # at the bar itself the data cannot show the true value on the passing side (p about 0.5): a pass is fragile
+    assert result["fragile"] is passes
 
 
 @pytest.mark.parametrize("rule, code, last", [
@@ -59,16 +60,28 @@ def test_a_rule_written_at_the_value_on_the_command_line(run_075, rule, code, la
 
 
 @pytest.mark.parametrize("rule, fragile", [
-    # 0.75 passes each; its interval (Wilson, 24 of 32: [0.562, 0.879]) reaches past the first two bars only
+    # 24 of 32 pass each; the exact one-sided binomial p at the bar (scipy below) is 0.35 and 0.29 for the first
+    # two, 0.0035 and 0.011 for the last two
     ("Success@1:doc>=0.7", True), ("Success@1:doc<=0.8", True),
     ("Success@1:doc>=0.5", False), ("Success@1:doc<=0.9", False),
 ])
-def test_a_pass_is_fragile_when_its_interval_reaches_past_the_bar(run_075, rule, fragile):
-    """Kills: the far end of the interval taken on the wrong side (ci_low for `<=`, ci_high for `>=`) and the
-    fragile test inverted: each rule passes, and is fragile exactly when the guarded end crosses the bar."""
+def test_a_pass_is_fragile_when_the_one_sided_test_is_not_significant(run_075, rule, fragile):
+    """Kills: the test's tail taken on the wrong side (P(X <= k) for `>=`, P(X >= k) for `<=`) and the fragile
+    test inverted: each rule passes, and is fragile exactly when the exact binomial p of "the true value is on
+    the failing side" is not below 0.05 (one rule: a family of one). The bound is the one-sided Clopper-Pearson
+    bound at 95%, which clears the bar exactly then. The report's 95% interval (Wilson) is kept in the result."""
+    from scipy.stats import beta, binomtest
+
     from assay.metrics.stats import wilson
 
+    parsed = gate.parse_rule(rule)
     with Warehouse.open(run_075, read_only=True) as wh:
-        (result,) = gate.check(wh, "run-075", [gate.parse_rule(rule)], seed=0, samples=1000)
+        (result,) = gate.check(wh, "run-075", [parsed], seed=0, samples=1000)
     assert (result["ci_low"], result["ci_high"]) == wilson(24, 32)
+    above = parsed.op == ">="
+    expected = binomtest(24, 32, parsed.bar, alternative="greater" if above else "less").pvalue
+    assert result["p_value"] == pytest.approx(expected, rel=1e-12) and result["p_adjusted"] == result["p_value"]
+    assert (result["family_size"], result["decided_at"], result["method"]) == (1, 0.05, "binomial-exact")
+    assert result["bound"] == pytest.approx(beta.ppf(0.05, 24, 9) if above else beta.ppf(0.95, 25, 8), abs=1e-12)
     assert result["passed"] is True and result["fragile"] is fragile
+    assert (result["bound"] > parsed.bar if above else result["bound"] < parsed.bar) is not fragile

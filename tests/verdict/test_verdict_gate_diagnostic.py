@@ -26,8 +26,10 @@ def test_every_rule_of_a_diagnostic_run_fails_with_the_reason_and_no_figure(diag
              gate.parse_rule("Success@1:doc>=0.75")]
     with Warehouse.open(diagnostic_run, read_only=True) as wh:
         results = gate.check(wh, "run-diag", rules, seed=0, samples=1000)
-    assert results == [{"rule": r.text, "passed": False, "fragile": False, "value": None, "n": 0, "ci_low": None,
-                        "ci_high": None, "reason": REASON} for r in rules]
+    assert results == [{"rule": r.text, "op": r.op, "bar": r.bar, "passed": False, "fragile": False, "value": None,
+                        "n": 0, "ci_low": None, "ci_high": None, "bound": None, "confidence": None, "p_value": None,
+                        "p_adjusted": None, "decided_at": None, "family_size": 0, "correction": "holm",
+                        "alpha": 0.05, "method": None, "patterns": None, "reason": REASON} for r in rules]
     assert [r["rule"] for r in results] == ["Success@1:doc>=0.5", "Success@1:doc<=0.9", "Success@1:doc>=0.75"]
 
 

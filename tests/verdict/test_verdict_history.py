@@ -72,7 +72,7 @@ def test_a_drop_significant_against_the_baseline_window_is_lasting(tmp_path):
                        "within 0.02")
     p = h["drop_test"]["p_value"]
     assert last[1] == ("test: the 2 run(s) from r3 on (0.844) against the baseline window of the 3 run(s) before it "
-                       f"(1.000): -0.156, p = {p:.4f} < alpha 0.05 (paired sign-flip permutation test over 32 "
+                       f"(1.000): change -0.156, p = {p:.4f} < alpha 0.05 (paired sign-flip permutation test over 32 "
                        "questions, one-sided, 10000 resamples, seed 0)")
     calm = invoke("history", "--pipeline", "synthetic", "--metric", "Success@1", "--level", "doc", "--alpha", "0.01",
                   "--warehouse", path)

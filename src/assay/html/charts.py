@@ -138,7 +138,7 @@ def deltas(rows: list[dict], runs: list[str]) -> str:
     (rows: label, run, delta, ci_low, ci_high, significant)."""
     order = list(dict.fromkeys(r["label"] for r in rows))
     base = alt.Chart().encode(y=alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=260)))
-    chart = _paired_layers(base, rows, alt.X("ci_low:Q", title="difference from run 1 (paired 95% interval)"),
+    chart = _paired_layers(base, rows, alt.X("ci_low:Q", title="change: run - run 1 (paired 95% interval)"),
                            "Holm-adjusted p < 0.05", 45).properties(width=300, height=alt.Step(16))
     return render(chart.facet(column=alt.Column("run:N", sort=runs, title=None,
                                                 header=alt.Header(labelFontWeight="bold", labelLimit=300))))

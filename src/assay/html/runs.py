@@ -67,8 +67,9 @@ def _slices(ids: list[str], tested: dict[str, list[dict]], report: dict) -> str:
                        "ci_low": r["ci_low"], "ci_high": r["ci_high"],
                        "significant": "yes" if r["p_holm"] < alpha else "no"} for r in sliced]
         chart = figure(f"slice-deltas-{n}", charts.slice_deltas(chart_rows, [f"{m} ({lvl})" for m, lvl in columns]),
-                       f"Run {n} minus run 1 in each slice, paired over the slice's questions, with a paired bootstrap "
-                       f"95% interval; red: p (Holm, within the slice) < {alpha}.")
+                       f"Run {n} minus run 1 in each slice (a drop is negative), paired over the slice's questions, "
+                       f"with the paired 95% interval that inverts the test; red: p (Holm, within the slice) < "
+                       f"{alpha}.")
         body = [[f'<span class="mono">{e(r["slice"])}</span>', f'<span class="mono">{e(r["metric"])}</span>',
                  e(r["level"]), str(r["n"]), num(r["a"]), num(r["b"]), f'{r["delta"]:+.3f}',
                  f'[{r["ci_low"]:+.3f}, {r["ci_high"]:+.3f}]', _p(r["p_holm"])] for r in sliced]
@@ -135,11 +136,13 @@ def _deltas(report: dict, paired: dict) -> str:
             "<th class=num>&Delta; 95% low</th><th class=num>&Delta; 95% high</th><th class=num>p</th>"
             "<th class=num>p (Holm)</th><th></th></tr>")
     chart = figure("deltas", charts.deltas(chart_rows, [f"run {number[i]}: {i}" for i in ids[1:]]),
-                   "Each later run minus run 1, paired over questions, with a paired bootstrap 95% interval; red: "
+                   "Each later run minus run 1 (a drop is negative), paired over questions, with the paired 95% "
+                   "interval that inverts the test; red: "
                    f"significant after Holm adjustment across the table's {sig['n_tests']} tests.") if chart_rows else ""
-    note = (f'<p class="note">value and its 95% interval: each run\'s own, as in its report. &Delta;: difference '
-            f"from run 1 with its paired 95% interval; p: paired test (exact McNemar for 0/1 measures, Fisher "
-            f"randomization for graded ones); p (Holm): adjusted across the {sig['n_tests']} tests of this table; "
+    note = (f'<p class="note">value and its 95% interval: each run\'s own, as in its report. &Delta;: the run '
+            f"minus run 1 (a drop is negative) with the paired 95% interval that inverts its test; p: that paired "
+            f"test (exact McNemar for 0/1 measures, sign-flip for graded ones); p (Holm): adjusted across the "
+            f"{sig['n_tests']} tests of this table; "
             f"higher / lower: p (Holm) &lt; {sig['alpha']}.</p>")
     return (f'<section id="deltas-section"><h2>Paired differences from run 1</h2>{chart}{note}'
             f'<div class="wide"><table id="deltas"><thead>{head}</thead><tbody>{"".join(trs)}</tbody></table></div>'

@@ -114,10 +114,17 @@ def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "fi
     again (a report reads one table instead of running each measure's SQL); the rest come from ``per_query``.
     Intervals the interval memo holds (``assay.metrics.memo``) are read too; ``remember``: the ones computed are
     stored in it (inside the caller's transaction)."""
+    return summarise(warehouse, slice_values(warehouse, run_id, measures, stage), seed, samples, remember)
+
+
+def slice_values(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "final") -> list[tuple]:
+    """Per measure, level and slice (``all`` first): ``(measure, level, slice, values, same)``, the per-question
+    values in question order; ``same`` is the index of the ``all`` group when the slice holds every question
+    (the same sample), else None. Stored values are read, the rest computed (``evaluate``)."""
     labels = question_labels(warehouse, run_id)
     stored = stored_values(warehouse, run_id, stage)
     answered = None  # whether the run has answers, asked once an answer measure is not stored
-    groups = []  # (measure, level, slice, values, index of the group it repeats or None)
+    groups = []
     for measure in measures:
         values = stored.get(measure.name)
         if not values and measure.family.levels == ("answer",):
@@ -136,6 +143,12 @@ def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "fi
                 if slices[name]:
                     same = every if name != "all" and slices[name] == slices["all"] else None
                     groups.append((measure, level, name, [by_query[q] for q in slices[name]], same))
+    return groups
+
+
+def summarise(warehouse, groups: list[tuple], seed: int = 0, samples: int = 1000,
+              remember: bool = False) -> list[MetricRow]:
+    """The metric row (mean, n, 95% interval) of each group of ``slice_values``, in its order."""
     # the intervals of one kind together: bootstraps of one size share their resampling weights (a slice
     # holding every question repeats the "all" row instead)
     bounds: dict[int, tuple] = {}
