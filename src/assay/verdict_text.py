@@ -316,7 +316,9 @@ def gate(results: list[dict]) -> dict:
             some = ", but" if total == 1 else f"; {len(fragile)} pass" + ("es" if len(fragile) == 1 else "")
             said += (f"{some} only on the point estimate (fragile): "
                      + "; ".join(f"{r['rule']} ({r['reason']})" for r in fragile))
-            if size:  # fragile is a corrected one-sided test (gate.check): say over how many rules
+            if size == 1:
+                said += f"; one-sided test at alpha {alpha:g}"
+            elif size:  # fragile is a corrected one-sided test (gate.check): say over how many rules
                 names = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "uncorrected"}
                 said += (f"; one-sided tests, {names.get(correction, correction)} over {_n(size, 'rule')} at alpha "
                          f"{alpha:g}")
