@@ -178,7 +178,7 @@ def test_gate_names_failing_rules_else_fragile_ones():
     three = verdict_text.gate([dict(gate_row("a>=0.65", True, True, reason="r"), **family),
                                dict(gate_row("b>=0.5", True), **family), dict(gate_row("c>=0.5", True), **family)])
     assert three["sentence"].endswith("(r); one-sided tests, Holm over 3 rules at alpha 0.05.")
-    alone = verdict_text.gate([dict(gate_row("a>=0.65", True, True, reason="r"), **family, family_size=1)])
+    alone = verdict_text.gate([dict(gate_row("a>=0.65", True, True, reason="r"), **{**family, "family_size": 1})])
     assert alone["sentence"].endswith("(r); one-sided test at alpha 0.05.") and alone["family_size"] == 1
     empty = dict(gate_row("c[form=x]>=0.5", False, value=None), reason="no questions in slice 'form=x'")
     assert "c[form=x]>=0.5 (no questions in slice 'form=x')" in verdict_text.gate([empty])["sentence"]
