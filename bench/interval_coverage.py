@@ -1,141 +1,342 @@
-"""How often assay's 95% intervals cover the true mean, on simulated per-question values.
+"""Coverage and width of every 95% interval method assay has or could use, on the values real measures have.
 
-For each distribution and n in (10, 30, 100), REPS samples of n values are drawn (numpy PCG64,
-seed 1) and each gets the interval assay would report, through the same code as
-``assay.metrics.stats`` (all samples share the 1,000 resampling indices of seed 0, as calls with
-a run's seed do). Coverage is the share of samples whose interval contains the true mean; its
-standard error is sqrt(0.95 * 0.05 / REPS), 0.0034 at the default 4,000.
+    .venv/bin/python bench/interval_coverage.py [--reps 2000] [--seed 1] [--quick] [--out FILE.md]
 
-- graded: ``bootstrap_mean`` on Beta distributions (symmetric, U-shaped, both skews), mixtures
-  with point masses at 0 and 1 (nDCG-like, near the ceiling, near the floor), an RR-like
-  distribution on {0, 1, 1/2, ..., 1/10} and Bernoulli values treated as graded.
-- wilson: exact coverage of ``wilson`` (binomial probabilities, no simulation) at p = 0.05, 0.1,
-  0.3, 0.5, 0.9, and the minimum over p on a grid 0.01..0.99, beside plain (uncorrected) Wilson.
-- paired: ``paired_bootstrap_delta`` on pairs (before, after) of graded values: identical on most
-  questions, improved, regressed on a few, independent.
+Two tables, written as markdown (to --out, else stdout), with the command that made them:
 
-Run: .venv/bin/python bench/interval_coverage.py [REPS]
+- **0/1 measures** (Success, Abstain, answer rate, ...): coverage and expected width are *exact* (the
+  binomial probabilities of every count, no simulation), at p = 0.02 ... 0.98 and n = 2 ... 1,000, for
+  Wald, Wilson, Wilson with continuity correction (assay's), Agresti-Coull, Jeffreys and Clopper-Pearson.
+  Coverage at one fixed p jumps up and down with p (the counts are discrete), so each cell is the coverage
+  averaged over p within +-20% of the cell's p (81 points), and the table gives beside it the lowest
+  coverage over p in 0.01 ... 0.99.
+- **graded measures** (R, P, RR, nDCG, AP, span measures): REPS samples of n values are drawn (numpy
+  PCG64 seeded with SEED and the cell) from each distribution; every method gets the same samples, and
+  the bootstraps share the 1,000 resampling weights of seed 0, as every interval of a run with seed 0
+  does. Coverage is the share of samples whose interval holds the true mean; its Monte Carlo standard
+  error is sqrt(c (1 - c) / REPS), 0.0049 at c = 0.95 and REPS = 2,000. Width is the mean width.
+  Distributions: parametric mixtures with point masses at 0 and 1 (nDCG-like, ceilings, floors), a
+  skewed Beta, Bernoulli values treated as graded, span-like values with small means, and the
+  per-question values of the demo run (resampled: `assay demo`'s nDCG@10, RR@10, R@10 at document
+  level, SpanRecall@1000tok and SpanPrecision@1000tok, stored in bench/data/demo_values.json, which
+  --write-demo-values rewrites from a fresh demo run).
+
+Methods for graded values (each a 95% interval of the mean, clipped to [0, 1]): the t interval,
+the percentile bootstrap, BCa, expanded BCa (Hesterberg), bootstrap-t (clipped to Wilson on the sum),
+Wilson on the sum (the worst case a value in [0, 1] allows), assay's interval before issue 25 (the
+hull of expanded BCa and bootstrap-t, widened by a share u = Wilson(0 of n) of questions that could
+score anything), and assay's interval now (``assay.metrics.stats.bootstrap_mean``: the same hull,
+widened by u = 2 / (n + 2)). Each row ends with the narrowest method that reaches 93% in that cell,
+and the summary says, per method, in how many cells it reaches 93-97% and how often it is within 1.3x
+of that narrowest width.
+
+A run takes about 13 minutes on one core of a shared 2-core machine at the default 2,000 samples a
+cell (771 s, most of it the bootstraps of 2,000 samples of 1,000 values); --quick (300 samples, n up to
+100) takes about 25 s. docs/benchmarks.md has the table.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+from scipy.special import ndtr, ndtri, stdtrit
+from scipy.stats import beta as beta_dist
 from scipy.stats import binom
 
-from assay.metrics.stats import Z95, _graded, _wilson
+from assay.metrics.stats import Z95, _graded, _wilson, _wilson_one, resample_weights
 
-NS = (10, 30, 100)
-WILSON_PS = (0.05, 0.1, 0.3, 0.5, 0.9)
-
-
-def inflated(rng, size, p0, p1, a, b):
-    """0 with probability p0, 1 with p1, else Beta(a, b): the shape of per-query RR or nDCG."""
-    u = rng.random(size)
-    return np.where(u < p0, 0.0, np.where(u < p0 + p1, 1.0, rng.beta(a, b, size))), p1 + (1 - p0 - p1) * a / (a + b)
+NS = (2, 3, 5, 10, 20, 50, 100, 300, 1000)
+QUICK_NS = (2, 5, 10, 20, 50, 100)
+PS = (0.02, 0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95, 0.98)
+SAMPLES = 1000
+FLOOR, CEILING, WIDTH_RATIO = 0.93, 0.97, 1.3
+DEMO_VALUES = Path(__file__).parent / "data" / "demo_values.json"
 
 
-def _rare_large(rng, size):
-    big = rng.random(size) < 0.1
-    values = np.where(big, rng.beta(8, 3, size), rng.beta(1, 60, size))
-    return values, 0.1 * 8 / 11 + 0.9 * 1 / 61
+# --- 0/1 values: exact ------------------------------------------------------------------------------------
+
+def _clip(low, high):
+    return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
 
-RR_VALUES = np.array([0, 1, 1 / 2, 1 / 3, 1 / 4, 1 / 5, 1 / 6, 1 / 7, 1 / 8, 1 / 9, 1 / 10])
-RR_PROBS = np.array([0.2, 0.45, 0.12, 0.07, 0.04, 0.03, 0.025, 0.02, 0.015, 0.015, 0.015])
+def wald(k, n):
+    p = k / n
+    half = Z95 * np.sqrt(p * (1 - p) / n)
+    return _clip(p - half, p + half)
 
-GRADED = {
-    "Beta(2,2)": lambda rng, s: (rng.beta(2, 2, s), 0.5),
-    "Beta(.5,.5)": lambda rng, s: (rng.beta(0.5, 0.5, s), 0.5),
-    "Beta(.5,5)": lambda rng, s: (rng.beta(0.5, 5, s), 0.5 / 5.5),
-    "Beta(5,.5)": lambda rng, s: (rng.beta(5, 0.5, s), 5 / 5.5),
-    "nDCG-like": lambda rng, s: inflated(rng, s, 0.25, 0.35, 2, 2),
-    "near ceiling": lambda rng, s: inflated(rng, s, 0.0, 0.85, 2, 2),
-    "near floor": lambda rng, s: inflated(rng, s, 0.85, 0.0, 2, 5),
-    "ceiling, rare zeros": lambda rng, s: inflated(rng, s, 0.05, 0.85, 8, 1),
-    "RR-like": lambda rng, s: (rng.choice(RR_VALUES, size=s, p=RR_PROBS / RR_PROBS.sum()),
-                               float(RR_VALUES @ RR_PROBS / RR_PROBS.sum())),
-    # span precision at a budget: most questions tiny (a short quote in 1,000 tokens), a few large
-    "rare large values": lambda rng, s: _rare_large(rng, s),
-    "Bernoulli(.9)": lambda rng, s: ((rng.random(s) < 0.9).astype(float), 0.9),
-    "Bernoulli(.05)": lambda rng, s: ((rng.random(s) < 0.05).astype(float), 0.05),
+
+def agresti_coull(k, n):
+    total = n + Z95**2
+    p = (k + Z95**2 / 2) / total
+    half = Z95 * np.sqrt(p * (1 - p) / total)
+    return _clip(p - half, p + half)
+
+
+def jeffreys(k, n):
+    low = np.where(k > 0, beta_dist.ppf(0.025, k + 0.5, n - k + 0.5), 0.0)
+    high = np.where(k < n, beta_dist.ppf(0.975, k + 0.5, n - k + 0.5), 1.0)
+    return low, high
+
+
+def clopper_pearson(k, n):
+    low = np.where(k > 0, beta_dist.ppf(0.025, np.maximum(k, 1), n - k + 1), 0.0)
+    high = np.where(k < n, beta_dist.ppf(0.975, k + 1, np.maximum(n - k, 1)), 1.0)
+    return low, high
+
+
+BINARY = {
+    "Wald": wald,
+    "Wilson": lambda k, n: _wilson(k.astype(float), n, Z95, False),
+    "Wilson-cc (assay)": lambda k, n: _wilson(k.astype(float), n, Z95, True),
+    "Agresti-Coull": agresti_coull,
+    "Jeffreys": jeffreys,
+    "Clopper-Pearson": clopper_pearson,
 }
 
 
-def _pairs(rng, size, kind):
-    before, before_mean = inflated(rng, size, 0.25, 0.35, 2, 2)
-    same = rng.random(size)
-    if kind == "mostly identical":
-        other, _ = inflated(rng, size, 0.25, 0.35, 2, 2)
-        return before, np.where(same < 0.7, before, other), 0.0
-    if kind == "improved":
-        better, better_mean = inflated(rng, size, 0.0, 0.85, 2, 2)
-        return before, np.where(same < 0.5, before, better), 0.5 * (better_mean - before_mean)
-    if kind == "few regressions":
-        return before, np.where(same < 0.9, before, 0.0), -0.1 * before_mean
-    return before, rng.beta(5, 2, size), 5 / 7 - before_mean
+def binary_cells(ns):
+    """{(p, n, method): (coverage averaged over p +-20%, expected width at p)} and {(n, method): lowest coverage}."""
+    cells, lowest = {}, {}
+    grid = np.linspace(0.01, 0.99, 99)
+    for n in ns:
+        k = np.arange(n + 1)
+        for name, method in BINARY.items():
+            low, high = method(k, n)
+
+            def coverage(p):
+                return float(binom.pmf(k, n, p)[(low <= p) & (p <= high)].sum())
+
+            for p in PS:
+                near = np.linspace(p * 0.8, min(p * 1.2, 0.999), 81)
+                cells[p, n, name] = (float(np.mean([coverage(q) for q in near])),
+                                     float(binom.pmf(k, n, p) @ (high - low)))
+            lowest[n, name] = min(coverage(p) for p in grid)
+    return cells, lowest
 
 
-PAIRED = ("mostly identical", "improved", "few regressions", "independent")
+# --- graded values: simulated ----------------------------------------------------------------------------
+
+def inflated(p0, p1, a, b):
+    """0 with probability p0, 1 with p1, else Beta(a, b): the shape of per-question RR, nDCG or recall."""
+    def draw(rng, size):
+        u = rng.random(size)
+        return np.where(u < p0, 0.0, np.where(u < p0 + p1, 1.0, rng.beta(a, b, size)))
+    return draw, p1 + (1 - p0 - p1) * a / (a + b)
 
 
-def graded_coverage(values, mean, samples=1000):
-    low, high = _graded(values, np.random.default_rng(0), samples)
-    return float(np.mean((low <= mean) & (mean <= high))), float(np.mean(high - low))
+def span_like():
+    """Span precision over a budget: a share of questions at 0, most tiny (a short quote among many tokens),
+    a few large (a long gold passage). Mean 0.032."""
+    def draw(rng, size):
+        u = rng.random(size)
+        return np.where(u < 0.15, 0.0, np.where(u < 0.93, rng.beta(2, 120, size), rng.beta(1.2, 4, size)))
+    return draw, 0.78 * 2 / 122 + 0.07 * 1.2 / 5.2
 
 
-def paired_coverage(before, after, delta, samples=1000):
-    low, high = _graded((after - before + 1) / 2, np.random.default_rng(0), samples)
-    low, high = 2 * low - 1, 2 * high - 1
-    return float(np.mean((low <= delta) & (delta <= high))), float(np.mean(high - low))
+def empirical(values):
+    population = np.asarray(values, dtype=float)
+    return (lambda rng, size: rng.choice(population, size=size)), float(population.mean())
 
 
-def wilson_coverage(p, n, continuity=True):
-    k = np.arange(n + 1)
-    low, high = _wilson(k.astype(float), n, Z95, continuity)
-    return float(binom.pmf(k, n, p)[(low <= p) & (p <= high)].sum())
+def write_demo_values(path: Path = DEMO_VALUES) -> None:
+    """Run the demo (``assay demo``'s options over judgments/demo) into a scratch warehouse and write every stored
+    measure's per-question values, {"measure:level": [values in question order]}."""
+    import tempfile
+
+    from assay.demo import run_options
+    from assay.metrics.compute import stored_values
+    from assay.runner import run
+    from assay.warehouse import Warehouse
+
+    demo = Path(__file__).resolve().parents[1] / "judgments" / "demo"
+    with tempfile.TemporaryDirectory(prefix="assay-coverage-") as scratch:
+        with Warehouse.open(Path(scratch) / "w.duckdb") as warehouse:
+            record = run(warehouse, demo / "corpus", demo / "judgments.jsonl", run_options())
+            stored = stored_values(warehouse, record.run_id)
+    values: dict[str, list[float]] = {}
+    for measure, by_question in sorted(stored.items()):
+        for (_, level), value in sorted(by_question.items()):
+            values.setdefault(f"{measure}:{level}", []).append(value)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(values) + "\n")
 
 
-def main(reps: int = 4000) -> None:
+def graded_distributions():
+    demo = json.loads(DEMO_VALUES.read_text())
+    return {
+        "nDCG-like (25% at 0, 35% at 1)": inflated(0.25, 0.35, 2, 2),
+        "ceiling (85% at 1, 5% at 0)": inflated(0.05, 0.85, 8, 1),
+        "floor (85% at 0, 3% at 1)": inflated(0.85, 0.03, 1, 8),
+        "skewed Beta(0.5, 5)": ((lambda rng, s: rng.beta(0.5, 5, s)), 0.5 / 5.5),
+        "Bernoulli(0.9) as graded": ((lambda rng, s: (rng.random(s) < 0.9).astype(float)), 0.9),
+        "Bernoulli(0.1) as graded": ((lambda rng, s: (rng.random(s) < 0.1).astype(float)), 0.1),
+        "span-like, small mean": span_like(),
+        **{f"demo {name}": empirical(demo[name]) for name in
+           ("nDCG@10:chunk", "RR@10:chunk", "R@10:doc", "SpanRecall@1000tok:chunk", "SpanPrecision@1000tok:chunk")},
+    }
+
+
+def graded_intervals(data):
+    """{method: (low, high)} for each row of ``data``, every bootstrap from seed 0's resampling weights."""
+    rows, n = data.shape
+    mean = data.mean(axis=1)
+    counts = resample_weights(0, n, SAMPLES)
+    dev = data - mean[:, None]
+    shift = dev @ counts
+    boot = mean[:, None] + shift
+    boot_var = np.clip((dev * dev) @ counts - shift**2, 0.0, None) * n / (n - 1)
+    tied = np.abs(shift) <= 1e-12
+    ordered = np.sort(boot, axis=1)
+
+    def quantiles(levels):
+        pos = np.broadcast_to(levels, (rows,)) * (SAMPLES - 1)
+        below = np.clip(np.floor(pos).astype(int), 0, SAMPLES - 1)
+        above = np.clip(below + 1, 0, SAMPLES - 1)
+        at = np.arange(rows)
+        return ordered[at, below] * (1 - (pos - below)) + ordered[at, above] * (pos - below)
+
+    out = {}
+    se = np.sqrt(data.var(axis=1, ddof=1) / n)
+    t = stdtrit(n - 1, 0.975)
+    out["t"] = _clip(mean - t * se, mean + t * se)
+    out["percentile"] = (quantiles(0.025), quantiles(0.975))
+    z0 = ndtri(np.clip(((shift < 0) & ~tied).sum(1) / SAMPLES + 0.5 * tied.sum(1) / SAMPLES,
+                       0.5 / SAMPLES, 1 - 0.5 / SAMPLES))
+    ss = (dev**2).sum(axis=1)
+    accel = np.where(ss > 0, (dev**3).sum(axis=1) / (6 * np.where(ss > 0, ss, 1.0) ** 1.5), 0.0)
+
+    def bca(half_alpha):
+        def level(zq):
+            w = z0 + zq
+            den = 1 - accel * w
+            return np.where(den > 0, ndtr(z0 + w / np.where(den > 0, den, 1.0)), zq > 0)
+        return quantiles(level(ndtri(half_alpha))), quantiles(level(-ndtri(half_alpha)))
+
+    out["BCa"] = bca(0.025)
+    out["expanded BCa"] = bca(ndtr(-np.sqrt(n / (n - 1)) * t))
+    worst = _wilson(data.sum(axis=1), n, Z95)
+    wl, wh = _wilson(boot * n, n, Z95)
+    boot_se = np.where(boot_var > 1e-12, np.sqrt(boot_var / n), (wh - wl) / (2 * Z95))
+    pivots = np.sort(np.where(tied, 0.0, shift) / boot_se, axis=1)
+    pivot_at = lambda q: np.quantile(pivots, q, axis=1)  # noqa: E731
+    out["bootstrap-t"] = (np.maximum(mean - pivot_at(0.975) * se, worst[0]),
+                          np.minimum(mean - pivot_at(0.025) * se, worst[1]))
+    out["Wilson on the sum"] = worst
+    flat = np.all(data == data[:, :1], axis=1)
+    u = _wilson_one(0.0, n, Z95)[1]
+    hull_low = np.minimum(out["expanded BCa"][0], out["bootstrap-t"][0])
+    hull_high = np.maximum(out["expanded BCa"][1], out["bootstrap-t"][1])
+    before = (np.clip(np.minimum(hull_low, mean * (1 - u)), 0, mean), np.clip(np.maximum(hull_high, mean + (1 - mean) * u), mean, 1))
+    out["assay before (u = Wilson 0 of n)"] = (np.where(flat, mean * (1 - u), before[0]),
+                                               np.where(flat, mean + (1 - mean) * u, before[1]))
+    out["assay (u = 2/(n+2))"] = _graded(data, 0, SAMPLES)
+    return out
+
+
+def graded_cells(ns, reps, seed):
+    cells = {}
+    for index, (name, (draw, truth)) in enumerate(graded_distributions().items()):
+        for n in ns:
+            rng = np.random.default_rng([seed, index, n])
+            data = draw(rng, (reps, n))
+            for method, (low, high) in graded_intervals(data).items():
+                # a bound within 1e-12 of the truth holds it (rounding in a mean of values equal to the truth)
+                held = (low <= truth + 1e-12) & (truth - 1e-12 <= high)
+                cells[name, n, method] = (float(held.mean()), float(np.mean(high - low)))
+    return cells
+
+
+# --- tables ----------------------------------------------------------------------------------------------
+
+def _narrowest(cells, row, methods):
+    reaching = [(cells[(*row, m)][1], m) for m in methods if cells[(*row, m)][0] >= FLOOR]
+    return min(reaching) if reaching else None
+
+
+def table(cells, rows, methods, label):
+    lines = [f"| {label} | n | " + " | ".join(methods) + " | narrowest reaching 93% |",
+             "|---|---|" + "---|" * (len(methods) + 1)]
+    for row in rows:
+        best = _narrowest(cells, row, methods)
+        parts = []
+        for m in methods:
+            cov, width = cells[(*row, m)]
+            parts.append(f"{cov:.3f} ({width:.3f})" if FLOOR <= cov else f"*{cov:.3f}* ({width:.3f})")
+        lines.append(f"| {row[0]} | {row[1]} | " + " | ".join(parts) + f" | {best[1] if best else 'none'} |")
+    return "\n".join(lines)
+
+
+def summary(cells, rows, methods, min_n=1):
+    """Per method: cells (n >= min_n) at 93-97%, at >= 93%, and within 1.3x of the narrowest reaching 93%."""
+    kept = [r for r in rows if r[1] >= min_n]
+    lines = ["| method | 93-97% | at least 93% | within 1.3x of the narrowest reaching 93% | lowest coverage |",
+             "|---|---|---|---|---|"]
+    for m in methods:
+        band = sum(FLOOR <= cells[(*r, m)][0] <= CEILING for r in kept)
+        above = sum(cells[(*r, m)][0] >= FLOOR for r in kept)
+        close = 0
+        for r in kept:
+            best = _narrowest(cells, r, methods)
+            close += best is not None and cells[(*r, m)][0] >= FLOOR and cells[(*r, m)][1] <= WIDTH_RATIO * best[0]
+        lowest = min(cells[(*r, m)][0] for r in kept)
+        lines.append(f"| {m} | {band}/{len(kept)} | {above}/{len(kept)} | {close}/{len(kept)} | {lowest:.3f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=2000, help="samples a graded cell (default 2000)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the simulated samples (default 1)")
+    parser.add_argument("--quick", action="store_true", help="300 samples a cell, n up to 100")
+    parser.add_argument("--out", type=Path, help="write the markdown here (default: stdout)")
+    parser.add_argument("--write-demo-values", action="store_true",
+                        help=f"rewrite {DEMO_VALUES.relative_to(Path(__file__).parents[1])} from a demo run, then stop")
+    args = parser.parse_args(argv)
+    if args.write_demo_values:
+        write_demo_values()
+        print(f"wrote {DEMO_VALUES}")
+        return 0
+    reps, ns = (300, QUICK_NS) if args.quick else (args.reps, NS)
     started = time.perf_counter()
-    rng = np.random.default_rng(1)
-    print(f"95% intervals: coverage (mean width); {reps} samples a cell, "
-          f"standard error {np.sqrt(0.95 * 0.05 / reps):.4f}\n")
-    lowest = {}
-    print("graded (bootstrap_mean)" + "".join(f"{'n=' + str(n):>17}" for n in NS))
-    for name, draw in GRADED.items():
-        cells = []
-        for n in NS:
-            values, mean = draw(rng, (reps, n))
-            cov, width = graded_coverage(values, mean)
-            lowest["graded", n] = min(lowest.get(("graded", n), 1.0), cov)
-            cells.append(f"{cov:.3f} ({width:.3f})")
-        print(f"  {name:<21}" + "".join(f"{c:>17}" for c in cells))
-    print("\npaired delta" + "".join(f"{'n=' + str(n):>17}" for n in NS).rjust(62))
-    for kind in PAIRED:
-        cells = []
-        for n in NS:
-            before, after, delta = _pairs(rng, (reps, n), kind)
-            cov, width = paired_coverage(before, after, delta)
-            lowest["paired", n] = min(lowest.get(("paired", n), 1.0), cov)
-            cells.append(f"{cov:.3f} ({width:.3f})")
-        print(f"  {kind:<21}" + "".join(f"{c:>17}" for c in cells))
-    print("\nwilson, exact" + "".join(f"{'p=' + str(p):>8}" for p in WILSON_PS) + "  min over p in 0.01..0.99")
-    grid = np.linspace(0.01, 0.99, 981)
-    for continuity, label in ((True, "corrected"), (False, "plain")):
-        for n in NS:
-            row = [wilson_coverage(p, n, continuity) for p in WILSON_PS]
-            worst = min(wilson_coverage(p, n, continuity) for p in grid)
-            if continuity:
-                lowest["wilson", n] = min(row)
-            print(f"  {label:<9} n={n:<3}" + "".join(f"{c:>8.3f}" for c in row) + f"  {worst:.3f}")
-    print("\nlowest coverage" + "".join(f"{'n=' + str(n):>8}" for n in NS))
-    for method in ("graded", "paired", "wilson"):
-        print(f"  {method:<13}" + "".join(f"{lowest[method, n]:>8.3f}" for n in NS))
-    print(f"\n{time.perf_counter() - started:.1f} s")
+    command = "bench/interval_coverage.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    out = [f"<!-- {command.strip()} -->",
+           f"Command: `.venv/bin/python {command.strip()}`; graded cells: {reps} samples each, seed {args.seed}, "
+           f"Monte Carlo standard error of a coverage near 0.95: {np.sqrt(0.95 * 0.05 / reps):.4f}. "
+           "Each cell: coverage (mean width); *italic*: below 93%.\n"]
+
+    bcells, lowest = binary_cells(ns)
+    bmethods = list(BINARY)
+    out.append("### 0/1 values (exact; coverage averaged over p +-20%, width at p)\n")
+    out.append(table(bcells, [(p, n) for p in PS for n in ns], bmethods, "p"))
+    out.append("\nLowest coverage over p in 0.01 ... 0.99 (exact):\n")
+    out.append("| n | " + " | ".join(bmethods) + " |\n|---|" + "---|" * len(bmethods))
+    for n in ns:
+        out.append(f"| {n} | " + " | ".join(f"{lowest[n, m]:.3f}" for m in bmethods) + " |")
+    out.append("\nSummary, 0/1, n >= 10:\n")
+    out.append(summary(bcells, [(p, n) for p in PS for n in ns], bmethods, min_n=10))
+
+    gcells = graded_cells(ns, reps, args.seed)
+    names = list(graded_distributions())
+    gmethods = sorted({key[2] for key in gcells}, key=list(graded_intervals(np.array([[0.0, 1.0]]))).index)
+    out.append("\n### graded values (simulated)\n")
+    out.append(table(gcells, [(d, n) for d in names for n in ns], gmethods, "distribution"))
+    for min_n in (2, 5, 50):
+        out.append(f"\nSummary, graded, n >= {min_n}:\n")
+        out.append(summary(gcells, [(d, n) for d in names for n in ns], gmethods, min_n=min_n))
+    out.append(f"\n{time.perf_counter() - started:.0f} s")
+    text = "\n".join(out) + "\n"
+    if args.out:
+        args.out.write_text(text)
+        print(f"wrote {args.out}")
+    else:
+        print(text)
+    return 0
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 4000)
+    sys.exit(main())

@@ -102,8 +102,9 @@ def paired_bootstrap_delta(before, after, seed: int, samples: int = 1000) -> tup
     before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
     if before.shape != after.shape:
         raise ValueError(f"paired values differ in length: {before.size} before, {after.size} after")
-    low, high = bootstrap_mean((after - before + 1) / 2, seed=seed, samples=samples)
-    return 2 * low - 1, 2 * high - 1
+    data = _unit_values((after - before + 1) / 2)
+    low, high = _graded(data[None, :], np.random.default_rng(seed), samples, paired=True)
+    return 2 * float(low[0]) - 1, 2 * float(high[0]) - 1
 
 
 def _unit_values(values):
@@ -117,7 +118,7 @@ def _unit_values(values):
     return np.clip(data, 0.0, 1.0)
 
 
-def _graded(data, rng, samples: int, alpha: float = ALPHA):
+def _graded(data, rng, samples: int, alpha: float = ALPHA, paired: bool = False):
     """``bootstrap_mean`` for each row of ``data`` (rows: samples of n values), as (low, high) arrays.
 
     All rows share one set of resampling indices, exactly as separate calls with the same seed would.
@@ -131,9 +132,12 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
     # a share up to `unseen` of questions could score anything and still give this sample (the 95% bound
     # on an event never seen in n draws); where every value is equal that is all the sample says
     unseen = _wilson(np.zeros(1), n, Z95)[1][0]
-    edge_low, edge_high = mean * (1 - unseen), mean + (1 - mean) * unseen
+    flat_low, flat_high = mean * (1 - unseen), mean + (1 - mean) * unseen
     if n == 1 or flat.all():
-        return edge_low, edge_high
+        return flat_low, flat_high
+    # with spread, a share 2 / (n + 2) (paired deltas: the same 95% bound)
+    share = unseen if paired else 2 / (n + 2)
+    edge_low, edge_high = mean * (1 - share), mean + (1 - mean) * share
     # no interval is wider than the widest a value in [0, 1] allows: Bernoulli variance, Wilson on the sum
     worst_low, worst_high = _wilson(data.sum(axis=1), n, Z95)
 
@@ -176,7 +180,7 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA):
     t_low, t_high = np.maximum(t_low, worst_low), np.minimum(t_high, worst_high)
     low = np.clip(np.minimum.reduce([bca_low, t_low, edge_low]), 0.0, mean)
     high = np.clip(np.maximum.reduce([bca_high, t_high, edge_high]), mean, 1.0)
-    return np.where(flat, edge_low, low), np.where(flat, edge_high, high)
+    return np.where(flat, flat_low, low), np.where(flat, flat_high, high)
 
 
 def _row_quantiles(ordered, q):
