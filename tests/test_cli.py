@@ -72,7 +72,8 @@ def test_run_prints_run_id_and_report_json(runner, wh, mini_corpus, mini_judgmen
 def test_report_formats(runner, wh, mini_corpus, mini_judgments):
     run_id = do_run(runner, wh, mini_corpus, mini_judgments)
     table = invoke(runner, "report", "--warehouse", wh).stdout  # 'latest' by default
-    assert table.startswith(f"run {run_id}  pipeline bm25")
+    said, header = table.split("\n\n", 1)  # the verdict in words, then the header
+    assert said.startswith("Of the 5 answerable questions, ") and header.startswith(f"run {run_id}  pipeline bm25")
     assert re.search(r"^nDCG@10\s+\d\.\d{3}\s+\[\d\.\d{3}, \d\.\d{3}\]", table, re.M)
     md = invoke(runner, "report", run_id, "--format", "markdown", "--warehouse", wh).stdout
     assert f"## assay report `{run_id}`" in md and "| metric | chunk |" in md

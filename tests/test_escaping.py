@@ -78,8 +78,8 @@ def test_report_table_carries_no_raw_control_characters(hostile, which):
     assert_no_raw_controls(out.stdout)
     assert "hard_class=\\x1b]0;pwned\\x07\\x1b[31mred\\x9b2J\\x00\\x7f" in out.stdout  # visible, not acted on
     assert "hard_class=two\\nlines\\x0cand\\r\\u2028more\\u202e &\"'\\x01x" in out.stdout
-    if which:
-        assert out.stdout.startswith(f"run {hostile['ids'][1]}  pipeline evil\\x1b]0;x\\x07|<b>bold</b>` (bm25")
+    if which:  # after the verdict in words, the header
+        assert out.stdout.split("\n\n", 1)[1].startswith(f"run {hostile['ids'][1]}  pipeline evil\\x1b]0;x\\x07|<b>bold</b>` (bm25")
 
 
 def _md_rows(text: str) -> list[list[str]]:

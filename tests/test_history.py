@@ -99,7 +99,10 @@ def test_gate_fails_with_exit_6_and_junit(demo_wh, tmp_path):
                  "--rule", "nDCG@10[form=gap]>=0.3", "--rule", "Abstain[category=normal]>=0.1",
                  "--junit", junit, "--warehouse", wh.path)
     assert out.exit_code == 6
-    lines = out.stdout.splitlines()
+    said, blank, *lines = out.stdout.splitlines()
+    # the verdict in words first: the two failing rules (Abstain's empty slice by its reason)
+    assert said.startswith("The run fails 2 of 4 gate rules: Success@1:doc>=0.95 reads ") and blank == ""
+    assert "; Abstain[category=normal]>=0.1 (no questions in slice 'category=normal'" in said
     # three of the four rules are measured (Abstain has no question in its slice): a family of three
     assert lines[1].endswith(", Holm over 3 rules at alpha 0.05")
     assert lines[2].split() == ["status", "rule", "value", "n", "bound", "p", "p", "(Holm)", "reason"]

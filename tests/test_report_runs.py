@@ -78,7 +78,22 @@ def test_the_table_exactly(demo):
 
     header = f"metric     level  {a}  {b}  {c}   n  test"
     rule = "-" * (len(header) - len("test") + len("mcnemar-exact"))  # under the widest cell
-    expected = "\n".join([
+    # the verdicts in words open the report: each later run on Success@3, the first measure asked for, at document
+    # level since the runs rank different chunk sizes, with compare's paired interval and p and the table's Holm p
+    # (their wording: tests/test_verdict_text.py)
+    verdicts = report_json(path, a, b, c, "-m", "Success@3", "--measure", "nDCG@10")["verdicts"]
+    with Warehouse.open(path, read_only=True) as wh:
+        for v, rid in zip(verdicts, (b, c), strict=True):
+            head = next(r for r in compare(wh, a, rid)["rows"] if (r["metric"], r["level"], r["slice"]) == (
+                "Success@3", "doc", "all"))
+            assert (v["run_id"], v["measure"], v["level"]) == (rid, "Success@3", "doc")
+            assert (v["ci_low"], v["ci_high"], v["p"], v["mdc"]) == (head["ci_low"], head["ci_high"],
+                                                                   head["p_value"], head["mdc"])
+            assert v["p_adjusted"] == adjusted[(rid, ("Success@3", "doc"))] and v["family_size"] == 8
+            opening = f"Run {v['run']} ({rid}) is {'better' if head['ci_low'] > 0 else 'worse'} than run 1 ({a})"
+            assert v["sentence"].startswith(opening) == (head["ci_low"] > 0 or head["ci_high"] < 0)
+    expected = "\n".join([v["sentence"] for v in verdicts] + [
+        "",
         f"run 1  {a}  pipeline bm25  chunker recursive(size=400, overlap=0)  71 questions  "
         "(the baseline: every other run is tested against it)",
         f"run 2  {b}  pipeline bm25  chunker recursive(size=800, overlap=0)  71 questions",
@@ -196,7 +211,7 @@ def test_json_and_csv_shape(demo):
     path, ids, _ = demo
     args = (ids[400], ids[1600], "-m", "Success@3", "-m", "nDCG@10")
     got = report_json(path, *args)
-    assert list(got) == ["runs", "warning", "measures", "significance", "rows"]
+    assert list(got) == ["runs", "warning", "measures", "significance", "verdicts", "rows"]
     assert got["runs"][1] == {"run_id": ids[1600], "pipeline": "bm25", "chunker": "recursive(size=1600, overlap=0)",
                               "n_questions": 71, "started_at": got["runs"][1]["started_at"],
                               "unit": "recursive(size=1600, overlap=0) chunks"}
@@ -220,7 +235,9 @@ def test_markdown(demo):
     out = invoke("report", ids[400], ids[800], "-m", "AP", "--format", "markdown", "--warehouse", path).stdout
     lines = out.splitlines()
     assert lines[0] == "## assay report: 2 runs"
-    assert lines[2].startswith(f"- run 1  {ids[400]}  pipeline bm25")
+    # the verdict, a paragraph: on AP at document level, since the runs rank different chunk sizes
+    assert lines[2].startswith(f"Run 2 ({ids[800]}) ") and " on AP (doc)" in lines[2]
+    assert lines[4].startswith(f"- run 1  {ids[400]}  pipeline bm25")
     assert f"| metric | level | {ids[400]} | {ids[800]} | n | test |" in lines
     assert "|---|---|---|---|---|---|" in lines
     assert sum(x.startswith("| AP | ") for x in lines) == 2

@@ -95,7 +95,13 @@ def test_report_sweep_shows_it_again_in_every_format(demo_sweep):
     path, result = demo_sweep
     table = invoke("report", "--sweep", result["sweep_id"], "--warehouse", path)
     assert table.exit_code == 0, table.output
-    lines = table.stdout.splitlines()
+    said, blank, *lines = table.stdout.splitlines()
+    # the verdict in words first: the best point and the points the table marks '≈ best' (its wording:
+    # tests/test_verdict_text.py)
+    same = [p["point"] for p in result["points"] if p["verdict"] == "indistinguishable"]
+    assert said.startswith(f"Point {result['best']} (") and blank == ""
+    assert f"{len(same)} of the 4 other points cannot be told from it" in said
+    assert said.split("): point", 1)[1].startswith(("s " if len(same) > 1 else " ") + ", ".join(map(str, same)))
     assert lines[0] == (f"sweep {result['sweep_id']}: 5 points, 56 answerable questions, context budget 1000 "
                         "tokens, k 5")
     assert lines[2].split()[:5] == ["#", "point", "pipeline", "chunks", "tok/result"]
@@ -107,6 +113,11 @@ def test_report_sweep_shows_it_again_in_every_format(demo_sweep):
     assert all((float(v.group(3)) >= 0.05) == (v.group(1) == "≈ best") for v in verdicts if v.group(1))
     again = json.loads(invoke("report", "--sweep", "latest", "--format", "json", "--warehouse", path).stdout)
     assert again["points"] == result["points"]
+    assert again["verdict"]["sentence"] == said and again["verdict"]["indistinguishable"] == same
+    # each point's MDC against the best (paired, two-sided at the sweep's alpha): in the sentence as a range
+    mdcs = [p["mdc"] for p in result["points"] if p["point"] != result["best"]]
+    assert (again["verdict"]["mdc_low"], again["verdict"]["mdc_high"]) == (min(mdcs), max(mdcs))
+    assert f"smaller than {min(mdcs):.3f} to {max(mdcs):.3f} cannot be told from noise" in said
     rows = list(csv.DictReader(io.StringIO(invoke("report", "--sweep", result["sweep_id"][:14], "--format", "csv",
                                                   "--warehouse", path).stdout)))
     assert len(rows) == 5 * 5 and {r["measure"] for r in rows} == set(result["columns"])

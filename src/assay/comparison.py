@@ -136,14 +136,17 @@ def paired_groups(warehouse, a: dict, b: dict, measures, slices: bool) -> list[t
 def inference_row(before, after, seed: int, alpha: float = ALPHA) -> dict:
     """Both means, the change B - A, and its two-sided ``1 - alpha`` interval and p-value from one paired
     sign-flip test inverted into its interval (assay.metrics.inference): the interval excludes 0 exactly when
-    p < alpha."""
+    p < alpha. With them the spread of the per-question changes and the minimum detectable change at this n
+    (``mdc``, 80% power at ``alpha``; None and ``mdc_reason`` when there is none: assay.metrics.power)."""
     from assay.metrics.inference import infer
+    from assay.metrics.power import paired_mdc
 
     n = len(before)
     inf = infer(before, after, alpha=alpha, seed=seed, samples=SAMPLES)
+    mdc = paired_mdc(before, after, alpha)
     return {"n": n, "a": sum(before) / n, "b": sum(after) / n, "delta": (sum(after) - sum(before)) / n,
             "ci_low": inf.low, "ci_high": inf.high, "test": inf.method, "patterns": inf.patterns,
-            "p_value": inf.p_value}
+            "p_value": inf.p_value, "sd_change": mdc["sd"], "mdc": mdc["mdc"], "mdc_reason": mdc["reason"]}
 
 
 def paired_rows(warehouse, a: dict, b: dict, measures, slices: bool, seed: int) -> list[dict]:
@@ -186,7 +189,7 @@ def compare(warehouse, run_a: str, run_b: str, measures=DEFAULT_MEASURES, flip_m
     check_comparable(a, b)
     seed = a["seed"]
     rows = paired_rows(warehouse, a, b, measures, slices=True, seed=seed)
-    return {
+    result = {
         "a": {k: a[k] for k in ("run_id", "pipeline")}, "b": {k: b[k] for k in ("run_id", "pipeline")},
         "config_diff": [{"key": k, "a": va, "b": vb} for k, va, vb in config_diff(a["config"], b["config"])],
         "seed": seed, "alpha": ALPHA, "randomization_samples": SAMPLES,
@@ -194,6 +197,10 @@ def compare(warehouse, run_a: str, run_b: str, measures=DEFAULT_MEASURES, flip_m
         "units": _units(warehouse, a, b),
         "budgets": _budgets(warehouse, a, b, measures),
     }
+    from assay import verdict_text
+
+    result["verdict"] = verdict_text.compare(result)
+    return result
 
 
 def _budgets(warehouse, a: dict, b: dict, measures) -> dict:
@@ -220,6 +227,10 @@ def _p(v: float) -> str:
     return "<0.001" if v < 0.001 else f"{v:.3f}"
 
 
+def _mdc(row: dict) -> str:
+    return "-" if row.get("mdc") is None else f"{row['mdc']:.3f}"
+
+
 def _alpha(result: dict) -> str:
     return f"{result.get('alpha', ALPHA):g}"
 
@@ -229,8 +240,10 @@ def render(result: dict) -> str:
     from assay.escape import terminal as esc
 
     a, b = result["a"], result["b"]
-    out = [f"compare A {esc(a['run_id'])} ({esc(a['pipeline'])})  ->  B {esc(b['run_id'])} ({esc(b['pipeline'])})",
-           "", "configuration difference:"] + ["  " + esc(line) for line in describe_diff(
+    said = (result.get("verdict") or {}).get("sentence")
+    out = [esc(said), ""] if said else []  # the verdict in words first
+    out += [f"compare A {esc(a['run_id'])} ({esc(a['pipeline'])})  ->  B {esc(b['run_id'])} ({esc(b['pipeline'])})",
+            "", "configuration difference:"] + ["  " + esc(line) for line in describe_diff(
                [(d["key"], d["a"], d["b"]) for d in result["config_diff"]])]
     if result.get("units", {}).get("warning"):
         out += ["", "WARNING: " + esc(result["units"]["warning"])]
@@ -243,12 +256,13 @@ def render(result: dict) -> str:
     overall = [r for r in result["rows"] if r["slice"] == "all"]
     body = [[r["metric"] + (f" {fill.MARK}" if r["metric"] in marked else ""), r["level"], f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}",
              f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", r["test"], _p(r["p_value"]), _p(r["p_holm"]),
-             str(r["n"])] for r in overall]
-    heads = ["metric", "level", "A", "B", "change", "95% CI", "test", "p", "p (Holm)", "n"]
+             str(r["n"]), _mdc(r)] for r in overall]
+    heads = ["metric", "level", "A", "B", "change", "95% CI", "test", "p", "p (Holm)", "n", "MDC"]
     n_tests = overall[0]["n_tests"] if overall else 0
     out += ["", f"all questions: change = B - A; each 95% interval inverts the paired test beside it, so it "
                 f"excludes 0 exactly when p < {_alpha(result)}; p (Holm) corrects p over the {n_tests} tests of this "
-                "table:", "", tables.render(heads, body)]
+                f"table; MDC: the smallest true change this test finds 80% of the time at alpha {_alpha(result)} "
+                "(- where n or the spread cannot tell):", "", tables.render(heads, body)]
     if short:
         n = overall[0]["n"] if overall else None
         out += [""] + fill.notes([{**fields, "metric": metric, "n": n, "side": side.upper()}

@@ -249,7 +249,10 @@ def render(run_id: str, results: list[dict]) -> str:
     correction = results[0]["correction"] if results else "holm"
     adjusted = f"p ({CORRECTION_NAMES[correction]})" if correction != "none" else "p (uncorrected)"
     failed = sum(not r["passed"] for r in results)
-    return "\n".join([f"gate on run {esc(run_id)}", family_line(results),
+    from assay import verdict_text
+
+    return "\n".join([esc(verdict_text.gate(results)["sentence"]), "",  # the verdict in words first
+                      f"gate on run {esc(run_id)}", family_line(results),
                       grid(["status", "rule", "value", "n", "bound", "p", adjusted, "reason"], rows),
                       f"{len(results) - failed} passed, {failed} failed"
                       + (f"; exit code {GATE_FAILED}" if failed else "")]) + "\n"
@@ -261,9 +264,12 @@ def _p(v) -> str:
 
 def to_json(run_id: str, results: list[dict]) -> dict:
     """`assay gate --format json`: the run, how the family was corrected, and every rule's figures."""
+    from assay import verdict_text
+
     first = results[0] if results else _family(0, 0.05, "holm")
     return {"run_id": run_id, "passed": all(r["passed"] for r in results), "alpha": first["alpha"],
-            "correction": first["correction"], "family_size": first["family_size"], "rules": results}
+            "correction": first["correction"], "family_size": first["family_size"],
+            "verdict": verdict_text.gate(results), "rules": results}
 
 
 def junit_xml(run_id: str, results: list[dict]) -> str:

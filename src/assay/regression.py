@@ -125,10 +125,14 @@ def regress(warehouse, run_id: str, baseline: str, drops: list, alpha: float = 0
               if (g[0].name, g[1]) in allowed]
     checks = _checks(groups, allowed, alpha, mode, correction, candidate["seed"])
     family = sum(not c["same_as_all"] for c in checks)
-    return {"candidate": run_id, "baseline": base_id, "baseline_rule": baseline, "alpha": alpha, "mode": mode,
-            "correction": correction if mode == "significance" else "none", "family_size": family,
-            "checks": checks, "regressed": any(c["regressed"] for c in checks), "skipped": skipped,
-            "budgets": _budgets(warehouse, base, candidate, measures)}
+    result = {"candidate": run_id, "baseline": base_id, "baseline_rule": baseline, "alpha": alpha, "mode": mode,
+              "correction": correction if mode == "significance" else "none", "family_size": family,
+              "checks": checks, "regressed": any(c["regressed"] for c in checks), "skipped": skipped,
+              "budgets": _budgets(warehouse, base, candidate, measures)}
+    from assay import verdict_text
+
+    result["verdict"] = verdict_text.regress(result)
+    return result
 
 
 def _budgets(warehouse, base: dict, candidate: dict, measures) -> dict:
@@ -144,6 +148,7 @@ def _checks(groups, allowed, alpha, mode, correction, seed) -> list[dict]:
     from assay.comparison import SAMPLES
     from assay.metrics.family import correct
     from assay.metrics.inference import changes, infer, null_distribution
+    from assay.metrics.power import paired_mdc
 
     checks, dists, overall = [], {}, {}
     for measure, level, name, as_all, before, after in groups:
@@ -170,10 +175,13 @@ def _checks(groups, allowed, alpha, mode, correction, seed) -> list[dict]:
         else:
             inf = infer(*dists[i][:2], alpha=alpha, dist=dists[i][2])
             regressed = c["change"] < c["null"]
+        # what this check could find: one-sided at the level it was decided at (significance), else two-sided
+        mdc = paired_mdc(*dists[i][:2], alpha=d["level"], sides=1 if mode == "significance" else 2)
         c.update({"ci_low": inf.low, "ci_high": inf.high, "confidence": 1 - inf.alpha,
                   "alternative": inf.alternative, "tested_null": inf.null, "p_value": inf.p_value,
                   "p_adjusted": d["p_adjusted"], "decided_at": d["level"], "method": inf.method,
-                  "patterns": inf.patterns, "regressed": regressed})
+                  "patterns": inf.patterns, "regressed": regressed, "mdc": mdc["mdc"],
+                  "mdc_reason": mdc["reason"]})
         if c["slice"] == "all":
             overall[(c["metric"], c["level"])] = c
     for c in checks:
@@ -225,7 +233,8 @@ def render_regress(result: dict) -> str:
                         for side in ("baseline", "candidate")
                         for metric, sides in (result.get("budgets") or {}).items() for fields in [sides[side]]],
                        lambda r: f"{r['side']}: ")
-    return "\n".join([
+    said = (result.get("verdict") or {}).get("sentence")
+    return "\n".join(([esc(said), ""] if said else []) + [
         f"regress: candidate {esc(result['candidate'])} against baseline {esc(result['baseline'])} "
         f"(--baseline {esc(result['baseline_rule'])})", rule, grid(heads, rows), *short, verdict]) + "\n"
 

@@ -81,8 +81,32 @@ def run_metrics(warehouse, header: dict, measures=DEFAULT_MEASURES, level: str |
 
 def build_report(warehouse, run_id: str, measures=DEFAULT_MEASURES, level: str | None = None) -> dict:
     header = run_header(warehouse, run_id)
-    return {"run": header, "metrics": run_metrics(warehouse, header, measures, level),
+    metrics = run_metrics(warehouse, header, measures, level)
+    return {"run": header, "verdict": run_verdict(warehouse, run_id, metrics, measures), "metrics": metrics,
             "attribution": attribution(warehouse, run_id)}
+
+
+VERDICT_ALPHA = 0.05
+"""The level of the minimum detectable change a one-run report states (as compare's tests)."""
+
+
+def run_verdict(warehouse, run_id: str, metrics: list[dict], measures=DEFAULT_MEASURES) -> dict | None:
+    """The report's verdict in words (assay.verdict_text.run): the default measures lead with the first of
+    verdict_text.HEADLINES present, measures chosen with -m with the first of them. Its minimum detectable change
+    is the one a paired comparison at this n would have if the per-question changes varied as much as this run's
+    values of that measure (assay.metrics.power)."""
+    from assay import verdict_text
+    from assay.metrics.compute import values_of
+    from assay.metrics.power import minimum_detectable_change, sample_sd
+    from assay.metrics.registry import parse_measure
+
+    chosen = None if tuple(measures) == tuple(DEFAULT_MEASURES) else [m.name for m in measures]
+    head = verdict_text.pick(metrics, chosen)
+    if head is None:
+        return None
+    values = values_of(warehouse, run_id, parse_measure(head["metric"]), head["level"])
+    mdc = minimum_detectable_change(sample_sd(values), len(values), VERDICT_ALPHA)
+    return verdict_text.run(metrics, head, mdc)
 
 
 # -- rendering ---------------------------------------------------------------------------
@@ -195,9 +219,12 @@ def _text_report(report: dict, markdown: bool) -> str:
     breakdown = grid(["slice", "n"] + [f"{m} ({lvl})" for m, lvl in columns], sbody)
     esc = escape.markdown_cell if markdown else escape.terminal
     parts = _header_lines(run, esc)
+    said = (report.get("verdict") or {}).get("sentence")
     if markdown:  # inside a code span nothing is markup but a backtick, and backslashes show as typed
         title = escape.terminal(str(run["run_id"]).replace("`", "'"))
-        parts = [f"## assay report `{title}`", ""] + [f"- {line}" for line in parts]
+        parts = [f"## assay report `{title}`", ""] + ([esc(said), ""] if said else []) + [f"- {line}" for line in parts]
+    elif said:
+        parts = [esc(said), ""] + parts
     note = "Abstain and FalseAbstain are per question (shown in the chunk column)." if any(
         r["level"] == "query" for r in overall) else ""
     gen = run["config"].get("retrieval", {}).get("generator")

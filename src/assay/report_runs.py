@@ -86,8 +86,33 @@ def build_runs_report(warehouse, run_ids: list[str], measures=DEFAULT_MEASURES, 
         "warning": warning,
         "measures": measure_info,
         "significance": {"against": first["run_id"], "alpha": ALPHA, "adjustment": "holm", "n_tests": len(tested)},
+        "verdicts": _verdicts(headers, rows, tests, measures, warning, len(tested)),
         "rows": rows,
     }
+
+
+def _verdicts(headers, rows, tests, measures, warning, n_tests) -> list[dict]:
+    """Each later run against the first in words (assay.verdict_text.comparison), on the measure the report leads
+    with: the first of verdict_text.HEADLINES present (UNITS_DIFFER when the runs rank different units), or the
+    first measure asked for with -m."""
+    from assay import verdict_text
+
+    first = headers[0]["run_id"]
+    chosen = None if tuple(measures) == tuple(DEFAULT_MEASURES) else [m.name for m in measures]
+    head = verdict_text.pick([r for r in rows if r["run_id"] == first], chosen,
+                             verdict_text.UNITS_DIFFER if warning else verdict_text.HEADLINES)
+    out = []
+    for i, h in enumerate(headers[1:], start=2):
+        test = None if head is None else tests.get((h["run_id"], head["metric"], head["level"]))
+        row = next((r for r in rows if r["run_id"] == h["run_id"] and test is not None
+                    and (r["metric"], r["level"]) == (head["metric"], head["level"])), None)
+        if test is None or row is None:
+            continue
+        family = {"correction": "holm", "size": n_tests, "p_adjusted": row["p_holm"]}
+        verdict = verdict_text.comparison({**test, "metric": head["metric"], "level": head["level"]},
+                                          f"run 1 ({first})", f"Run {i} ({h['run_id']})", (), family, ALPHA)
+        out.append({"run": i, "run_id": h["run_id"], "against": first, **verdict})
+    return out
 
 
 # -- rendering ---------------------------------------------------------------------------
@@ -119,8 +144,12 @@ def _text(report: dict, markdown: bool) -> str:
              f"{r['n_questions']} questions"
              + ("  (the baseline: every other run is tested against it)" if i == 1 else "")
              for i, r in enumerate(runs, start=1)]
+    said = [esc(v["sentence"]) for v in report.get("verdicts", [])]
     if markdown:
-        lines = [f"## assay report: {len(runs)} runs", ""] + [f"- {line}" for line in lines]
+        lines = ([f"## assay report: {len(runs)} runs", ""] + (said + [""] if said else [])
+                 + [f"- {line}" for line in lines])
+    elif said:
+        lines = said + [""] + lines
     if report["warning"]:
         lines += ["", "WARNING: " + esc(report["warning"])]
     notes = [f"{HIGHER} / {LOWER}: higher / lower than run 1 in a paired test (the test column), p < {sig['alpha']}",

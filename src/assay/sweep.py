@@ -264,6 +264,7 @@ def table(warehouse, sweep_id: str) -> dict:
         r["p_value"], r["p_holm"] = p, adj
         r["verdict"] = "indistinguishable" if adj >= spec["alpha"] else "worse"
     best["verdict"], best["p_value"], best["p_holm"] = "best", None, None
+    _detectable(others, per_point, best["point"], qids, spec["alpha"])
     for r in rows:
         r["pareto"] = not any(
             o is not r and o[f"SpanRecall@{k}"] >= r[f"SpanRecall@{k}"] and o[f"tokens@{k}"] <= r[f"tokens@{k}"]
@@ -272,6 +273,16 @@ def table(warehouse, sweep_id: str) -> dict:
     return {"sweep_id": sweep_id, "spec": spec, "select": select.name, "n_questions": len(qids),
             "columns": [f"{m}:{lvl}" if lvl == "doc" else m for m, lvl in columns], "points": rows,
             "best": best["point"]}
+
+
+def _detectable(others: list[dict], per_point: dict, best: int, qids: list, alpha: float) -> None:
+    """Each point's minimum detectable change against the best (``mdc``, ``mdc_reason``; assay.metrics.power):
+    paired over the questions, two-sided at ``alpha`` before the correction."""
+    from assay.metrics.power import paired_mdc
+
+    for r in others:
+        found = paired_mdc([per_point[best][q] for q in qids], [per_point[r["point"]][q] for q in qids], alpha)
+        r["mdc"], r["mdc_reason"] = found["mdc"], found["reason"]
 
 
 def _cell(row) -> dict:
@@ -295,8 +306,11 @@ def _ci(c: dict) -> str:
 
 
 def render(result: dict, fmt: str) -> str:
+    from assay import verdict_text
+
+    in_words = verdict_text.sweep(result)
     if fmt == "json":
-        return jsonout.dumps(result, indent=2, default=str) + "\n"
+        return jsonout.dumps({**result, "verdict": in_words}, indent=2, default=str) + "\n"
     if fmt == "csv":
         return _csv(result)
     from assay import escape, tables
@@ -316,17 +330,19 @@ def render(result: dict, fmt: str) -> str:
                     + [_ci(r["measures"][c]) + (f" {short}" if short and c.endswith("tok") else "")
                        for c in result["columns"]]
                     + [f"{r[f'SpanRecall@{k}']:.3f}", f"{r[f'tokens@{k}']:.0f}", verdict, "*" if r["pareto"] else ""])
-    lines = [f"sweep {escape.terminal(result['sweep_id'])}: {len(result['points'])} points, {result['n_questions']} answerable "
-             f"questions, context budget {spec['budget']} tokens, k {k}", "",
-             tables.render(heads, body, markdown=fmt == "markdown"), "",
-             f"best: point {result['best']} by {result['select']} (ties: fewer tokens@{k}). 'vs best': paired test "
-             f"on {result['select']} against the best point, Holm-adjusted across the "
-             f"{len(result['points']) - 1} other points; '≈ best' means p >= {spec['alpha']}: "
-             "statistically indistinguishable.",
-             f"pareto (*): no other point has at least its SpanRecall@{k} with at most its tokens@{k} "
-             f"(mean tokens the top {k} results occupy).",
-             "Chunk-level hit rates (Success@k, R@k at chunk level) are not in this table: they rise with "
-             "chunk size whatever the context costs (docs/chunking.md)."]
+    said = (escape.markdown_cell if fmt == "markdown" else escape.terminal)(in_words["sentence"])
+    lines = [said, ""]  # the verdict in words first
+    lines += [f"sweep {escape.terminal(result['sweep_id'])}: {len(result['points'])} points, {result['n_questions']} answerable "
+              f"questions, context budget {spec['budget']} tokens, k {k}", "",
+              tables.render(heads, body, markdown=fmt == "markdown"), "",
+              f"best: point {result['best']} by {result['select']} (ties: fewer tokens@{k}). 'vs best': paired test "
+              f"on {result['select']} against the best point, Holm-adjusted across the "
+              f"{len(result['points']) - 1} other points; '≈ best' means p >= {spec['alpha']}: "
+              "statistically indistinguishable.",
+              f"pareto (*): no other point has at least its SpanRecall@{k} with at most its tokens@{k} "
+              f"(mean tokens the top {k} results occupy).",
+              "Chunk-level hit rates (Success@k, R@k at chunk level) are not in this table: they rise with "
+              "chunk size whatever the context costs (docs/chunking.md)."]
     lines += unreached(result)
     lines += [escape.terminal(line) for line in spec.get("skipped", [])]
     return "\n".join(lines) + "\n"

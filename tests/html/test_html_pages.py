@@ -105,6 +105,10 @@ def test_a_sweep(wh):
         cell = p["measures"]["SpanRecall@1000tok"]
         assert f"{cell['value']:.3f} [{cell['ci_low']:.3f}, {cell['ci_high']:.3f}]" in cells
         assert ("best" in tr.classes) == (p["verdict"] == "best")
+    # the page opens with the verdict in words the JSON carries and the text output's first line says
+    (said,) = [_norm(li.text()) for li in dom.find("section", id="summary").find_all("li")]
+    assert said == _norm(expected["verdict"]["sentence"])
+    assert said == _norm(ok("report", "--sweep", "latest", "--warehouse", wh["path"]).stdout.splitlines()[0])
 
 
 def test_a_history(wh):
@@ -188,9 +192,14 @@ def test_several_runs_break_the_headline_deltas_down_by_slice_as_compare_does(wh
     s3 = {(r["metric"], r["level"]): r for r in compared["rows"] if r["slice"] == "all"}[("Success@3", "doc")]
     # 800- and 400-character chunks: different units, so the summary compares at document level
     assert summary[0].startswith("The runs rank different units")
-    verdict = "unlikely to be noise" if s3["p_holm"] < 0.05 else "cannot be told from noise"
-    assert summary[1].startswith(f"Run 2 ({b}) scores") and "on Success@3 at doc level" in summary[1]
-    assert f"{100 * s3['b']:.0f}% against {100 * s3['a']:.0f}%" in summary[1] and verdict in summary[1]
+    # the verdict in words, as the text report says it: better/worse exactly when compare's paired interval
+    # excludes 0
+    word = ("is better than" if s3["ci_low"] > 0 else "is worse than" if s3["ci_high"] < 0 else "cannot be told from")
+    assert summary[1].startswith(f"Run 2 ({b}) {word} run 1 ({a}) on Success@3 (doc)")
+    assert f"from {s3['a']:.3f} to {s3['b']:.3f}; 95% CI of the change {s3['ci_low']:+.3f} to {s3['ci_high']:+.3f}" \
+        in summary[1]
+    text_report = ok("report", a, b, "--warehouse", wh["path"]).stdout
+    assert _norm(text_report.splitlines()[0]) == summary[1]
     f = compared["flips"]
     assert summary[2] == (f"On Success@3 at doc level, {len(f['won'])} questions went from miss to hit in run 2 and "
                           f"{len(f['lost'])} from hit to miss.")

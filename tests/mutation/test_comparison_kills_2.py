@@ -17,6 +17,7 @@ document is d0.md, judged whole; 20 > EXACT_MAX_N, so the randomization tests ov
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import subprocess
 import sys
@@ -95,7 +96,8 @@ def test_compare_gives_every_key_and_the_units_of_both_runs(result):
     """Kills: in _units, each key ('a', 'b', 'warning') misspelt or upper-cased (x__units__mutmut_14-19); in
     compare, the 'randomization_samples' and 'units' keys misspelt or upper-cased (x_compare__mutmut_69, 70, 86,
     87). Every key but the rows, exactly: run d ranks whole documents, run a 100-character chunks."""
-    assert {k: v for k, v in result.items() if k != "rows"} == {
+    assert result["verdict"]["sentence"] + "\n\n" == VERDICT
+    assert {k: v for k, v in result.items() if k not in ("rows", "verdict")} == {
         "a": {"run_id": "a", "pipeline": "synthetic"}, "b": {"run_id": "d", "pipeline": "synthetic"},
         "config_diff": [{"key": "chunker.name", "a": "synthetic", "b": "document"}],
         "seed": 0, "alpha": 0.05, "randomization_samples": 10000,
@@ -119,6 +121,13 @@ def test_compare_gives_every_key_and_the_units_of_both_runs(result):
     assert len(result["rows"]) == 22 * 5  # 22 (measure, level) pairs of the default measures, 5 slices each
 
 
+# the verdict in words on Success@3 (doc), the first of the headline measures compare has: 17 of 20 against 18,
+# 3 won and 2 lost (flips below); MDC by hand: sd = sqrt(20/19 (5/20 - (1/20)**2)) = 0.5104, (t(0.975, 19) 2.0930 +
+# t(0.8, 19) 0.8610) * 0.5104 / sqrt(20) = 0.337
+VERDICT = ("B cannot be told from A on Success@3 (doc): the change is +0.050 (from 0.850 to 0.900; 95% CI of the "
+           "change -0.200 to +0.286, p = 1.000; Holm over 22 tests: p = 1.000). With 20 questions, changes smaller "
+           "than 0.337 cannot be told from noise (80% power at alpha 0.05).\n\n")
+
 HEAD = """\
 compare A a (synthetic)  ->  B d (synthetic)
 
@@ -139,42 +148,55 @@ lost  q004              2          -
 lost  q011              2          -
 """
 
-TABLES = """
-all questions: change = B - A; each 95% interval inverts the paired test beside it, so it excludes 0 \
-exactly when p < 0.05; p (Holm) corrects p over the 22 tests of this table:
+TABLES = """\
 
-metric                level      A      B  change            95% CI  test                p  p (Holm)   n
---------------------------------------------------------------------------------------------------------
-Success@1             chunk  0.450  0.750  +0.300  [+0.100, +0.500]  mcnemar-exact   0.031     0.469  20
-Success@1             doc    0.450  0.750  +0.300  [+0.100, +0.500]  mcnemar-exact   0.031     0.469  20
-Success@3             chunk  0.650  0.900  +0.250  [+0.000, +0.500]  mcnemar-exact   0.125     1.000  20
-Success@3             doc    0.850  0.900  +0.050  [-0.200, +0.286]  mcnemar-exact   1.000     1.000  20
-Success@10            chunk  0.850  0.900  +0.050  [-0.200, +0.286]  mcnemar-exact   1.000     1.000  20
-Success@10            doc    0.850  0.900  +0.050  [-0.200, +0.286]  mcnemar-exact   1.000     1.000  20
-R@10                  chunk  0.850  0.900  +0.050  [-0.200, +0.286]  mcnemar-exact   1.000     1.000  20
-R@10                  doc    0.850  0.900  +0.050  [-0.200, +0.286]  mcnemar-exact   1.000     1.000  20
-P@5                   chunk  0.150  0.180  +0.030  [-0.020, +0.075]  sign-flip       0.375     1.000  20
-P@5                   doc    0.170  0.180  +0.010  [-0.040, +0.057]  sign-flip       1.000     1.000  20
-RR@10                 chunk  0.576  0.825  +0.249  [+0.067, +0.434]  sign-flip       0.008     0.156  20
-RR@10                 doc    0.650  0.825  +0.175  [+0.000, +0.350]  sign-flip       0.092     1.000  20
-nDCG@10               chunk  0.642  0.845  +0.203  [+0.023, +0.381]  sign-flip       0.027     0.465  20
-nDCG@10               doc    0.702  0.845  +0.142  [-0.037, +0.333]  sign-flip       0.111     1.000  20
-AP                    chunk  0.576  0.825  +0.249  [+0.067, +0.434]  sign-flip       0.008     0.156  20
-AP                    doc    0.650  0.825  +0.175  [+0.000, +0.350]  sign-flip       0.092     1.000  20
-SpanRecall@1000tok !  chunk  0.085  0.900  +0.815  [+0.662, +0.929]  sign-flip      <0.001    <0.001  20
-Success@1000tok !     chunk  0.850  0.900  +0.050  [-0.200, +0.286]  mcnemar-exact   1.000     1.000  20
-nDCG@1000tok !        chunk  0.642  0.845  +0.203  [+0.023, +0.381]  sign-flip       0.027     0.465  20
-SpanPrecision@10      chunk  0.576  0.825  +0.249  [+0.067, +0.434]  sign-flip       0.008     0.156  20
-SpanIoU@10            chunk  0.076  0.825  +0.749  [+0.596, +0.907]  sign-flip      <0.001    <0.001  20
-FalseAbstain          query  0.000  0.000  +0.000  [+0.000, +0.000]  mcnemar-exact   1.000     1.000  20
+all questions: change = B - A; each 95% interval inverts the paired test beside it, so it excludes 0 exactly \
+when p < 0.05; p (Holm) corrects p over the 22 tests of this table; MDC: the smallest true change this test \
+finds 80% of the time at alpha 0.05 (- where n or the spread cannot tell):
 
-! A: SpanRecall@1000tok, Success@1000tok, nDCG@1000tok \
-(budget not filled: mean 2 tokens retrieved, shortfall 998; 20 of 20 questions short)
-! B: SpanRecall@1000tok, Success@1000tok, nDCG@1000tok \
-(budget not filled: mean 1 tokens retrieved, shortfall 999; 20 of 20 questions short)
-! a question whose results hold fewer tokens than the budget is scored on all of them: \
-the figure is that of a smaller context.
-""" + FLIPS + """
+metric                level      A      B  change            95% CI  test                p  p (Holm)   n    MDC
+---------------------------------------------------------------------------------------------------------------
+Success@1             chunk  0.450  0.750  +0.300  [+0.100, +0.500]  mcnemar-exact   0.031     0.469  20  0.311
+Success@1             doc    0.450  0.750  +0.300  [+0.100, +0.500]  mcnemar-exact   0.031     0.469  20  0.311
+Success@3             chunk  0.650  0.900  +0.250  [+0.000, +0.500]  mcnemar-exact   0.125     1.000  20  0.363
+Success@3             doc    0.850  0.900  +0.050  [-0.200, +0.286]  mcnemar-exact   1.000     1.000  20  0.337
+Success@10            chunk  0.850  0.900  +0.050  [-0.200, +0.286]  mcnemar-exact   1.000     1.000  20  0.337
+Success@10            doc    0.850  0.900  +0.050  [-0.200, +0.286]  mcnemar-exact   1.000     1.000  20  0.337
+R@10                  chunk  0.850  0.900  +0.050  [-0.200, +0.286]  mcnemar-exact   1.000     1.000  20  0.337
+R@10                  doc    0.850  0.900  +0.050  [-0.200, +0.286]  mcnemar-exact   1.000     1.000  20  0.337
+P@5                   chunk  0.150  0.180  +0.030  [-0.020, +0.075]  sign-flip       0.375     1.000  20  0.065
+P@5                   doc    0.170  0.180  +0.010  [-0.040, +0.057]  sign-flip       1.000     1.000  20  0.067
+RR@10                 chunk  0.576  0.825  +0.249  [+0.067, +0.434]  sign-flip       0.008     0.156  20  0.255
+RR@10                 doc    0.650  0.825  +0.175  [+0.000, +0.350]  sign-flip       0.092     1.000  20  0.246
+nDCG@10               chunk  0.642  0.845  +0.203  [+0.023, +0.381]  sign-flip       0.027     0.465  20  0.250
+nDCG@10               doc    0.702  0.845  +0.142  [-0.037, +0.333]  sign-flip       0.111     1.000  20  0.257
+AP                    chunk  0.576  0.825  +0.249  [+0.067, +0.434]  sign-flip       0.008     0.156  20  0.255
+AP                    doc    0.650  0.825  +0.175  [+0.000, +0.350]  sign-flip       0.092     1.000  20  0.246
+SpanRecall@1000tok !  chunk  0.085  0.900  +0.815  [+0.662, +0.929]  sign-flip      <0.001    <0.001  20  0.208
+Success@1000tok !     chunk  0.850  0.900  +0.050  [-0.200, +0.286]  mcnemar-exact   1.000     1.000  20  0.337
+nDCG@1000tok !        chunk  0.642  0.845  +0.203  [+0.023, +0.381]  sign-flip       0.027     0.465  20  0.250
+SpanPrecision@10      chunk  0.576  0.825  +0.249  [+0.067, +0.434]  sign-flip       0.008     0.156  20  0.255
+SpanIoU@10            chunk  0.076  0.825  +0.749  [+0.596, +0.907]  sign-flip      <0.001    <0.001  20  0.214
+FalseAbstain          query  0.000  0.000  +0.000  [+0.000, +0.000]  mcnemar-exact   1.000     1.000  20      -
+
+! A: SpanRecall@1000tok, Success@1000tok, nDCG@1000tok (budget not filled: mean 2 tokens retrieved, shortfall \
+998; 20 of 20 questions short)
+! B: SpanRecall@1000tok, Success@1000tok, nDCG@1000tok (budget not filled: mean 1 tokens retrieved, shortfall \
+999; 20 of 20 questions short)
+! a question whose results hold fewer tokens than the budget is scored on all of them: the figure is that of a \
+smaller context.
+
+questions that flipped on Success@3 (doc level): 3 won, 2 lost (rank of the first relevant result in A and in \
+B; - when none was retrieved)
+
+flip  query_id  rank in A  rank in B
+------------------------------------
+won   q002              -          1
+won   q007              -          2
+won   q014              -          2
+lost  q004              2          -
+lost  q011              2          -
+
 by slice (headline metrics; each interval inverts its p; p (Holm) corrects p within each slice over all its tests):
 
 slice              metric      level   n      A      B  change            95% CI      p  p (Holm)
@@ -200,30 +222,41 @@ def test_render_of_a_real_comparison_is_its_whole_text(result):
     """Kills: the headline set's Success@10 or nDCG@10 entries, name or level, misspelt or in another case
     (x_render__mutmut_191-200): their rows by slice would go missing. The text pinned whole, the unit warning
     included."""
-    assert render(result) == HEAD + "\nWARNING: " + WARNING + "\n" + TABLES
+    assert render(result) == VERDICT + HEAD + "\nWARNING: " + WARNING + "\n" + TABLES
 
 
 def test_render_of_a_result_without_units_has_no_warning(result):
     """Kills: `result.get("units", None)` and `result.get("units", )` (x_render__mutmut_37, 39): a result that
     holds no units (as written before units were recorded) would raise instead of printing without a warning."""
-    assert render({k: v for k, v in result.items() if k != "units"}) == HEAD + TABLES
+    assert render({k: v for k, v in result.items() if k != "units"}) == VERDICT + HEAD + TABLES
 
 
-ONE_ROW = HEAD + "\nWARNING: " + WARNING + "\n" + """
-all questions: change = B - A; each 95% interval inverts the paired test beside it, so it excludes 0 \
-exactly when p < 0.05; p (Holm) corrects p over the 1 tests of this table:
+ONE_ROW = HEAD + "\nWARNING: " + WARNING + "\n" + """\
 
-metric                level      A      B  change            95% CI  test            p  p (Holm)   n
-----------------------------------------------------------------------------------------------------
-SpanRecall@1000tok !  chunk  0.085  0.900  +0.815  [+0.662, +0.929]  sign-flip  <0.001    <0.001  20
+all questions: change = B - A; each 95% interval inverts the paired test beside it, so it excludes 0 exactly \
+when p < 0.05; p (Holm) corrects p over the 1 tests of this table; MDC: the smallest true change this test \
+finds 80% of the time at alpha 0.05 (- where n or the spread cannot tell):
 
-! A: SpanRecall@1000tok \
-(budget not filled: mean 2 tokens retrieved, shortfall 998; 20 of 20 questions short)
-! B: SpanRecall@1000tok \
-(budget not filled: mean 1 tokens retrieved, shortfall 999; 20 of 20 questions short)
-! a question whose results hold fewer tokens than the budget is scored on all of them: \
-the figure is that of a smaller context.
-""" + FLIPS + """
+metric                level      A      B  change            95% CI  test            p  p (Holm)   n    MDC
+-----------------------------------------------------------------------------------------------------------
+SpanRecall@1000tok !  chunk  0.085  0.900  +0.815  [+0.662, +0.929]  sign-flip  <0.001    <0.001  20  0.208
+
+! A: SpanRecall@1000tok (budget not filled: mean 2 tokens retrieved, shortfall 998; 20 of 20 questions short)
+! B: SpanRecall@1000tok (budget not filled: mean 1 tokens retrieved, shortfall 999; 20 of 20 questions short)
+! a question whose results hold fewer tokens than the budget is scored on all of them: the figure is that of a \
+smaller context.
+
+questions that flipped on Success@3 (doc level): 3 won, 2 lost (rank of the first relevant result in A and in \
+B; - when none was retrieved)
+
+flip  query_id  rank in A  rank in B
+------------------------------------
+won   q002              -          1
+won   q007              -          2
+won   q014              -          2
+lost  q004              2          -
+lost  q011              2          -
+
 by slice (headline metrics; each interval inverts its p; p (Holm) corrects p within each slice over all its tests):
 
 slice  metric  level  n  A  B  change  95% CI  p  p (Holm)
@@ -238,7 +271,11 @@ def test_render_of_a_comparison_over_one_measure_at_one_level(path):
     measure at one level there is only the first."""
     with Warehouse.open(path, read_only=True) as wh:
         one = compare(wh, "a", "d", [parse_measure("SpanRecall@1000tok")])
-    assert render(one) == ONE_ROW
+    assert render(one) == (
+        "B is better than A on SpanRecall@1000tok (chunk) by 0.815 (from 0.085 to 0.900; 95% CI of the change +0.662 "
+        "to +0.929, p < 0.001; Holm over 1 test: p < 0.001); the largest gain is in category=hard questions (+0.820 "
+        "over 10). With 20 questions, changes smaller than 0.208 cannot be told from noise (80% power at alpha "
+        "0.05).\n\n") + ONE_ROW
 
 
 # (metric, level, slice, n, a, b, delta, ci_low, ci_high, test, p_value, p_holm, n_tests, patterns) of a against d,
@@ -306,8 +343,16 @@ def test_paired_rows_are_every_slice_in_order_with_seeded_p_values_on_every_path
         a, d = run_identity(wh, "a"), run_identity(wh, "d")
     rows = paired_rows(source, a, d, [parse_measure("Success@1"), parse_measure("RR@10")], True, 0)
     assert [tuple(r[k] for k in KEYS) for r in rows] == ROWS
-    assert all(set(r) == set(KEYS) for r in rows)
+    assert all(set(r) == set(KEYS) | {"sd_change", "mdc", "mdc_reason"} for r in rows)
 
+
+
+def mdc(won: int, lost: int, n: int = 20) -> dict:
+    """The spread of 0/1 changes and the MDC by hand: sd**2 = n/(n-1) (share discordant - net share**2), (t(0.975,
+    19) 2.093024 + t(0.8, 19) 0.860951) sd / sqrt(n)."""
+    sd = math.sqrt(n / (n - 1) * ((won + lost) / n - ((won - lost) / n) ** 2))
+    return {"sd_change": pytest.approx(sd), "mdc": pytest.approx((2.093024 + 0.860951) * sd / math.sqrt(n), rel=1e-6),
+            "mdc_reason": None}
 
 
 def test_a_measure_not_stored_is_computed_from_the_warehouse_on_the_ibis_path(path):
@@ -321,10 +366,10 @@ def test_a_measure_not_stored_is_computed_from_the_warehouse_on_the_ibis_path(pa
     expected = [
         {"metric": "Success@2", "level": "chunk", "slice": "all", "n": 20, "a": 0.6, "b": 0.9, "delta": 0.3,
          "ci_low": 0.1, "ci_high": 0.5, "test": "mcnemar-exact", "patterns": "exact", "p_value": 0.03125,
-         "p_holm": 0.0625, "n_tests": 2},
+         "p_holm": 0.0625, "n_tests": 2, **mdc(6, 0)},
         {"metric": "Success@2", "level": "doc", "slice": "all", "n": 20, "a": 0.85, "b": 0.9, "delta": 0.05,
          "ci_low": -0.2, "ci_high": 0.285714285714, "test": "mcnemar-exact", "patterns": "exact", "p_value": 1.0,
-         "p_holm": 1.0, "n_tests": 2}]
+         "p_holm": 1.0, "n_tests": 2, **mdc(3, 2)}]
     assert direct == expected
     assert paired_rows(Warehouse.brief(path), a, d, [parse_measure("Success@2")], False, 0) == expected
 

@@ -37,11 +37,13 @@ def test_junit_xml_with_every_rule_passing_counts_no_failure():
 
 def test_the_table_marks_pass_fail_and_fragile_and_counts_them():
     text = gate.render("run-1", [PASSED, FRAGILE, FAILED])
-    rows = [line for line in text.splitlines() if "0.750" in line or "0.250" in line]
+    said, blank, table = text.partition("\n\n")
+    assert said == "The run fails 1 of 3 gate rules: R@10<0.2 reads 0.250 (95% CI 0.100 to 0.400, n = 4)."
+    rows = [line for line in table.splitlines() if "0.750" in line or "0.250" in line]
     assert [row.split()[0:2] for row in rows] == [["PASS", "Success@3:doc>=0.5"], ["PASS", "(fragile)"],
                                                   ["FAIL", "R@10<0.2"]]
     assert "XXXX" not in text and text.count("PASS (fragile)") == 1
-    assert text.startswith("gate on run run-1\n")
+    assert table.startswith("gate on run run-1\n")
     assert text.endswith("2 passed, 1 failed; exit code 6\n")
     assert gate.render("run-1", [PASSED]).endswith("1 passed, 0 failed\n")
 

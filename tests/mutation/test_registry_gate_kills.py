@@ -118,6 +118,8 @@ def test_a_measure_without_values_fails_and_the_next_rule_is_still_checked(runs)
          "family_size": 1, "correction": "holm", "alpha": 0.05, "method": "binomial-exact", "patterns": None,
          "reason": "0.750 > 0.7, but its 95% bound 0.594 does not clear 0.7"}]
     assert gate.render("run-075", results) == (
+        "The run fails 1 of 2 gate rules: faithfulness>=0.5 (no questions in slice 'all': a gate never passes "
+        "vacuously).\n\n"
         "gate on run run-075\n"
         "(fragile) marks a pass that is not significant: one-sided test that the true value is on the passing side "
         "of the bar, Holm over 1 rule at alpha 0.05\n"

@@ -206,7 +206,14 @@ def test_parse_drop_lists_every_level_of_the_measure():
     assert str(error.value) == "--max-drop 'Success@1:answer=0.1': Success@1 has level(s) chunk, doc"
 
 
+# the verdict in words first; MDC by hand: 1 won, 2 lost of 8, sd = sqrt(8/7 (3/8 - (1/8)**2)) = 0.6409, one-sided at
+# Holm's first level 0.05/3: (t(1 - 0.05/3, 7) 2.6419 + t(0.8, 7) 0.8960) * 0.6409 / sqrt(8) = 0.802
 REGRESS_TEXT = """\
+No regression: no check is significantly below its floor (Holm over 3 checks at alpha 0.05); Success@1 (chunk) \
+changed by -0.125 (from 0.750 to 0.625; one-sided 98.33% bound +0.500 against the floor -0.100, p = 0.500, 1.000 \
+after the correction). With 8 questions, falls past the floor smaller than 0.802 cannot be told from noise (80% \
+power at alpha 0.017, one-sided, the level this check was decided at).
+
 regress: candidate u against baseline v (--baseline latest)
 significance mode: a check fails when its change (candidate - baseline) is significantly below its floor (-allowance): \
 one-sided paired test, Holm over 3 checks at alpha 0.05; each bound is the one-sided interval at the level that check was decided at, below the floor exactly when it fails

@@ -109,7 +109,14 @@ def test_the_command_prints_the_family_and_keeps_exit_code_0(family_run, correct
     args = ["gate", "run-fam", *[a for r in RULES for a in ("--rule", r)], "--warehouse", str(family_run)]
     out = CliRunner().invoke(cli, [*args, "--correction", correction])
     assert out.exit_code == 0, out.output
-    lines = out.stdout.splitlines()
+    said, blank, *lines = out.stdout.splitlines()
+    # the verdict in words first: every rule passes; the fragile ones named with the family they were tested in
+    assert said.startswith("The run passes all 5 gate rules") and blank == ""
+    if fragile:
+        assert said.endswith(f"; one-sided tests, {line.replace(', 4', ' over 4')}.")
+        assert said.count(" does not clear ") == fragile
+    else:
+        assert said == "The run passes all 5 gate rules."
     assert lines[1].startswith("(fragile) marks a pass that is not significant") and lines[1].endswith(f", {line}")
     assert lines[2].split()[:8] == ["status", "rule", "value", "n", "bound", "p", "p",
                                     "(uncorrected)" if correction == "none" else f"({correction.capitalize()})"]
@@ -118,6 +125,7 @@ def test_the_command_prints_the_family_and_keeps_exit_code_0(family_run, correct
 
     data = json.loads(CliRunner().invoke(cli, [*args, "--correction", correction, "--format", "json"]).stdout)
     assert (data["family_size"], data["correction"], data["alpha"], data["passed"]) == (4, correction, 0.05, True)
+    assert data["verdict"]["sentence"] == said and data["verdict"]["fragile"] == fragile
     assert [r["fragile"] for r in data["rules"]].count(True) == fragile
     assert all({"p_value", "p_adjusted", "family_size", "correction", "bound", "decided_at"} <= set(r)
                for r in data["rules"])

@@ -13,6 +13,7 @@ Each test's docstring names the mutation of src/assay/regression.py it kills; ea
 seen to fail the test before the test was kept.
 """
 
+import json
 import math
 
 import pytest
@@ -174,6 +175,17 @@ def test_the_cli_states_the_mode_the_family_and_the_sign(runs):
     sig = regress_cli("--max-drop", "Success@1:doc=0")
     assert sig.exit_code == 7, sig.output
     lines = sig.stdout.splitlines()
+    # the verdict in words first: the three slices holding every question repeat the one check of 'all'. MDC by
+    # hand: 5 of 32 changes are -1, sd = sqrt(32/31 (5/32 - (5/32)**2)) = 0.3689; (t(0.95, 31) 1.6955 + t(0.8, 31)
+    # 0.8534) * 0.3689 / sqrt(32) = 0.166
+    assert lines[0] == ("The candidate regressed on 1 of 1 check: Success@1 (doc) changed by -0.156 (from 1.000 to "
+                        "0.844), significantly below its floor +0.000 (one-sided 95% bound -0.056, p = 0.031, 0.031 "
+                        "after the correction, Holm over 1 check at alpha 0.05). With 32 questions, falls past the "
+                        "floor smaller than 0.166 cannot be told from noise (80% power at alpha 0.05, one-sided, the "
+                        "level this check was decided at).")
+    assert lines[1] == "" and json.loads(regress_cli("--max-drop", "Success@1:doc=0", "--format", "json").stdout)[
+        "verdict"]["sentence"] == lines[0]
+    lines = lines[2:]
     assert lines[1].startswith("significance mode: a check fails when its change (candidate - baseline) is "
                                "significantly below its floor (-allowance): one-sided paired test, Holm over 1 "
                                "checks at alpha 0.05")
@@ -182,7 +194,9 @@ def test_the_cli_states_the_mode_the_family_and_the_sign(runs):
     assert lines[-1] == "4 regression(s); exit code 7"  # 'all' and the three whole-set slices
     threshold = regress_cli("--max-drop", "Success@1:doc=0.15625", "--mode", "threshold")
     assert threshold.exit_code == 0, threshold.output
-    assert threshold.stdout.splitlines()[1].startswith("threshold mode:")
+    assert threshold.stdout.splitlines()[0].startswith("No regression: no change is below its floor in 1 check "
+                                                       "(threshold mode); Success@1 (doc) changed by -0.156")
+    assert threshold.stdout.splitlines()[3].startswith("threshold mode:")
     assert threshold.stdout.splitlines()[-1] == "0 regression(s): no change below its floor"
     assert regress_cli("--max-drop", "Success@1:doc=0.15", "--mode", "threshold").exit_code == 7
     holm2 = regress_cli("--max-drop", "Success@1:doc=0", "--max-drop", "Success@1:chunk=0")

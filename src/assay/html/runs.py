@@ -41,8 +41,7 @@ def build(source, run_ids: list[str], measures=DEFAULT_MEASURES, level: str | No
     tested = {o["run_id"]: paired_rows(source, first, o, measures, slices=True, seed=first["seed"]) for o in others}
     paired = {(rid, t["metric"], t["level"]): t for rid, rows in tested.items() for t in rows if t["slice"] == "all"}
     flipped = [flips(source, first, o, parse_measure(FLIP_MEASURE), FLIP_LEVEL) for o in others]
-    points = runs_summary(report, {k: (t["ci_low"], t["ci_high"]) for k, t in paired.items()},
-                          dict(zip(ids[1:], flipped)))
+    points = runs_summary(report, dict(zip(ids[1:], flipped)))
     body = [f"<h1>assay report: {len(ids)} runs</h1>", summary_section(points), _runs(report),
             _deltas(report, paired), _slices(ids, tested, report), _flips(source, ids, flipped, depth)]
     return document("runs", f"assay report: {len(ids)} runs", "".join(body))

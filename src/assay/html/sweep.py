@@ -1,12 +1,12 @@
-"""A sweep as an HTML report: the table `assay report --sweep ID` prints, and the recall-against-context
-Pareto chart. The figures are ``assay.sweep.table``'s (those of ``--format json``)."""
+"""A sweep as an HTML report: its verdict in words (as the text output opens), the table `assay report --sweep ID`
+prints, and the recall-against-context Pareto chart. The figures are ``assay.sweep.table``'s (those of ``--format json``)."""
 
 from __future__ import annotations
 
 from assay import sweep
 from assay.html import charts
 from assay.html.run import budget_attr, budget_mark
-from assay.html.page import attr, document, e, facts, figure, num
+from assay.html.page import attr, document, e, facts, figure, num, summary_section
 
 
 def _p(v) -> str:
@@ -50,7 +50,10 @@ def build(result: dict) -> str:
             f'across the {len(result["points"]) - 1} other points; &asymp; best means p &ge; {e(spec["alpha"])}: '
             f"statistically indistinguishable. &#9733;: on the Pareto front of SpanRecall@{k} against tokens@{k}. "
             "Chunk-level hit rates are left out: they rise with chunk size whatever the context costs.</p>")
+    from assay import verdict_text
+
     body = (f'<h1>assay sweep <span class="mono">{e(result["sweep_id"])}</span></h1>'
+            + summary_section([verdict_text.sweep(result)["sentence"]]) +  # the text output's first line
             f'<section id="header"><h2>Sweep</h2>{about}{skipped}</section>'
             f'<section id="pareto-section"><h2>Recall against context</h2>{chart}</section>'
             f'<section id="sweep-section"><h2>Points</h2>{note}{unreached}<div class="wide"><table id="sweep"><thead><tr>{th}'

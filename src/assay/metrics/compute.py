@@ -101,6 +101,13 @@ def stored_values(warehouse, run_id: str, stage: str = "final") -> dict[str, dic
     return by_measure
 
 
+def values_of(warehouse, run_id: str, measure: Measure, level: str, stage: str = "final") -> list[float]:
+    """One measure's values at ``level`` over every question it covers, in unit order, read as ``evaluate`` reads
+    them (stored where ``measure_values`` holds them, from the measure's SQL otherwise)."""
+    values = stored_values(warehouse, run_id, stage).get(measure.name) or per_query(warehouse, run_id, measure, stage)
+    return [v for (_, lvl), v in sorted(values.items()) if lvl == level]
+
+
 def evaluate(warehouse, run_id: str, measures=DEFAULT_MEASURES, stage: str = "final",
              seed: int = 0, samples: int = 1000, remember: bool = False) -> list[MetricRow]:
     """Metric rows of every measure, level and slice. Values stored in ``measure_values`` are read, not computed
