@@ -113,7 +113,7 @@ def test_paired_delta_covers(kind, n):
 def test_corrected_wilson_covers_exactly(p, n):
     # exact: the probability of every count k times whether wilson(k, n) contains p; no luck involved. Plain
     # Wilson (the rule's interval from 25 questions on) holds 93% averaged over p, not at each p: test_wilson_rule
-    covered = [k for k in range(n + 1) if wilson(k, n, True)[0] <= p <= wilson(k, n, True)[1]]
+    covered = [k for k in range(n + 1) if wilson(k, n, continuity=True)[0] <= p <= wilson(k, n, continuity=True)[1]]
     assert binom.pmf(covered, n, p).sum() >= FLOOR
 
 

@@ -220,8 +220,8 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA, paired: bool = False)
     """``bootstrap_mean`` for each row of ``data`` (rows: samples of n values), as (low, high) arrays.
 
     ``paired``: the rows are paired deltas mapped into [0, 1] (``paired_bootstrap_delta``); they keep the 95%
-    share ``wilson(0, n, continuity=True)`` for samples with spread too, since a mass of unchanged questions at 0.5 is what
-    they usually hold, and with the smaller share they cover 91% at n = 30 (tests/metrics/test_coverage.py).
+    share ``wilson(0, n, continuity=True)`` for samples with spread too, since a mass of unchanged questions at 0.5
+    is what they usually hold, and with the smaller share they cover 91% at n = 30 (tests/metrics/test_coverage.py).
 
     All rows share one set of resampling indices, and each row's figures are those of a call for it alone. ``rng``
     is a numpy Generator, or an int seed: then the resampling weights come from ``resample_weights`` (drawn
@@ -299,9 +299,9 @@ def unseen_share(n: int) -> float:
     It is plain Wilson's upper bound for 0 of n at z = sqrt(2) (z^2 / (n + z^2)), a one-sided 92% bound, where
     a sample with no spread gets the 95% one (continuity-corrected Wilson, as 0/1 measures below 25 questions).
     The bootstrap's own interval covers heavy tails (span measures with small means) and ceilings only from
-    about 50 questions; below that this widening is what covers them. The coverage simulation chose it: of z = 1, sqrt(2) and 1.96,
-    z = 1 (1 / (n + 1)) left a ceiling distribution at 80% with n = 20, and sqrt(2) keeps all 84 cells of
-    ``bench/interval_coverage.py`` with n >= 5 at 93% or more (one at 92.9% with a second seed), each within
+    about 50 questions; below that this widening is what covers them. The coverage simulation chose it: of
+    z = 1, sqrt(2) and 1.96, z = 1 (1 / (n + 1)) left a ceiling distribution at 80% with n = 20, and sqrt(2) keeps
+    all 84 cells of ``bench/interval_coverage.py`` with n >= 5 at 93% or more (one at 92.9% with a second seed), each within
     1.3x of the narrowest method that reaches 93% (docs/benchmarks.md).
     """
     return 2.0 / (n + 2)
