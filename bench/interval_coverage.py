@@ -342,9 +342,11 @@ def main(argv=None) -> int:
     reps, ns = (300, QUICK_NS) if args.quick else (args.reps, NS)
     started = time.perf_counter()
     command = "bench/interval_coverage.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    graded = ("0/1 cells only (exact)" if args.binary_only else
+              f"graded cells: {reps} samples each, seed {args.seed}, Monte Carlo standard error of a coverage near "
+              f"0.95: {np.sqrt(0.95 * 0.05 / reps):.4f}")
     out = [f"<!-- {command.strip()} -->",
-           f"Command: `.venv/bin/python {command.strip()}`; graded cells: {reps} samples each, seed {args.seed}, "
-           f"Monte Carlo standard error of a coverage near 0.95: {np.sqrt(0.95 * 0.05 / reps):.4f}. "
+           f"Command: `.venv/bin/python {command.strip()}`; {graded}. "
            "Each cell: coverage (mean width); *italic*: below 93%.\n"]
 
     bcells, lowest = binary_cells(ns)
