@@ -87,6 +87,12 @@ def jeffreys(k, n):
     return low, high
 
 
+def assay_rule(k, n):
+    """assay.metrics.stats.wilson itself, count by count: plain Wilson from PLAIN_FROM on, corrected below."""
+    low, high = zip(*(wilson(int(c), n) for c in k))
+    return np.array(low), np.array(high)
+
+
 def clopper_pearson(k, n):
     low = np.where(k > 0, beta_dist.ppf(0.025, np.maximum(k, 1), n - k + 1), 0.0)
     high = np.where(k < n, beta_dist.ppf(0.975, k + 1, np.maximum(n - k, 1)), 1.0)
@@ -100,10 +106,9 @@ BINARY = {
     "Agresti-Coull": agresti_coull,
     "Jeffreys": jeffreys,
     "Clopper-Pearson": clopper_pearson,
-    # assay.metrics.stats.wilson itself, count by count
-    f"assay (Wilson, cc below n = {PLAIN_FROM})": lambda k, n: tuple(np.array(b) for b in zip(*(wilson(int(c), n) for c in k))),
 }
 ASSAY_BINARY = f"assay (Wilson, cc below n = {PLAIN_FROM})"
+BINARY[ASSAY_BINARY] = assay_rule
 
 
 def binary_cells(ns):
