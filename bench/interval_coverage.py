@@ -1,15 +1,18 @@
 """Coverage and width of every 95% interval method assay has or could use, on the values real measures have.
 
-    .venv/bin/python bench/interval_coverage.py [--reps 2000] [--seed 1] [--quick] [--out FILE.md]
+    .venv/bin/python bench/interval_coverage.py [--reps 2000] [--seed 1] [--quick] [--binary-only] [--out FILE.md]
 
 Two tables, written as markdown (to --out, else stdout), with the command that made them:
 
 - **0/1 measures** (Success, Abstain, answer rate, ...): coverage and expected width are *exact* (the
   binomial probabilities of every count, no simulation), at p = 0.02 ... 0.98 and n = 2 ... 1,000, for
-  Wald, Wilson, Wilson with continuity correction (assay's), Agresti-Coull, Jeffreys and Clopper-Pearson.
-  Coverage at one fixed p jumps up and down with p (the counts are discrete), so each cell is the coverage
-  averaged over p within +-20% of the cell's p (81 points), and the table gives beside it the lowest
-  coverage over p in 0.01 ... 0.99.
+  Wald, Wilson, Wilson with continuity correction, Agresti-Coull, Jeffreys, Clopper-Pearson and assay's rule
+  (``assay.metrics.stats.wilson``: plain Wilson from n = 25 on, continuity-corrected below). Coverage at one
+  fixed p jumps up and down with p (the counts are discrete), so each cell is the coverage averaged over p
+  within +-20% of the cell's p (81 points), as Brown, Cai and DasGupta (2001) judge intervals, and the table
+  gives beside it the lowest coverage over p in 0.01 ... 0.99. A last table takes every n from 2 to 1,000
+  (not only the grid's) and lists the n where plain Wilson leaves 93-97% or 1.3x of the narrowest method
+  reaching 93% in some cell: the largest of them plus one is where assay's rule switches to plain Wilson.
 - **graded measures** (R, P, RR, nDCG, AP, span measures): REPS samples of n values are drawn (numpy
   PCG64 seeded with SEED and the cell) from each distribution; every method gets the same samples, and
   the bootstraps share the 1,000 resampling weights of seed 0, as every interval of a run with seed 0
@@ -32,7 +35,8 @@ of that narrowest width.
 
 A run takes about 13 minutes on one core of a shared 2-core machine at the default 2,000 samples a
 cell (771 s, most of it the bootstraps of 2,000 samples of 1,000 values); --quick (300 samples, n up to
-100) takes about 25 s. docs/benchmarks.md has the table.
+100) takes about 25 s; --binary-only (the 0/1 tables, every n from 2 to 1,000 included) about 2 minutes.
+docs/benchmarks.md has the tables.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from scipy.special import ndtr, ndtri, stdtrit
 from scipy.stats import beta as beta_dist
 from scipy.stats import binom
 
-from assay.metrics.stats import Z95, _graded, _wilson, _wilson_one, resample_weights
+from assay.metrics.stats import PLAIN_FROM, Z95, _graded, _wilson, _wilson_one, resample_weights, wilson
 
 NS = (2, 3, 5, 10, 20, 50, 100, 300, 1000)
 QUICK_NS = (2, 5, 10, 20, 50, 100)
@@ -83,6 +87,12 @@ def jeffreys(k, n):
     return low, high
 
 
+def assay_rule(k, n):
+    """assay.metrics.stats.wilson itself, count by count: plain Wilson from PLAIN_FROM on, corrected below."""
+    low, high = zip(*(wilson(int(c), n) for c in k))
+    return np.array(low), np.array(high)
+
+
 def clopper_pearson(k, n):
     low = np.where(k > 0, beta_dist.ppf(0.025, np.maximum(k, 1), n - k + 1), 0.0)
     high = np.where(k < n, beta_dist.ppf(0.975, k + 1, np.maximum(n - k, 1)), 1.0)
@@ -92,11 +102,13 @@ def clopper_pearson(k, n):
 BINARY = {
     "Wald": wald,
     "Wilson": lambda k, n: _wilson(k.astype(float), n, Z95, False),
-    "Wilson-cc (assay)": lambda k, n: _wilson(k.astype(float), n, Z95, True),
+    "Wilson-cc": lambda k, n: _wilson(k.astype(float), n, Z95, True),
     "Agresti-Coull": agresti_coull,
     "Jeffreys": jeffreys,
     "Clopper-Pearson": clopper_pearson,
 }
+ASSAY_BINARY = f"assay (Wilson, cc below n = {PLAIN_FROM})"
+BINARY[ASSAY_BINARY] = assay_rule
 
 
 def binary_cells(ns):
@@ -117,6 +129,35 @@ def binary_cells(ns):
                                      float(binom.pmf(k, n, p) @ (high - low)))
             lowest[n, name] = min(coverage(p) for p in grid)
     return cells, lowest
+
+
+def plain_wilson_every_n(max_n=1000):
+    """Plain Wilson at every n from 2 to ``max_n``, each p of the grid: {n: [(p, coverage, width / narrowest)]} of the
+    cells where it leaves 93-97% or is over 1.3x the narrowest method reaching 93%, and (lowest, highest coverage,
+    largest width ratio) over n >= the first n from which no cell fails. The same exact sums as ``binary_cells``,
+    all 81 x 9 points of one n at once."""
+    near = np.concatenate([np.linspace(p * 0.8, min(p * 1.2, 0.999), 81) for p in PS])
+    methods = {m: f for m, f in BINARY.items() if m != ASSAY_BINARY}
+    failing, kept = {}, []
+    for n in range(2, max_n + 1):
+        k = np.arange(n + 1)
+        pmf_near = binom.pmf(k[None, :], n, near[:, None])
+        pmf_at = binom.pmf(k[None, :], n, np.array(PS)[:, None])
+        cov, width = {}, {}
+        for name, method in methods.items():
+            low, high = method(k, n)
+            inside = (low[None, :] <= near[:, None]) & (near[:, None] <= high[None, :])
+            cov[name] = (pmf_near * inside).sum(axis=1).reshape(len(PS), 81).mean(axis=1)
+            width[name] = pmf_at @ (high - low)
+        for i, p in enumerate(PS):
+            narrowest = min(width[m][i] for m in methods if cov[m][i] >= FLOOR)
+            c, ratio = cov["Wilson"][i], width["Wilson"][i] / narrowest
+            kept.append((n, c, ratio))
+            if not (FLOOR <= c <= CEILING and ratio <= WIDTH_RATIO):
+                failing.setdefault(n, []).append((p, c, ratio))
+    start = max(failing) + 1 if failing else 2
+    after = [(c, r) for n, c, r in kept if n >= start]
+    return failing, start, (min(c for c, _ in after), max(c for c, _ in after), max(r for _, r in after))
 
 
 # --- graded values: simulated ----------------------------------------------------------------------------
@@ -293,6 +334,8 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=2000, help="samples a graded cell (default 2000)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the simulated samples (default 1)")
     parser.add_argument("--quick", action="store_true", help="300 samples a cell, n up to 100")
+    parser.add_argument("--binary-only", action="store_true",
+                        help="only the 0/1 tables (exact), with plain Wilson at every n from 2 to 1,000")
     parser.add_argument("--out", type=Path, help="write the markdown here (default: stdout)")
     parser.add_argument("--write-demo-values", action="store_true",
                         help=f"rewrite {DEMO_VALUES.relative_to(Path(__file__).parents[1])} from a demo run, then stop")
@@ -304,9 +347,11 @@ def main(argv=None) -> int:
     reps, ns = (300, QUICK_NS) if args.quick else (args.reps, NS)
     started = time.perf_counter()
     command = "bench/interval_coverage.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    graded = ("0/1 cells only (exact)" if args.binary_only else
+              f"graded cells: {reps} samples each, seed {args.seed}, Monte Carlo standard error of a coverage near "
+              f"0.95: {np.sqrt(0.95 * 0.05 / reps):.4f}")
     out = [f"<!-- {command.strip()} -->",
-           f"Command: `.venv/bin/python {command.strip()}`; graded cells: {reps} samples each, seed {args.seed}, "
-           f"Monte Carlo standard error of a coverage near 0.95: {np.sqrt(0.95 * 0.05 / reps):.4f}. "
+           f"Command: `.venv/bin/python {command.strip()}`; {graded}. "
            "Each cell: coverage (mean width); *italic*: below 93%.\n"]
 
     bcells, lowest = binary_cells(ns)
@@ -317,8 +362,26 @@ def main(argv=None) -> int:
     out.append("| n | " + " | ".join(bmethods) + " |\n|---|" + "---|" * len(bmethods))
     for n in ns:
         out.append(f"| {n} | " + " | ".join(f"{lowest[n, m]:.3f}" for m in bmethods) + " |")
-    out.append("\nSummary, 0/1, n >= 10:\n")
-    out.append(summary(bcells, [(p, n) for p in PS for n in ns], bmethods, min_n=10))
+    for min_n in (2, 10):
+        out.append(f"\nSummary, 0/1, n >= {min_n}:\n")
+        out.append(summary(bcells, [(p, n) for p in PS for n in ns], bmethods, min_n=min_n))
+    if args.binary_only:
+        failing, start, (lowest_cov, highest_cov, ratio) = plain_wilson_every_n()
+        out.append("\nPlain Wilson at every n from 2 to 1,000 (exact): the n where some cell leaves 93-97% or 1.3x "
+                   "the narrowest method reaching 93% (coverage, width / narrowest):\n")
+        out.append("| n | cells |\n|---|---|")
+        for n, cells in failing.items():
+            out.append(f"| {n} | " + "; ".join(f"p = {p}: {c:.3f}, {r:.2f}x" for p, c, r in cells) + " |")
+        out.append(f"\nFrom n = {start} on (assay switches at {PLAIN_FROM}): coverage {lowest_cov:.4f} ... "
+                   f"{highest_cov:.4f} in every cell, at most {ratio:.3f}x the narrowest.")
+        out.append(f"\n{time.perf_counter() - started:.0f} s")
+        text = "\n".join(out) + "\n"
+        if args.out:
+            args.out.write_text(text)
+            print(f"wrote {args.out}")
+        else:
+            print(text)
+        return 0
 
     gcells = graded_cells(ns, reps, args.seed)
     names = list(graded_distributions())

@@ -22,14 +22,14 @@ def test_plain_wilson_known_values(k, n, low, high):
     (1, 29, 0.0018, 0.1963),
 ])
 def test_corrected_wilson_matches_newcombe(k, n, low, high):
-    lo, hi = wilson(k, n)
+    lo, hi = wilson(k, n, continuity=True)
     assert lo == pytest.approx(low, abs=1e-4) and hi == pytest.approx(high, abs=1e-4)
 
 
 def test_corrected_wilson_contains_plain_wilson():
     for n in (1, 4, 10, 56):
         for k in range(n + 1):
-            (lo, hi), (plo, phi) = wilson(k, n), wilson(k, n, continuity=False)
+            (lo, hi), (plo, phi) = wilson(k, n, continuity=True), wilson(k, n, continuity=False)
             assert lo <= plo and phi <= hi
 
 
@@ -48,7 +48,7 @@ def test_bootstrap_is_seeded_and_brackets_the_mean():
 @pytest.mark.parametrize("values", [[0.0] * 5, [1.0] * 5, [0.5] * 5, [0.4], [1.0], [0.0], [0.3] * 999])
 def test_no_spread_allows_an_unseen_share_of_questions_to_score_anything(values):
     n, v = len(values), values[0]
-    unseen = wilson(0, n)[1]  # the 95% bound on a share never seen in n questions
+    unseen = wilson(0, n, continuity=True)[1]  # the 95% bound on a share never seen in n questions
     low, high = bootstrap_mean(values, seed=0)
     assert (low, high) == pytest.approx((v * (1 - unseen), v + (1 - v) * unseen))
     assert low < high
@@ -56,8 +56,11 @@ def test_no_spread_allows_an_unseen_share_of_questions_to_score_anything(values)
 
 @pytest.mark.parametrize("n", [1, 4, 10, 56, 999])
 def test_at_the_ceiling_and_floor_a_graded_interval_is_wilsons(n):
-    assert bootstrap_mean([1.0] * n, seed=0) == pytest.approx(wilson(n, n))
-    assert bootstrap_mean([0.0] * n, seed=0) == pytest.approx(wilson(0, n))
+    # the continuity-corrected interval at every n: what a 0/1 measure gets below 25 questions, wider than its
+    # plain Wilson from 25 on, so a graded measure at the ceiling is never narrower than a 0/1 one
+    assert bootstrap_mean([1.0] * n, seed=0) == pytest.approx(wilson(n, n, continuity=True))
+    assert bootstrap_mean([0.0] * n, seed=0) == pytest.approx(wilson(0, n, continuity=True))
+    assert bootstrap_mean([1.0] * n, seed=0)[0] <= wilson(n, n)[0] + 1e-15
 
 
 def test_the_issue_n4_all_ones_is_as_wide_as_success():
@@ -69,7 +72,7 @@ def test_a_few_large_values_do_not_blow_the_interval_past_the_worst_case():
     # span precision at a budget: 51 short quotes (~0.005) and 5 whole-document golds (~0.75)
     values = [0.005] * 51 + [0.74, 0.84, 0.16, 0.014, 0.75]
     low, high = bootstrap_mean(values, seed=0)
-    worst = wilson(sum(values), len(values))
+    worst = wilson(sum(values), len(values), continuity=True)
     assert worst[0] <= low < np.mean(values) < high <= worst[1] and high < 0.2
 
 
@@ -95,7 +98,7 @@ def test_never_zero_width_below_1000(seed):
 
 def test_identical_runs_are_not_zero_width():
     low, high = paired_bootstrap_delta([0.3] * 56, [0.3] * 56, seed=0)
-    unseen = wilson(0, 56)[1]
+    unseen = wilson(0, 56, continuity=True)[1]
     assert (low, high) == pytest.approx((-unseen, unseen)) and 0 < high < 0.1
 
 

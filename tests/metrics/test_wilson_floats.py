@@ -25,3 +25,12 @@ def test_a_mean_of_graded_values_as_the_count():
     values = [0.1, 0.7, 1.0, 0.0, 0.35]
     low, high = _wilson(np.asarray(sum(values)), len(values), Z95)
     assert wilson(sum(values), len(values)) == (float(low), float(high))
+
+
+def test_the_default_rule_is_the_array_computation_of_its_choice_bit_for_bit():
+    """wilson(k, n) without ``continuity``: corrected below 25 observations, plain from 25 on (stats.PLAIN_FROM), each
+    bound the array computation's of that choice, bit for bit."""
+    for n in range(1, 60):
+        counts = np.arange(2 * n + 1, dtype=float) / 2
+        low, high = _wilson(counts, n, Z95, n < 25)
+        assert [wilson(k, n) for k in counts] == [(float(lo), float(hi)) for lo, hi in zip(low, high)], n

@@ -78,9 +78,11 @@ def test_wilson_every_count_bit_for_bit(n, continuity):
         assert stats._wilson_one(k, n, stats.Z95, continuity) == got
         arr_low, arr_high = stats._wilson(np.array([k]), n, stats.Z95, continuity)
         assert (float(arr_low[0]), float(arr_high[0])) == got
+    if continuity == (n < stats.PLAIN_FROM):  # the default: corrected below 25 observations, plain from 25 on
+        assert [stats.wilson(k, n) for k in counts] == [stats.wilson(k, n, stats.Z95, continuity) for k in counts]
     if continuity:
-        assert [stats.wilson(k, n) for k in counts] == [stats.wilson(k, n, stats.Z95, True) for k in counts]
-        assert [stats._wilson_one(k, n, stats.Z95) for k in counts] == [stats.wilson(k, n) for k in counts]
+        assert [stats._wilson_one(k, n, stats.Z95) for k in counts] == [stats.wilson(k, n, continuity=True)
+                                                                        for k in counts]
         low, high = stats._wilson(np.array(counts), n, stats.Z95)
         assert (low.tolist(), high.tolist()) == (ref_low.tolist(), ref_high.tolist())
 
@@ -92,8 +94,8 @@ def test_wilson_other_z_and_known_values():
         for k, n in ((0, 5), (2, 5), (5, 5), (3, 7)):
             assert stats.wilson(k, n, z=z) == pytest.approx(_wilson_closed_form(k, n, z=z), abs=1e-15)
             assert stats.wilson(k, n, z, False) == pytest.approx(_wilson_closed_form(k, n, z, False), abs=1e-15)
-    assert stats.wilson(15, 148) == pytest.approx((0.0598, 0.1644), abs=5e-5)
-    assert stats.wilson(1, 29) == pytest.approx((0.0018, 0.1963), abs=5e-5)
+    assert stats.wilson(15, 148, continuity=True) == pytest.approx((0.0598, 0.1644), abs=5e-5)
+    assert stats.wilson(1, 29, continuity=True) == pytest.approx((0.0018, 0.1963), abs=5e-5)
     assert stats.wilson(0, 20) == (0.0, pytest.approx(0.2005, abs=5e-5))
     assert stats.wilson(20, 20) == (pytest.approx(1 - 0.2005, abs=5e-5), 1.0)
 

@@ -3,9 +3,10 @@
 Every interval here is a 95% interval for the mean of per-question values that lie in [0, 1]
 (paired deltas in [-1, 1] are mapped into [0, 1] first). None is ever zero-width: a share s of
 questions could score anything unseen, so a mean m is always widened to at least
-[m (1 - s), m + (1 - m) s]: s = ``wilson(0, n)``'s upper bound (an outcome never seen in n questions)
-where every value is equal, so that at the ceiling or floor it is exactly Wilson's interval for n of n
-(or 0 of n), and s = 2 / (n + 2) where the sample has spread (``unseen_share``). No interval is wider
+[m (1 - s), m + (1 - m) s]: s = ``wilson(0, n, continuity=True)``'s upper bound (an outcome never seen in n
+questions) where every value is equal, so that at the ceiling or floor it is exactly the continuity-corrected
+Wilson interval for n of n (or 0 of n), the one 0/1 measures get below 25 questions (from 25 on they get plain
+Wilson, narrower), and s = 2 / (n + 2) where the sample has spread (``unseen_share``). No interval is wider
 than the worst case a value in [0, 1] allows (Bernoulli variance: Wilson on the sum).
 ``bench/interval_coverage.py`` measures how often each interval covers the true mean.
 """
@@ -17,18 +18,37 @@ ALPHA = 0.05
 TOLERANCE = 1e-12
 
 
-def wilson(successes: float, n: int, z: float = Z95, continuity: bool = True) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion, continuity-corrected by default.
+PLAIN_FROM = 25
+"""From this many observations on, a 0/1 measure's interval is plain Wilson; below it, continuity-corrected."""
+
+
+def wilson(successes: float, n: int, z: float = Z95, continuity: bool | None = None) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion: plain from ``PLAIN_FROM`` = 25 observations on,
+    continuity-corrected below.
 
     Plain Wilson solves ``(p - pi)^2 = z^2 pi (1 - pi) / n`` for pi, with p = successes/n:
     ``(p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)``. The continuity correction
     (Newcombe 1998) takes the lower root at p - 1/2n and the upper root at p + 1/2n, with 0 and 1
-    where those fall outside (0, 1). Plain Wilson covers only 84% at n=10, p=0.98 and 91% at
-    n=10, p=0.05; the corrected interval covers at least 95% for every p at n = 10, 30 and 100.
+    where those fall outside (0, 1). ``continuity`` True or False forces one; None (the default) chooses by n.
+
+    Why the rule: coverage of any interval that is not randomised jumps up and down with p (the counts are
+    discrete), so it is judged, as Brown, Cai and DasGupta (2001, Statistical Science 16:101-133, "Interval
+    Estimation for a Binomial Proportion") judge it, averaged over p near each value: exactly (binomial sums) over
+    p within +-20% of each of p = 0.02, 0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95, 0.98 (bench/interval_coverage.py).
+    Plain Wilson, which they recommend, then covers 93.2-96.7% at every n from 25 to 1,000 and is within 1.24x
+    of the narrowest of Wald, Agresti-Coull, Jeffreys and Clopper-Pearson that reaches 93%. At n = 22, 23, 24 it
+    covers 92.3-92.9% at p = 0.02, and at n = 6-8 only 87-89%, so 25 is the smallest n from which it holds for
+    every larger n (the corrected interval there is 7-18% wider than plain at n = 50, 2-6% at 1,000, and above 97%
+    in 692 of those 8,784 cells). Below 25 none of these methods is both in 93-97% and within 1.3x in every cell
+    of an n, except plain Wilson at n = 14-21 (one switch, not two, keeps the rule plain); the corrected interval
+    covers 96.0-100% there (and at least 95% at every single p), which keeps slices of a few questions
+    conservative, at up to 1.51x the narrowest width reaching 93%.
     ``successes`` may be fractional (a sum of graded values).
     """
     if n <= 0:
         raise ValueError("no observations")
+    if continuity is None:
+        continuity = n < PLAIN_FROM
     return _wilson_one(float(successes), n, z, continuity)
 
 
@@ -74,9 +94,10 @@ def bootstrap_mean(values, seed: int, samples: int = 1000) -> tuple[float, float
     """95% interval of the mean of graded values in [0, 1], resampling questions with replacement.
 
     With no spread in the sample (all values equal to v, n=1 included) the interval is
-    ``[v (1 - u), v + (1 - v) u]`` with ``u = wilson(0, n)[1]``: all the sample says is that a share
-    up to u of questions could score anything. At v = 1 or 0 this is ``wilson(n, n)`` or
-    ``wilson(0, n)``, so a graded measure at the ceiling is never narrower than a 0/1 one.
+    ``[v (1 - u), v + (1 - v) u]`` with ``u = wilson(0, n, continuity=True)[1]``: all the sample says is that a
+    share up to u of questions could score anything. At v = 1 or 0 this is ``wilson(n, n, continuity=True)`` or
+    ``wilson(0, n, continuity=True)``, so a graded measure at the ceiling is never narrower than a 0/1 one (the
+    same interval below 25 questions, wider than plain Wilson from 25 on).
 
     Otherwise it is the hull (lower of the lows, higher of the highs) of that same widening and two
     bootstrap intervals computed from the same ``samples`` resamples, each good where the other is
@@ -90,7 +111,7 @@ def bootstrap_mean(values, seed: int, samples: int = 1000) -> tuple[float, float
       skewed samples need (Beta(0.5, 5) at n=10). A resample with no spread is studentized by
       the standard error its worst-case Wilson interval implies (width / 2z), not by zero. When a
       few large values dominate (span precision: most questions near 0, a few near 1) it
-      extrapolates without bound, so it is clipped to ``wilson(sum(values), n)``, the widest
+      extrapolates without bound, so it is clipped to ``wilson(sum(values), n, continuity=True)``, the widest
       interval any distribution on [0, 1] with this mean needs.
 
     Finally the interval reaches at least ``[mean (1 - s), mean + (1 - mean) s]`` with
@@ -98,14 +119,14 @@ def bootstrap_mean(values, seed: int, samples: int = 1000) -> tuple[float, float
     questions scoring 0 (nor, showing no 1, a share s scoring 1). This binds near 0 and 1, where the
     bootstrap sees little spread, and for skewed samples of fewer than about 50 questions (span measures
     with small means), where the bootstrap covers 60-90% alone; 9 ones and a 0.95 get [0.829, 1].
-    Before issue 25 the share was the 95% bound ``wilson(0, n)[1]`` here too (0.080 at n = 56 against
+    Before issue 25 the share was the 95% bound ``wilson(0, n, continuity=True)[1]`` here too (0.080 at n = 56 against
     0.034), which held every cell of bench/interval_coverage.py at 97-100% and made SpanPrecision@1000tok
     0.036 read [0.021, 0.113] on the demo; it reads [0.021, 0.084] now (docs/benchmarks.md has the table).
 
     Every bound is finite. At n = 2 (values a < b) ``alpha'/2`` is about 1e-72, so the BCa part is
     [a, b], the range of the resampled means, and the bootstrap-t pivots are those of the resamples
     (a, a) and (b, b), each holding a quarter of the mass: the interval is the hull of [a, b], that
-    t interval clipped to ``wilson(a + b, 2)`` and the widening above with s = 1/2
+    t interval clipped to ``wilson(a + b, 2)`` (continuity-corrected) and the widening above with s = 1/2
     (tests/metrics/test_degenerate_intervals.py enumerates it).
 
     The generator is numpy's PCG64 seeded with ``seed``, so a run's figures are reproducible.
@@ -123,7 +144,7 @@ def paired_bootstrap_delta(before, after, seed: int, samples: int = 1000) -> tup
 
     A delta d lies in [-1, 1]; it is mapped to (d + 1) / 2 in [0, 1], given the interval of
     ``bootstrap_mean`` there, and mapped back. Identical runs therefore get [-u, u] with
-    ``u = wilson(0, n)[1]`` (0.08 at n=56), not [0, 0].
+    ``u = wilson(0, n, continuity=True)[1]`` (0.08 at n=56), not [0, 0].
     """
     import numpy as np
 
@@ -200,8 +221,8 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA, paired: bool = False)
     """``bootstrap_mean`` for each row of ``data`` (rows: samples of n values), as (low, high) arrays.
 
     ``paired``: the rows are paired deltas mapped into [0, 1] (``paired_bootstrap_delta``); they keep the 95%
-    share ``wilson(0, n)`` for samples with spread too, since a mass of unchanged questions at 0.5 is what
-    they usually hold, and with the smaller share they cover 91% at n = 30 (tests/metrics/test_coverage.py).
+    share ``wilson(0, n, continuity=True)`` for samples with spread too, since a mass of unchanged questions at 0.5
+    is what they usually hold, and with the smaller share they cover 91% at n = 30 (tests/metrics/test_coverage.py).
 
     All rows share one set of resampling indices, and each row's figures are those of a call for it alone. ``rng``
     is a numpy Generator, or an int seed: then the resampling weights come from ``resample_weights`` (drawn
@@ -277,11 +298,11 @@ def unseen_share(n: int) -> float:
     """The share of questions a graded interval with spread allows to score anything unseen: 2 / (n + 2).
 
     It is plain Wilson's upper bound for 0 of n at z = sqrt(2) (z^2 / (n + z^2)), a one-sided 92% bound, where
-    a sample with no spread gets the 95% one (continuity-corrected Wilson, as 0/1 measures). The bootstrap's own
-    interval covers heavy tails (span measures with small means) and ceilings only from about 50 questions;
-    below that this widening is what covers them. The coverage simulation chose it: of z = 1, sqrt(2) and 1.96,
-    z = 1 (1 / (n + 1)) left a ceiling distribution at 80% with n = 20, and sqrt(2) keeps all 84 cells of
-    ``bench/interval_coverage.py`` with n >= 5 at 93% or more (one at 92.9% with a second seed), each within
+    a sample with no spread gets the 95% one (continuity-corrected Wilson, as 0/1 measures below 25 questions).
+    The bootstrap's own interval covers heavy tails (span measures with small means) and ceilings only from
+    about 50 questions; below that this widening is what covers them. The coverage simulation chose it: of
+    z = 1, sqrt(2) and 1.96, z = 1 (1 / (n + 1)) left a ceiling distribution at 80% with n = 20, and sqrt(2) keeps
+    all 84 cells of ``bench/interval_coverage.py`` with n >= 5 at 93% or more (one at 92.9% with a second seed), each within
     1.3x of the narrowest method that reaches 93% (docs/benchmarks.md).
     """
     return 2.0 / (n + 2)
