@@ -73,7 +73,7 @@ class Sample:
     """One rule's per-question values, ready to be tested against a bar and to give the bound that inverts the
     test. Graded values build their sign-flip table once (seeded: the same seed, the same p)."""
 
-    def __init__(self, values, seed: int = 0, samples: int = 10000):
+    def __init__(self, values, seed: int = 0, samples: int | None = None):
         self.values = [float(v) for v in values]
         if not self.values:
             raise ValueError("no observations")
@@ -84,7 +84,7 @@ class Sample:
         else:
             from assay.metrics.inference import null_distribution
 
-            self.k, self.dist = None, null_distribution(self.values, seed, samples)
+            self.k, self.dist = None, null_distribution(self.values, seed, *([] if samples is None else [samples]))
             self.method, self.patterns = "sign-flip", self.dist.patterns
 
     def p(self, op: str, bar: float) -> float:
