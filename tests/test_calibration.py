@@ -477,3 +477,33 @@ def test_a_calibration_stored_before_score_identities_uses_its_run_or_is_refused
         with pytest.raises(ConfigError, match=f"calibration {cal_id} does not record what its scores were .* "
                                               f"run {fitted.run_id}, which it was fitted on, is no longer in"):
             load_calibration(wh, cal_id)
+
+
+# --- the no-hit questions count in the choice of threshold (module docstring) ----------------------------------
+
+
+def test_answerable_questions_without_hits_move_the_threshold_up():
+    # With hits: answerable at probabilities 0.6 and 0.9, no_answer at 0.3 and 0.7. Counted alone, balanced accuracy
+    # is 0.5, 0.75, 0.5, 0.75, 0.5 at t = 0.3, 0.6, 0.7, 0.9, inf: t = 0.6 (the lower of the tie). Two answerable
+    # questions with no hits (p = 0, never kept) make N+ = 4: t = 0.6 keeps 2 of 4 and abstains on 1 of 2 (0.5),
+    # t = 0.9 keeps 1 of 4 and abstains on both (0.625), the others 0.25, 0.375, 0.5: t = 0.9.
+    with_hits, labels = [0.3, 0.6, 0.7, 0.9], [0, 1, 0, 1]
+    assert best_threshold(with_hits, labels) == (0.6, 0.75)
+    assert best_threshold(with_hits + [0.0, 0.0], labels + [1, 1]) == (0.9, 0.625)
+
+
+def test_calibrate_chooses_its_threshold_counting_the_no_hit_questions():
+    # The same questions through calibrate: the fit sees the four with hits (a > 0, so probabilities keep the
+    # scores' order) and the threshold is chosen over all six, so it is the probability of the 0.9 question, not of
+    # the 0.6 one that the four with hits alone would choose.
+    result = calibrate(list("abcdef"), [0.3, 0.6, 0.7, 0.9, None, None], [0, 1, 0, 1, 1, 1])
+    probs = platt_predict(result.a, result.b, [0.3, 0.6, 0.7, 0.9])
+    assert result.a > 0 and list(probs) == sorted(probs)
+    assert result.threshold == probs[3]
+    assert result.in_sample == {"tp": 1, "fn": 3, "tn": 2, "fp": 0, "tpr": 0.25, "tnr": 1.0,
+                                "balanced_accuracy": 0.625}
+    assert (result.n, result.n_answerable, result.n_no_answer, result.n_no_hits) == (6, 4, 2, 2)
+    # the same four questions without the two that found nothing: the threshold is the 0.6 question's probability
+    alone = calibrate(list("abcd"), [0.3, 0.6, 0.7, 0.9], [0, 1, 0, 1])
+    assert alone.threshold == platt_predict(alone.a, alone.b, [0.6])[0]
+    assert alone.in_sample == {"tp": 2, "fn": 0, "tn": 1, "fp": 1, "tpr": 1.0, "tnr": 0.5, "balanced_accuracy": 0.75}
