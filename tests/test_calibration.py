@@ -88,8 +88,22 @@ def test_platt_fit_equal_scores_give_the_mean_target():
     assert platt_predict(a, b, [2.0])[0] == pytest.approx(11 / 18, abs=1e-12)
 
 
-def test_platt_fit_is_deterministic():
-    assert platt_fit(SCORES, LABELS) == platt_fit(SCORES, LABELS)
+def test_platt_fit_is_the_optimum_scipy_finds_and_the_same_on_every_call():
+    from scipy.optimize import minimize
+
+    t = np.asarray(_targets(LABELS))
+    s = np.asarray(SCORES)
+
+    def loss(ab):  # the smoothed-target log loss and its gradient, written out in scipy's terms
+        z = ab[0] * s + ab[1]
+        p = 1 / (1 + np.exp(-z))
+        return float(np.sum(np.logaddexp(0, z) - t * z)), np.array([s @ (p - t), np.sum(p - t)])
+
+    found = minimize(loss, [0.0, 0.0], jac=True, method="BFGS", options={"gtol": 1e-12})
+    a, b = platt_fit(SCORES, LABELS)
+    assert (a, b) == pytest.approx(tuple(found.x), abs=1e-7)
+    assert np.abs(loss([a, b])[1]).max() < 1e-9  # the gradient vanishes at the fit
+    assert platt_fit(SCORES, LABELS) == (a, b)  # and the next call gives the very same floats
 
 
 def test_perfectly_separable_data_is_separated_in_sample():
