@@ -233,3 +233,20 @@ def test_a_quote_of_an_entity_inside_emphasis_resolves_to_the_source_text():
     assert find_quote(text, "\u00a9 2024 Larch", "site.md") == [(10, 27)]
     assert text[10:27] == "&copy; 2024 Larch"
     assert find_quote(text, "\u00a9 2024 Larch", "site.txt") == []  # no markup syntax: the entity stays as typed
+
+
+def test_an_entity_of_two_characters_is_folded_character_by_character():
+    # &fjlig; is "fj" and &NotEqualTilde; a letter and a combining mark: each character stays, in order
+    assert rendered("x &fjlig; y &ldquo;&NotEqualTilde;", "markdown") == "x fj y \"\u2242\u0338"
+    view = normalize("x &fjlig; y", "markdown", rendered=True)
+    assert [view.span(i, i + 1) for i in (2, 3)] == [(2, 9), (2, 9)]
+
+
+def test_a_presentation_form_with_combining_marks_is_folded_then_composed():
+    # full-width A + combining acute: A folded to ASCII, then composed with the accent into one letter
+    view = normalize("\uff21\u0301b")
+    assert view.text == "\u00c1b" and [view.span(i, i + 1) for i in range(2)] == [(0, 2), (2, 3)]
+    # a ligature with a mark on it: fi, the mark composed onto its last letter, both mapping to the cluster
+    view = normalize("\ufb01\u0301x")
+    assert view.text == "f\u00edx" and [view.span(i, i + 1) for i in range(3)] == [(0, 2), (0, 2), (2, 3)]
+    assert find_quote("a \uff21\u0301b c", "\u00c1b") == [(2, 5)]
