@@ -2,10 +2,17 @@
 to, how that is said, and the text `assay calibrate` prints. (Fitting and applying one on real runs: the end of
 tests/test_calibration.py.)"""
 
+import json
+import re
+
 import pytest
 
-from assay.abstention import _differences, _rates, check_applies, describe_identity, render
+from assay.abstention import _differences, _rates, check_applies, describe_identity, fit_and_store, render
+from assay.calibration import CAVEAT, calibrate
+from assay.chunking import Chunk
 from assay.errors import ConfigError
+from assay.hashing import canonical_json
+from synthetic import QuerySpec, Synthetic, write_synthetic
 
 BM25 = {"stage": "bm25", "config": {"engine": "tantivy", "k1": 1.2, "b": 0.75,
                                     "analyzer": {"lowercase": True, "stopwords": False, "stemming": True,
@@ -25,6 +32,7 @@ DENSE = {"stage": "dense", "config": {"search": "exact cosine",
     ({"stage": "fusion", "config": {"method": "weighted", "weights": {"dense": 0.7, "bm25": 0.3},
                                     "inputs": ["bm25", "dense"]}},
      'weighted fusion scores (weights {"bm25":0.3,"dense":0.7}) of bm25 + dense'),
+    ({"stage": "fusion", "config": {"method": "rrf", "k": 60}}, "rrf fusion scores (k 60) of "),  # inputs unknown
     ({"stage": "rerank", "config": {"model": "xenc", "onnx_sha256": "fedcba9876543210" * 4}},
      "cross-encoder scores of xenc (onnx fedcba987654)"),
     ({"stage": "external", "config": {"kind": "command", "name": "mine"}}, "scores of the command retriever mine"),
@@ -126,3 +134,28 @@ def test_the_calibration_is_shown_with_a_note_column_only_when_a_split_failed():
   held-out (fit odd, test even)  1.000  0.000              0.500
   held-out (fit even, test odd)    n/a  0.500                n/a
 """ + TAIL
+
+
+def test_a_calibration_is_fitted_on_each_questions_top_final_score_and_stored(warehouse):
+    # write_synthetic scores rank r of a list of length L as L - r: the top score is L - 1; no_answer questions are
+    # those of category no_answer; a4 found nothing (no score)
+    chunks = [Chunk("d.md", i, 10 * i, 10 * i + 10, "x" * 10) for i in range(4)]
+    ranked = lambda n: [c.chunk_id for c in chunks[:n]]  # noqa: E731
+    questions = [QuerySpec("a1", [("d.md", 0, 5, 1)], ranked(4)), QuerySpec("a2", [("d.md", 0, 5, 1)], ranked(3)),
+                 QuerySpec("a3", [("d.md", 0, 5, 1)], ranked(1)), QuerySpec("a4", [("d.md", 0, 5, 1)], []),
+                 QuerySpec("n1", [], ranked(2), category="no_answer"),
+                 QuerySpec("n2", [], ranked(1), category="no_answer")]
+    record = write_synthetic(warehouse, Synthetic(["d.md"], chunks, questions), run_id="fitted")
+    cal_id, data = fit_and_store(warehouse, "fitted")
+    want = calibrate(["a1", "a2", "a3", "a4", "n1", "n2"], [3.0, 2.0, 0.0, None, 1.0, 0.0],
+                     [1, 1, 1, 1, 0, 0]).to_dict()
+    identity = {"stage": "bm25", "config": {}}  # the synthetic run names no stages: BM25, with no stored config
+    assert re.fullmatch(r"cal-\d{8}T\d{6}-[0-9a-f]{6}", cal_id)
+    assert data == {**want, "pipeline": "synthetic", "stage": "final", "score_identity": identity,
+                    "judgments_hash": "j" * 64}
+    (row,) = warehouse.con.execute(
+        "SELECT calibration_id, run_id, method, a, b, threshold, fit_set_hash, config_hash, result, caveat, pipeline, "
+        "stage, score_identity, judgments_hash FROM calibrations").fetchall()
+    assert row == (cal_id, "fitted", "platt", want["a"], want["b"], float(want["threshold"]), want["fit_set_hash"],
+                   record.config_hash, json.dumps(want), CAVEAT, "synthetic", "final", canonical_json(identity),
+                   "j" * 64)

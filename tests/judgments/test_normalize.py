@@ -109,7 +109,7 @@ def test_a_hyphen_before_a_blank_line_or_a_digit_is_no_hyphenation():
 
 def test_a_rewrite_maps_replacements_removals_and_the_text_between():
     layer = Rewrite("ab--cd!ef", [(2, 4, ""), (6, 7, "XYZ")])
-    assert layer.text == "abcdXYZef"
+    assert (layer.source, layer.text) == ("ab--cd!ef", "abcdXYZef")
     assert [layer.span(i, i + 1) for i in range(len(layer.text))] == [
         (0, 1), (1, 2), (4, 5), (5, 6), (6, 7), (6, 7), (6, 7), (7, 8), (8, 9)]
     assert layer.span(1, 3) == (1, 5)  # "bc" spans the removed "--"
