@@ -4,6 +4,8 @@ tests/test_calibration.py.)"""
 
 import json
 import re
+import time
+from datetime import datetime, timezone
 
 import pytest
 
@@ -85,6 +87,12 @@ def test_identities_described_alike_are_told_apart_by_the_fields_that_differ():
             "lowercase, stemming), another scale") in str(refused.value)
 
 
+def test_every_field_that_differs_is_named():
+    other = {**BM25["config"], "analyzer": {**BM25["config"]["analyzer"], "remove_long": 80, "tokenizer": "raw"}}
+    with pytest.raises(ConfigError, match=r"\(differs in config\.analyzer\.remove_long, config\.analyzer\.tokenizer\)"):
+        check_applies(calibration(BM25), run_config("p", ["bm25"], bm25=other))
+
+
 def test_rates_are_cells_of_three_decimals_with_na_for_an_empty_class_and_dashes_for_no_split():
     assert _rates({"tpr": 0.25, "tnr": 1.0, "balanced_accuracy": 0.6254}) == ["0.250", "1.000", "0.625"]
     assert _rates({"tpr": None, "tnr": 0.5, "balanced_accuracy": None}) == ["n/a", "0.500", "n/a"]
@@ -136,7 +144,7 @@ def test_the_calibration_is_shown_with_a_note_column_only_when_a_split_failed():
 """ + TAIL
 
 
-def test_a_calibration_is_fitted_on_each_questions_top_final_score_and_stored(warehouse):
+def test_a_calibration_is_fitted_on_each_questions_top_final_score_and_stored(warehouse, monkeypatch):
     # write_synthetic scores rank r of a list of length L as L - r: the top score is L - 1; no_answer questions are
     # those of category no_answer; a4 found nothing (no score)
     chunks = [Chunk("d.md", i, 10 * i, 10 * i + 10, "x" * 10) for i in range(4)]
@@ -146,7 +154,16 @@ def test_a_calibration_is_fitted_on_each_questions_top_final_score_and_stored(wa
                  QuerySpec("n1", [], ranked(2), category="no_answer"),
                  QuerySpec("n2", [], ranked(1), category="no_answer")]
     record = write_synthetic(warehouse, Synthetic(["d.md"], chunks, questions), run_id="fitted")
-    cal_id, data = fit_and_store(warehouse, "fitted")
+    # the stored time is UTC whatever the machine's zone (a zone far from UTC shows a local time)
+    monkeypatch.setenv("TZ", "Pacific/Kiritimati")  # UTC+14
+    time.tzset()
+    try:
+        before = datetime.now(timezone.utc).replace(tzinfo=None)
+        cal_id, data = fit_and_store(warehouse, "fitted")
+        after = datetime.now(timezone.utc).replace(tzinfo=None)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
     want = calibrate(["a1", "a2", "a3", "a4", "n1", "n2"], [3.0, 2.0, 0.0, None, 1.0, 0.0],
                      [1, 1, 1, 1, 0, 0]).to_dict()
     identity = {"stage": "bm25", "config": {}}  # the synthetic run names no stages: BM25, with no stored config
@@ -154,8 +171,9 @@ def test_a_calibration_is_fitted_on_each_questions_top_final_score_and_stored(wa
     assert data == {**want, "pipeline": "synthetic", "stage": "final", "score_identity": identity,
                     "judgments_hash": "j" * 64}
     (row,) = warehouse.con.execute(
-        "SELECT calibration_id, run_id, method, a, b, threshold, fit_set_hash, config_hash, result, caveat, pipeline, "
+        "SELECT calibration_id, run_id, created_at, method, a, b, threshold, fit_set_hash, config_hash, result, caveat, pipeline, "
         "stage, score_identity, judgments_hash FROM calibrations").fetchall()
-    assert row == (cal_id, "fitted", "platt", want["a"], want["b"], float(want["threshold"]), want["fit_set_hash"],
+    assert before <= row[2] <= after
+    assert row[:2] + row[3:] == (cal_id, "fitted", "platt", want["a"], want["b"], float(want["threshold"]), want["fit_set_hash"],
                    record.config_hash, json.dumps(want), CAVEAT, "synthetic", "final", canonical_json(identity),
                    "j" * 64)
