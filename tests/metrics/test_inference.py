@@ -142,3 +142,22 @@ def test_one_sided_p_against_a_hand_computed_case():
     assert r.p_value == pytest.approx(1 / 8)
     assert r.high < -0.1
     assert infer([0.5] * 3, [0.0] * 3, alternative="less", null=-0.1, alpha=0.125).high >= -0.1
+
+
+def test_the_bounds_read_the_cumulative_weights_at_their_edges():
+    """lower(a) = min{delta : p_greater(delta) >= a} and upper(a) = max{delta : p_less(delta) >= a}, from the brute
+    force at every subset mean, for every level a the weights reach exactly (k / 32 at n = 5): a level equal to a
+    cumulative weight qualifies; at a = 1/32 the observed pattern alone reaches it, so every delta qualifies
+    (-inf, +inf); above 1 none does (+inf, -inf)."""
+    d = [0.5, 0.25, 0.25, -0.125, 1.0]
+    null = null_distribution(np.array(d), seed=0)
+    means = sorted({sum(s) / len(s) for r in range(1, 6) for s in itertools.combinations(d, r)})
+    p = {t: brute_force(d, t) for t in means}
+    for k in range(0, 34):
+        a = k / 32
+        lows = [t for t in means if p[t][0] >= a - 1e-12]
+        highs = [t for t in means if p[t][1] >= a - 1e-12]
+        want_low = -math.inf if a <= 1 / 32 else (min(lows) if lows else math.inf)
+        want_high = math.inf if a <= 1 / 32 else (max(highs) if highs else -math.inf)
+        assert null.lower(a) == pytest.approx(want_low, abs=1e-12), a
+        assert null.upper(a) == pytest.approx(want_high, abs=1e-12), a
