@@ -311,6 +311,19 @@ def test_to_dict_is_strict_json_and_reads_back():
     assert float(json.loads(encoded)["threshold"]) == math.inf
 
 
+def test_to_dict_names_every_field_and_writes_an_infinite_threshold_as_inf():
+    failed = {"fit": "odd", "test": "even", "a": None, "b": None, "threshold": None, "confusion": None, "error": "x"}
+    fitted = {"fit": "even", "test": "odd", "a": 1.0, "b": 0.0, "threshold": math.inf, "confusion": {"tp": 0},
+              "error": None}
+    result = CalibrationResult(a=1.5, b=-0.5, threshold=0.25, in_sample={"tp": 1}, held_out=(failed, fitted), n=3,
+                               n_answerable=2, n_no_answer=1, n_no_hits=1, fit_set_hash="h")
+    assert result.to_dict() == {
+        "a": 1.5, "b": -0.5, "threshold": 0.25, "in_sample": {"tp": 1},
+        "held_out": [failed, {**fitted, "threshold": "inf"}],
+        "n": 3, "n_answerable": 2, "n_no_answer": 1, "n_no_hits": 1, "fit_set_hash": "h", "caveat": CAVEAT}
+    assert CalibrationResult(**{**result.__dict__, "threshold": math.inf}).to_dict()["threshold"] == "inf"
+
+
 # --- what a calibration was fitted on -----------------------------------------------------------
 
 BM25_CONFIG = {"name": "bm25", "engine": "tantivy", "k1": 1.2, "b": 0.75,
