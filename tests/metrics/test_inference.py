@@ -161,3 +161,10 @@ def test_the_bounds_read_the_cumulative_weights_at_their_edges():
         want_high = math.inf if a <= 1 / 32 else (max(highs) if highs else -math.inf)
         assert null.lower(a) == pytest.approx(want_low, abs=1e-12), a
         assert null.upper(a) == pytest.approx(want_high, abs=1e-12), a
+
+
+def test_outcomes_given_as_booleans_are_0_1_values():
+    # two won, none lost: change 2/4, McNemar's exact p = 2 * (1/2)**2
+    got = infer([True, False, True, False], [True, True, True, True], seed=0)
+    assert (got.n, got.change, got.p_value, got.method) == (4, 0.5, 0.5, "mcnemar-exact")
+    assert got == infer([1, 0, 1, 0], [1, 1, 1, 1], seed=0)
