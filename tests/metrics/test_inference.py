@@ -168,3 +168,14 @@ def test_outcomes_given_as_booleans_are_0_1_values():
     got = infer([True, False, True, False], [True, True, True, True], seed=0)
     assert (got.n, got.change, got.p_value, got.method) == (4, 0.5, 0.5, "mcnemar-exact")
     assert got == infer([1, 0, 1, 0], [1, 1, 1, 1], seed=0)
+
+
+def test_values_read_from_sql_as_decimals_are_numbers():
+    # DuckDB gives a DECIMAL column as Decimal: the same inference as on the floats, on either side alone too
+    from decimal import Decimal
+
+    before, after = [0.25, 0.5, 0.75, 0.5], [0.5, 0.75, 0.75, 1.0]
+    want = infer(before, after, seed=0)
+    assert want.change == 0.25  # changes 0.25, 0.25, 0, 0.5
+    assert infer([Decimal(str(v)) for v in before], after, seed=0) == want
+    assert infer(before, [Decimal(str(v)) for v in after], seed=0) == want
