@@ -207,8 +207,12 @@ def test_confusion_rates_over_an_empty_class_are_none():
 
 
 def test_confusion_refuses_a_threshold_that_would_keep_no_hit_questions():
-    with pytest.raises(CalibrationError, match="threshold must be above 0"):
-        confusion([0.0, 0.5], [1, 0], 0.0)
+    for threshold in (0.0, -0.5, math.nan):
+        with pytest.raises(CalibrationError) as refused:
+            confusion([0.0, 0.5], [1, 0], threshold)
+        assert str(refused.value) == (
+            f"threshold must be above 0 (or +inf to abstain on everything); got {threshold}. "
+            "Probability 0 marks a question with no hits, which is never kept.")
 
 
 # --- questions with no hits --------------------------------------------------------------------

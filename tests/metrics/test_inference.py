@@ -179,3 +179,17 @@ def test_values_read_from_sql_as_decimals_are_numbers():
     assert want.change == 0.25  # changes 0.25, 0.25, 0, 0.5
     assert infer([Decimal(str(v)) for v in before], after, seed=0) == want
     assert infer(before, [Decimal(str(v)) for v in after], seed=0) == want
+
+
+@pytest.mark.parametrize("before, after, message", [
+    ([0.1, 0.2], [0.1], "before and after must be flat sequences of the same length, paired question by question"),
+    ([0.1, 0.2], [[0.1, 0.2]], "before and after must be flat sequences of the same length, paired question by question"),
+    ([[0.1, 0.2]], [0.1, 0.2], "before and after must be flat sequences of the same length, paired question by question"),
+    ([], [], "no observations"),
+    ([0.1, math.nan], [0.1, 0.2], "before and after must be finite numbers"),
+    ([0.1, 0.2], [math.inf, 0.2], "before and after must be finite numbers"),
+])
+def test_unpaired_empty_or_non_finite_values_are_refused_saying_why(before, after, message):
+    with pytest.raises(ValueError) as refused:
+        infer(before, after, seed=0)
+    assert str(refused.value) == message
