@@ -149,8 +149,17 @@ def test_one_class_raises_a_calibration_error():
 
 
 def test_one_class_among_questions_with_hits_says_no_hit_questions_are_left_out():
-    with pytest.raises(CalibrationError, match=r"got 2 answerable and 0 no_answer \(1 question\(s\) with no hits"):
+    with pytest.raises(CalibrationError) as refused:
         calibrate(["a", "b", "c"], [1.0, 2.0, None], [1, 1, 0])
+    assert str(refused.value) == (
+        "calibration needs at least one answerable and one no_answer question with hits; got 2 answerable and "
+        "0 no_answer (1 question(s) with no hits are left out of the fit). Add questions of the missing kind to the "
+        "judgments.")
+    with pytest.raises(CalibrationError) as refused:  # every question has hits: nothing said of no-hit ones
+        calibrate(["a", "b"], [1.0, 2.0], [0, 0])
+    assert str(refused.value) == (
+        "calibration needs at least one answerable and one no_answer question with hits; got 0 answerable and "
+        "2 no_answer. Add questions of the missing kind to the judgments.")
 
 
 # --- best_threshold and confusion ---------------------------------------------------------------

@@ -193,3 +193,9 @@ def test_unpaired_empty_or_non_finite_values_are_refused_saying_why(before, afte
     with pytest.raises(ValueError) as refused:
         infer(before, after, seed=0)
     assert str(refused.value) == message
+
+
+def test_the_method_is_mcnemar_only_for_0_1_changes_enumerated_exactly():
+    assert infer([0, 1, 1, 0], [1, 1, 0, 1], seed=0).method == "mcnemar-exact"
+    graded = infer([0.25, 0.5, 0.75], [0.5, 0.5, 1.0], seed=0)
+    assert (graded.method, graded.patterns) == ("sign-flip", "exact")
