@@ -307,8 +307,15 @@ def test_fit_set_hash_ignores_order_and_sees_every_label():
 
 
 def test_repeated_question_ids_are_refused():
-    with pytest.raises(CalibrationError, match="question ids repeat: q1"):
-        calibrate(["q1", "q2", "q1"], [1.0, 2.0, 3.0], [1, 0, 1])
+    with pytest.raises(CalibrationError) as refused:
+        calibrate(["q3", "q1", "q2", "q1", "q3"], [1.0, 2.0, 3.0, 1.5, 0.5], [1, 0, 1, 0, 1])
+    assert str(refused.value) == "question ids repeat: q1, q3"  # each once, sorted; q2 is not repeated
+
+
+def test_as_many_question_ids_as_scores_are_needed():
+    with pytest.raises(CalibrationError) as refused:
+        calibrate(["a", "b", "c"], [1.0, 2.0], [1, 0])
+    assert str(refused.value) == "3 question ids but 2 scores"
 
 
 def test_to_dict_is_strict_json_and_reads_back():

@@ -199,3 +199,19 @@ def test_the_method_is_mcnemar_only_for_0_1_changes_enumerated_exactly():
     assert infer([0, 1, 1, 0], [1, 1, 0, 1], seed=0).method == "mcnemar-exact"
     graded = infer([0.25, 0.5, 0.75], [0.5, 0.5, 1.0], seed=0)
     assert (graded.method, graded.patterns) == ("sign-flip", "exact")
+
+
+def test_alpha_lies_in_the_half_open_unit_interval():
+    for alpha in (0.0, -0.1, 1.5, 2.0):
+        with pytest.raises(ValueError) as refused:
+            infer([0.1, 0.2], [0.3, 0.4], alpha=alpha, seed=0)
+        assert str(refused.value) == f"alpha must lie in (0, 1], got {alpha!r}"
+    assert infer([0.1, 0.2], [0.3, 0.4], alpha=1.0, seed=0).alpha == 1.0
+
+
+def test_the_default_seed_is_0():
+    rng = np.random.default_rng(3)
+    before, after = rng.random(40), rng.random(40)  # 40 distinct changes: sampled, not enumerated
+    sampled = infer(before, after)
+    assert sampled.patterns == 10000 and sampled == infer(before, after, seed=0)
+    assert sampled.p_value != infer(before, after, seed=1).p_value
