@@ -363,3 +363,22 @@ def test_two_runs_racing_for_the_write_store_a_corpus_once(tmp_path):
             "SELECT COUNT(*) FROM chunks").fetchall()[0][0] and len({c[1] for c in chunks}) == 2
     finally:
         con.close()
+
+
+def test_a_chunk_costs_the_pieces_its_span_overlaps_counted_by_hand(warehouse):
+    """alpha [0, 5), beta [6, 10), gamma [11, 16): a chunk cut inside a word pays for that word (as does the chunk
+    on the other side of the cut), one that only touches a piece at its edge does not, a blank between pieces costs
+    nothing, and overlapping chunks each pay their whole length."""
+    from assay.chunking import Chunk
+
+    text = ("alpha beta gamma " * 60)[:DOC_LEN]
+    assert budget.token_spans([text[:17]])[0] == [(0, 5), (6, 10), (11, 16)]
+    spans = {"cut-left": (0, 8), "cut-right": (8, 17), "blank": (5, 6), "touching": (10, 11), "all": (0, 17),
+             "middle": (4, 12), "after-gamma": (16, 17)}
+    chunks = [Chunk("t.md", i, s, e, text[s:e]) for i, (s, e) in enumerate(spans.values())]
+    syn = Synthetic(["t.md"], chunks, [QuerySpec("q", [("t.md", 0, 5, 1)], [chunks[0].chunk_id])])
+    write_synthetic(warehouse, syn, texts={"t.md": text})
+    got = dict(warehouse.con.execute("SELECT chunk_id, (first_tok, n_tokens) FROM chunk_tokens").fetchall())
+    want = {"cut-left": (0, 2), "cut-right": (1, 2), "blank": (0, 0), "touching": (0, 0), "all": (0, 3),
+            "middle": (0, 3), "after-gamma": (0, 0)}
+    assert {name: got[c.chunk_id] for name, c in zip(spans, chunks)} == want

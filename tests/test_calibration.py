@@ -88,8 +88,22 @@ def test_platt_fit_equal_scores_give_the_mean_target():
     assert platt_predict(a, b, [2.0])[0] == pytest.approx(11 / 18, abs=1e-12)
 
 
-def test_platt_fit_is_deterministic():
-    assert platt_fit(SCORES, LABELS) == platt_fit(SCORES, LABELS)
+def test_platt_fit_is_the_optimum_scipy_finds_and_the_same_on_every_call():
+    from scipy.optimize import minimize
+
+    t = np.asarray(_targets(LABELS))
+    s = np.asarray(SCORES)
+
+    def loss(ab):  # the smoothed-target log loss and its gradient, written out in scipy's terms
+        z = ab[0] * s + ab[1]
+        p = 1 / (1 + np.exp(-z))
+        return float(np.sum(np.logaddexp(0, z) - t * z)), np.array([s @ (p - t), np.sum(p - t)])
+
+    found = minimize(loss, [0.0, 0.0], jac=True, method="BFGS", options={"gtol": 1e-12})
+    a, b = platt_fit(SCORES, LABELS)
+    assert (a, b) == pytest.approx(tuple(found.x), abs=1e-7)
+    assert np.abs(loss([a, b])[1]).max() < 1e-9  # the gradient vanishes at the fit
+    assert platt_fit(SCORES, LABELS) == (a, b)  # and the next call gives the very same floats
 
 
 def test_perfectly_separable_data_is_separated_in_sample():
@@ -135,8 +149,17 @@ def test_one_class_raises_a_calibration_error():
 
 
 def test_one_class_among_questions_with_hits_says_no_hit_questions_are_left_out():
-    with pytest.raises(CalibrationError, match=r"got 2 answerable and 0 no_answer \(1 question\(s\) with no hits"):
+    with pytest.raises(CalibrationError) as refused:
         calibrate(["a", "b", "c"], [1.0, 2.0, None], [1, 1, 0])
+    assert str(refused.value) == (
+        "calibration needs at least one answerable and one no_answer question with hits; got 2 answerable and "
+        "0 no_answer (1 question(s) with no hits are left out of the fit). Add questions of the missing kind to the "
+        "judgments.")
+    with pytest.raises(CalibrationError) as refused:  # every question has hits: nothing said of no-hit ones
+        calibrate(["a", "b"], [1.0, 2.0], [0, 0])
+    assert str(refused.value) == (
+        "calibration needs at least one answerable and one no_answer question with hits; got 0 answerable and "
+        "2 no_answer. Add questions of the missing kind to the judgments.")
 
 
 # --- best_threshold and confusion ---------------------------------------------------------------
@@ -193,8 +216,12 @@ def test_confusion_rates_over_an_empty_class_are_none():
 
 
 def test_confusion_refuses_a_threshold_that_would_keep_no_hit_questions():
-    with pytest.raises(CalibrationError, match="threshold must be above 0"):
-        confusion([0.0, 0.5], [1, 0], 0.0)
+    for threshold in (0.0, -0.5, math.nan):
+        with pytest.raises(CalibrationError) as refused:
+            confusion([0.0, 0.5], [1, 0], threshold)
+        assert str(refused.value) == (
+            f"threshold must be above 0 (or +inf to abstain on everything); got {threshold}. "
+            "Probability 0 marks a question with no hits, which is never kept.")
 
 
 # --- questions with no hits --------------------------------------------------------------------
@@ -280,8 +307,15 @@ def test_fit_set_hash_ignores_order_and_sees_every_label():
 
 
 def test_repeated_question_ids_are_refused():
-    with pytest.raises(CalibrationError, match="question ids repeat: q1"):
-        calibrate(["q1", "q2", "q1"], [1.0, 2.0, 3.0], [1, 0, 1])
+    with pytest.raises(CalibrationError) as refused:
+        calibrate(["q3", "q1", "q2", "q1", "q3"], [1.0, 2.0, 3.0, 1.5, 0.5], [1, 0, 1, 0, 1])
+    assert str(refused.value) == "question ids repeat: q1, q3"  # each once, sorted; q2 is not repeated
+
+
+def test_as_many_question_ids_as_scores_are_needed():
+    with pytest.raises(CalibrationError) as refused:
+        calibrate(["a", "b", "c"], [1.0, 2.0], [1, 0])
+    assert str(refused.value) == "3 question ids but 2 scores"
 
 
 def test_to_dict_is_strict_json_and_reads_back():
@@ -295,6 +329,19 @@ def test_to_dict_is_strict_json_and_reads_back():
                                     n_answerable=0, n_no_answer=0, n_no_hits=0, fit_set_hash="")
     encoded = json.dumps(abstain_all.to_dict(), allow_nan=False)
     assert float(json.loads(encoded)["threshold"]) == math.inf
+
+
+def test_to_dict_names_every_field_and_writes_an_infinite_threshold_as_inf():
+    failed = {"fit": "odd", "test": "even", "a": None, "b": None, "threshold": None, "confusion": None, "error": "x"}
+    fitted = {"fit": "even", "test": "odd", "a": 1.0, "b": 0.0, "threshold": math.inf, "confusion": {"tp": 0},
+              "error": None}
+    result = CalibrationResult(a=1.5, b=-0.5, threshold=0.25, in_sample={"tp": 1}, held_out=(failed, fitted), n=3,
+                               n_answerable=2, n_no_answer=1, n_no_hits=1, fit_set_hash="h")
+    assert result.to_dict() == {
+        "a": 1.5, "b": -0.5, "threshold": 0.25, "in_sample": {"tp": 1},
+        "held_out": [failed, {**fitted, "threshold": "inf"}],
+        "n": 3, "n_answerable": 2, "n_no_answer": 1, "n_no_hits": 1, "fit_set_hash": "h", "caveat": CAVEAT}
+    assert CalibrationResult(**{**result.__dict__, "threshold": math.inf}).to_dict()["threshold"] == "inf"
 
 
 # --- what a calibration was fitted on -----------------------------------------------------------
@@ -477,3 +524,33 @@ def test_a_calibration_stored_before_score_identities_uses_its_run_or_is_refused
         with pytest.raises(ConfigError, match=f"calibration {cal_id} does not record what its scores were .* "
                                               f"run {fitted.run_id}, which it was fitted on, is no longer in"):
             load_calibration(wh, cal_id)
+
+
+# --- the no-hit questions count in the choice of threshold (module docstring) ----------------------------------
+
+
+def test_answerable_questions_without_hits_move_the_threshold_up():
+    # With hits: answerable at probabilities 0.6 and 0.9, no_answer at 0.3 and 0.7. Counted alone, balanced accuracy
+    # is 0.5, 0.75, 0.5, 0.75, 0.5 at t = 0.3, 0.6, 0.7, 0.9, inf: t = 0.6 (the lower of the tie). Two answerable
+    # questions with no hits (p = 0, never kept) make N+ = 4: t = 0.6 keeps 2 of 4 and abstains on 1 of 2 (0.5),
+    # t = 0.9 keeps 1 of 4 and abstains on both (0.625), the others 0.25, 0.375, 0.5: t = 0.9.
+    with_hits, labels = [0.3, 0.6, 0.7, 0.9], [0, 1, 0, 1]
+    assert best_threshold(with_hits, labels) == (0.6, 0.75)
+    assert best_threshold(with_hits + [0.0, 0.0], labels + [1, 1]) == (0.9, 0.625)
+
+
+def test_calibrate_chooses_its_threshold_counting_the_no_hit_questions():
+    # The same questions through calibrate: the fit sees the four with hits (a > 0, so probabilities keep the
+    # scores' order) and the threshold is chosen over all six, so it is the probability of the 0.9 question, not of
+    # the 0.6 one that the four with hits alone would choose.
+    result = calibrate(list("abcdef"), [0.3, 0.6, 0.7, 0.9, None, None], [0, 1, 0, 1, 1, 1])
+    probs = platt_predict(result.a, result.b, [0.3, 0.6, 0.7, 0.9])
+    assert result.a > 0 and list(probs) == sorted(probs)
+    assert result.threshold == probs[3]
+    assert result.in_sample == {"tp": 1, "fn": 3, "tn": 2, "fp": 0, "tpr": 0.25, "tnr": 1.0,
+                                "balanced_accuracy": 0.625}
+    assert (result.n, result.n_answerable, result.n_no_answer, result.n_no_hits) == (6, 4, 2, 2)
+    # the same four questions without the two that found nothing: the threshold is the 0.6 question's probability
+    alone = calibrate(list("abcd"), [0.3, 0.6, 0.7, 0.9], [0, 1, 0, 1])
+    assert alone.threshold == platt_predict(alone.a, alone.b, [0.6])[0]
+    assert alone.in_sample == {"tp": 2, "fn": 0, "tn": 1, "fp": 1, "tpr": 1.0, "tnr": 0.5, "balanced_accuracy": 0.75}

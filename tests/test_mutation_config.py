@@ -30,7 +30,9 @@ def test_every_pattern_names_modules_that_exist():
 def test_the_modules_that_decide_verdicts_are_mutated():
     names = {mutate.module_name(f) for f in mutate.module_files()}
     assert {"assay.gate", "assay.regression", "assay.comparison", "assay.fusion.rrf", "assay.metrics.stats",
-            "assay.chunking.recursive", "assay.judgments.resolve"} <= names
+            "assay.chunking.recursive", "assay.judgments.resolve", "assay.judgments.normalize", "assay.sweep",
+            "assay.ablation", "assay.calibration", "assay.abstention", "assay.budget",
+            "assay.metrics.inference"} <= names
     assert "assay.cli" not in names
 
 

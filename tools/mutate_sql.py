@@ -100,6 +100,7 @@ ANSWER = {name: tuple(f"{A}[{run}-{family}]" for family in families for run in (
 VIEWS = (R, "tests/mutation_sql/test_judged_views.py", JUDGMENTS, *ANSWER["abstention"])  # Abstain reads n_results
 TREC = ("tests/test_trec_eval.py",)
 HISTORY = ("tests/mutation_sql/test_history_sql.py",)
+REPORTS = ("tests/mutation_sql/test_report_sql.py",)  # the report SQL a verdict reads: the sweep's, calibration's
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,8 @@ TARGETS = (
     Target("sql/analytics/pipeline_values.sql", HISTORY),
     Target("sql/analytics/pipeline_slice_values.sql", HISTORY),
     Target("sql/analytics/stored_runs.sql", HISTORY),
+    Target("sql/reports/context_tokens.sql", REPORTS),
+    Target("sql/reports/top_scores.sql", REPORTS),
 )
 
 

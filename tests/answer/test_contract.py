@@ -141,9 +141,17 @@ def test_validation_agrees_with_a_normalized_substring_reference():
             assert norm(quote) not in norm(text[:cite.end - 1])
 
 
-def test_deterministic():
+def test_each_claim_is_checked_alone_and_the_same_every_time():
+    # "ten minutes" starts after "The cache is flushed every" (26 characters) and its three spaces: 29 to 40
     claims = [claim("a", ("a.md#0", "ten minutes")), claim("b", ("zzz", "q")), claim("c")]
-    assert validate(claims, CONTEXT) == validate(claims, CONTEXT)
+    want = [(0, "a", True, None, (("a.md#0", "ten minutes", True, None, 29, 40),)),
+            (1, "b", False, "unknown_citation", (("zzz", "q", False, "unknown_citation", None, None),)),
+            (2, "c", False, "uncited", ())]
+    for _ in range(2):
+        got = validate(claims, CONTEXT)
+        assert [(c.index, c.text, c.kept, c.reason,
+                 tuple((t.chunk_id, t.quote, t.valid, t.reason, t.start, t.end) for t in c.citations))
+                for c in got] == want
 
 
 # --- parse_claims -------------------------------------------------------------------------------

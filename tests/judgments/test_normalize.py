@@ -3,7 +3,8 @@
 import pytest
 
 from assay.judgments.markup import markup_edits, markup_syntax
-from assay.judgments.normalize import Rewrite, fold_char, normalize, views
+from assay.judgments.normalize import Rewrite, _merge, fold_char, normalize, views
+from assay.judgments.resolve import find_quote
 
 
 def rendered(text, syntax):
@@ -108,7 +109,7 @@ def test_a_hyphen_before_a_blank_line_or_a_digit_is_no_hyphenation():
 
 def test_a_rewrite_maps_replacements_removals_and_the_text_between():
     layer = Rewrite("ab--cd!ef", [(2, 4, ""), (6, 7, "XYZ")])
-    assert layer.text == "abcdXYZef"
+    assert (layer.source, layer.text) == ("ab--cd!ef", "abcdXYZef")
     assert [layer.span(i, i + 1) for i in range(len(layer.text))] == [
         (0, 1), (1, 2), (4, 5), (5, 6), (6, 7), (6, 7), (6, 7), (7, 8), (8, 9)]
     assert layer.span(1, 3) == (1, 5)  # "bc" spans the removed "--"
@@ -201,3 +202,51 @@ def test_views_are_cached_by_text():
     text = "some *cached* text " * 10
     assert views(text, "markdown") is views(text, "markdown")
     assert len(views(text, "markdown")) == 2 and len(views(text)) == 1
+
+
+# -- where one layer's edits meet ---------------------------------------------------------------
+
+def test_edits_that_touch_are_both_kept_and_overlapping_ones_dropped():
+    # an edit starting where the last taken one ends is kept; one starting inside it is dropped, whichever list
+    # it came from; the lists are merged in order of start
+    assert _merge([(4, 6, "")], [(0, 2, ""), (2, 8, "x"), (8, 9, "")]) == [(0, 2, ""), (2, 8, "x"), (8, 9, "")]
+    assert _merge([(0, 3, "")], [(2, 4, "y"), (3, 5, "z")]) == [(0, 3, ""), (3, 5, "z")]
+    assert _merge([(0, 5, "")], [(1, 2, "")]) == [(0, 5, "")]  # inside a longer one
+    assert _merge([], []) == []
+
+
+@pytest.mark.parametrize("source, shown, entity", [
+    ("**&copy; 2024 Larch**", "\u00a9 2024 Larch", (2, 8)),  # emphasis ends where the entity starts
+    ("**2024 &copy;**", "2024 \u00a9", (7, 13)),  # the entity ends where the emphasis closes
+    ("_&ldquo;quoted_", '"quoted', (1, 8)),  # the entity is folded (curly to straight) too
+    ("`x`&amp;`y`", "x&y", (3, 8)),  # code spans on both sides of an entity
+])
+def test_markup_and_entities_that_touch_are_both_rendered(source, shown, entity):
+    view = normalize(source, "markdown", rendered=True)
+    assert view.text == shown
+    at = next(i for i, ch in enumerate(shown) if ch in "\u00a9\"&")
+    assert view.span(at, at + 1) == entity  # the rendered character maps back to the whole entity
+
+
+def test_a_quote_of_an_entity_inside_emphasis_resolves_to_the_source_text():
+    text = "Footer: **&copy; 2024 Larch** all rights reserved."
+    assert find_quote(text, "\u00a9 2024 Larch", "site.md") == [(10, 27)]
+    assert text[10:27] == "&copy; 2024 Larch"
+    assert find_quote(text, "\u00a9 2024 Larch", "site.txt") == []  # no markup syntax: the entity stays as typed
+
+
+def test_an_entity_of_two_characters_is_folded_character_by_character():
+    # &fjlig; is "fj" and &NotEqualTilde; a letter and a combining mark: each character stays, in order
+    assert rendered("x &fjlig; y &ldquo;&NotEqualTilde;", "markdown") == "x fj y \"\u2242\u0338"
+    view = normalize("x &fjlig; y", "markdown", rendered=True)
+    assert [view.span(i, i + 1) for i in (2, 3)] == [(2, 9), (2, 9)]
+
+
+def test_a_presentation_form_with_combining_marks_is_folded_then_composed():
+    # full-width A + combining acute: A folded to ASCII, then composed with the accent into one letter
+    view = normalize("\uff21\u0301b")
+    assert view.text == "\u00c1b" and [view.span(i, i + 1) for i in range(2)] == [(0, 2), (2, 3)]
+    # a ligature with a mark on it: fi, the mark composed onto its last letter, both mapping to the cluster
+    view = normalize("\ufb01\u0301x")
+    assert view.text == "f\u00edx" and [view.span(i, i + 1) for i in range(3)] == [(0, 2), (0, 2), (2, 3)]
+    assert find_quote("a \uff21\u0301b c", "\u00c1b") == [(2, 5)]

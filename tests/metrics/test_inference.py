@@ -142,3 +142,76 @@ def test_one_sided_p_against_a_hand_computed_case():
     assert r.p_value == pytest.approx(1 / 8)
     assert r.high < -0.1
     assert infer([0.5] * 3, [0.0] * 3, alternative="less", null=-0.1, alpha=0.125).high >= -0.1
+
+
+def test_the_bounds_read_the_cumulative_weights_at_their_edges():
+    """lower(a) = min{delta : p_greater(delta) >= a} and upper(a) = max{delta : p_less(delta) >= a}, from the brute
+    force at every subset mean, for every level a the weights reach exactly (k / 32 at n = 5): a level equal to a
+    cumulative weight qualifies; at a = 1/32 the observed pattern alone reaches it, so every delta qualifies
+    (-inf, +inf); above 1 none does (+inf, -inf)."""
+    d = [0.5, 0.25, 0.25, -0.125, 1.0]
+    null = null_distribution(np.array(d), seed=0)
+    means = sorted({sum(s) / len(s) for r in range(1, 6) for s in itertools.combinations(d, r)})
+    p = {t: brute_force(d, t) for t in means}
+    for k in range(0, 34):
+        a = k / 32
+        lows = [t for t in means if p[t][0] >= a - 1e-12]
+        highs = [t for t in means if p[t][1] >= a - 1e-12]
+        want_low = -math.inf if a <= 1 / 32 else (min(lows) if lows else math.inf)
+        want_high = math.inf if a <= 1 / 32 else (max(highs) if highs else -math.inf)
+        assert null.lower(a) == pytest.approx(want_low, abs=1e-12), a
+        assert null.upper(a) == pytest.approx(want_high, abs=1e-12), a
+
+
+def test_outcomes_given_as_booleans_are_0_1_values():
+    # two won, none lost: change 2/4, McNemar's exact p = 2 * (1/2)**2
+    got = infer([True, False, True, False], [True, True, True, True], seed=0)
+    assert (got.n, got.change, got.p_value, got.method) == (4, 0.5, 0.5, "mcnemar-exact")
+    assert got == infer([1, 0, 1, 0], [1, 1, 1, 1], seed=0)
+
+
+def test_values_read_from_sql_as_decimals_are_numbers():
+    # DuckDB gives a DECIMAL column as Decimal: the same inference as on the floats, on either side alone too
+    from decimal import Decimal
+
+    before, after = [0.25, 0.5, 0.75, 0.5], [0.5, 0.75, 0.75, 1.0]
+    want = infer(before, after, seed=0)
+    assert want.change == 0.25  # changes 0.25, 0.25, 0, 0.5
+    assert infer([Decimal(str(v)) for v in before], after, seed=0) == want
+    assert infer(before, [Decimal(str(v)) for v in after], seed=0) == want
+
+
+@pytest.mark.parametrize("before, after, message", [
+    ([0.1, 0.2], [0.1], "before and after must be flat sequences of the same length, paired question by question"),
+    ([0.1, 0.2], [[0.1, 0.2]], "before and after must be flat sequences of the same length, paired question by question"),
+    ([[0.1, 0.2]], [0.1, 0.2], "before and after must be flat sequences of the same length, paired question by question"),
+    ([], [], "no observations"),
+    ([0.1, math.nan], [0.1, 0.2], "before and after must be finite numbers"),
+    ([0.1, 0.2], [math.inf, 0.2], "before and after must be finite numbers"),
+])
+def test_unpaired_empty_or_non_finite_values_are_refused_saying_why(before, after, message):
+    with pytest.raises(ValueError) as refused:
+        infer(before, after, seed=0)
+    assert str(refused.value) == message
+
+
+def test_the_method_is_mcnemar_only_for_0_1_changes_enumerated_exactly():
+    assert infer([0, 1, 1, 0], [1, 1, 0, 1], seed=0).method == "mcnemar-exact"
+    graded = infer([0.25, 0.5, 0.75], [0.5, 0.5, 1.0], seed=0)
+    assert (graded.method, graded.patterns) == ("sign-flip", "exact")
+
+
+def test_alpha_lies_in_the_half_open_unit_interval():
+    for alpha in (0.0, -0.1, 1.5, 2.0):
+        with pytest.raises(ValueError) as refused:
+            infer([0.1, 0.2], [0.3, 0.4], alpha=alpha, seed=0)
+        assert str(refused.value) == f"alpha must lie in (0, 1], got {alpha!r}"
+    assert infer([0.1, 0.2], [0.3, 0.4], alpha=1.0, seed=0).alpha == 1.0
+
+
+def test_the_default_seed_is_0():
+    rng = np.random.default_rng(3)
+    before, after = rng.random(40), rng.random(40)  # 40 distinct changes: sampled, not enumerated
+    sampled = infer(before, after)
+    assert sampled.patterns == 10000 and sampled == infer(before, after, seed=0)
+    assert sampled.p_value != infer(before, after, seed=1).p_value
