@@ -138,9 +138,11 @@ def test_ladder_shows_abstain_and_false_abstain_with_intervals_and_deltas(full_l
     assert re.search(rf"{cell}  {cell}$", bm25).group(1, 2) == ("0.400", "0.000")
     weak = next(line for line in out if line.startswith(f"{WEAK}  56 "))
     assert re.search(rf"{cell}  {cell}$", weak).group(1, 2) == ("0.000", "0.000")
-    delta = r"([+-]\d\.\d{3}) \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]"
+    delta = r"([+-]\d\.\d{3}) \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\] p ([<\d.]+)"
     weak_delta = [line for line in out if line.startswith(WEAK)][1]
-    assert re.search(rf"{delta}  {delta}$", weak_delta).group(1, 2) == ("-0.400", "+0.000")
+    # Abstain falls on the 6 no_answer questions BM25 abstains on and rises on none: McNemar 2 / 2**6; FalseAbstain
+    # does not move (p 1)
+    assert re.search(rf"{delta}  {delta}$", weak_delta).group(1, 2, 3, 4) == ("-0.400", "0.031", "+0.000", "1.000")
 
 
 def test_a_rule_the_weakened_rung_fails_catches_it_exit_0(wh, config):
@@ -168,7 +170,8 @@ def test_gate_rules_from_assay_toml_and_json_verdict(wh, config):
     data = json.loads(result.stdout)
     assert data["rules"] == ["R@10:chunk>=0.7", "Success@3:doc>=0.75"]
     assert data["sanity"] == {"status": "caught", "exit_code": 0, "caught": ["R@10:chunk>=0.7"],
-                              "lenient": ["Success@3:doc>=0.75"], "not_measured": [], "worse": []}
+                              "lenient": ["Success@3:doc>=0.75"], "not_measured": [], "worse": [], "alpha": 0.05,
+                              "correction": "holm", "family": []}
     base, weak = data["rungs"]
     assert (base["weakened"], weak["weakened"]) == (False, True)
     assert [(g["rule"], g["passed"], round(g["value"], 3)) for g in weak["gate"]] == [
@@ -176,7 +179,8 @@ def test_gate_rules_from_assay_toml_and_json_verdict(wh, config):
     assert all(g["passed"] for g in base["gate"])
     abstain = next(m for m in base["metrics"] if m["metric"] == "Abstain")
     assert (abstain["level"], abstain["n"], round(abstain["value"], 3)) == ("query", 15, 0.4)
-    assert {"delta", "ci_low", "ci_high"} <= set(next(m for m in weak["metrics"] if m["metric"] == "Abstain")["delta"])
+    assert set(next(m for m in weak["metrics"] if m["metric"] == "Abstain")["delta"]) == {
+        "delta", "ci_low", "ci_high", "p_value", "test"}
 
 
 def test_answer_rules_without_an_answer_stage_do_not_count_as_catching(wh, config):
@@ -191,11 +195,22 @@ def test_answer_rules_without_an_answer_stage_do_not_count_as_catching(wh, confi
 
 
 def test_without_rules_the_paired_deltas_must_show_the_weakened_rung_worse(wh, config):
-    result = ablate(wh, "--config", config(SHORT_LADDER))
+    """R@10 falls by 0.171 with p < 0.001, below 0.05 after Holm over the 5 ranking measures. Success@10 falls
+    by 0.107 (6 questions lost, none won: McNemar 2 / 2**6 = 0.031), its 95% interval below 0, but Holm puts it
+    third of 5 (R@10 < 0.001, Success@1's gain 0.002): 3 * 0.031 = 0.094, not visibly worse."""
+    result = ablate(wh, "--config", config(SHORT_LADDER), "--format", "json")
     assert result.exit_code == 0, result.output
-    verdict = next(line for line in lines(result.stdout) if line.startswith("sanity check"))
+    data = json.loads(result.stdout)
     assert re.fullmatch(r"sanity check passed: the weakened pipeline is visibly worse than the baseline on "
-                        r"Success@10 \(chunk\) -0\.107 \[\S+, \S+\]; R@10 \(chunk\) -0\.171 \[\S+, \S+\]", verdict)
+                        r"R@10 \(chunk\) -0\.171 \[-0\.\d{3}, -0\.\d{3}\] p <0\.001, Holm <0\.001 \(paired "
+                        r"sign-flip tests, exact McNemar for 0/1 measures, Holm-corrected over the 5 ranking "
+                        r"measure\(s\) measured on it, at 0\.05\)", data["verdict"])
+    family = {f"{f['metric']}:{f['level']}": f for f in data["sanity"]["family"]}
+    assert list(family) == ["Success@1:doc", "Success@3:doc", "Success@10:chunk", "R@10:chunk", "nDCG@10:chunk"]
+    s10 = family["Success@10:chunk"]
+    assert (round(s10["delta"], 3), s10["p_value"], s10["p_holm"], s10["worse"]) == (-0.107, 0.03125, 3 * 0.03125,
+                                                                                     False)
+    assert s10["ci_high"] < 0 and [f["worse"] for f in family.values()] == [False, False, False, True, False]
 
 
 def test_a_weakened_rung_that_is_not_worse_fails_the_sanity_check(wh, config):
@@ -204,8 +219,9 @@ def test_a_weakened_rung_that_is_not_worse_fails_the_sanity_check(wh, config):
     result = ablate(wh, "--config", cfg)
     assert result.exit_code == 6, result.output
     assert ("sanity check FAILED: the weakened pipeline is NOT visibly worse than the baseline on any ranking "
-            "measure (every paired 95% interval reaches zero or above); this golden set may be too small or too "
-            "easy to tell a broken pipeline from a working one; exit code 6") in lines(result.stdout)
+            "measure (none is below it with Holm's p < 0.05; paired sign-flip tests, exact McNemar for 0/1 "
+            "measures, Holm-corrected over the 5 ranking measure(s) measured on it, at 0.05); this golden set may "
+            "be too small or too easy to tell a broken pipeline from a working one; exit code 6") in lines(result.stdout)
 
 
 def test_a_skipped_weakened_rung_is_said_and_is_not_a_failure(wh, config):

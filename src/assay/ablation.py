@@ -131,7 +131,7 @@ def ladder_from(config: dict) -> list[tuple[str, str, bool]]:
     return ladder
 
 
-def _measure_rung(warehouse, rung: Rung, seed: int) -> None:
+def measure_rung(warehouse, rung: Rung, seed: int) -> None:
     for name, level in HEADLINE:
         measure = parse_measure(name)
         values = {q: v for (q, lvl), v in per_query(warehouse, rung.run_id, measure).items() if lvl == level}
@@ -171,16 +171,19 @@ def ablate(warehouse, corpus_dir, judgments_path, options, progress=None, ladder
     if base.skipped:
         return rungs
     for rung in rungs[1:]:
-        if rung.skipped:
-            continue
-        for key, m in rung.metrics.items():
-            b = base.metrics[key]
-            qids = sorted(set(b["per_query"]) & set(m["per_query"]))
-            if b["value"] is None or m["value"] is None or not qids:
-                continue
-            rung.deltas[key] = paired_change([b["per_query"][q] for q in qids], [m["per_query"][q] for q in qids],
-                                             seed=options.seed or 0)
+        if not rung.skipped:
+            measure_deltas(base, rung, seed=options.seed or 0)
     return rungs
+
+
+def measure_deltas(base: Rung, rung: Rung, seed: int) -> None:
+    """``rung.deltas``: each measure's change against ``base`` over the questions both have values for."""
+    for key, m in rung.metrics.items():
+        b = base.metrics[key]
+        qids = sorted(set(b["per_query"]) & set(m["per_query"]))
+        if b["value"] is None or m["value"] is None or not qids:
+            continue
+        rung.deltas[key] = paired_change([b["per_query"][q] for q in qids], [m["per_query"][q] for q in qids], seed)
 
 
 def paired_change(before: list[float], after: list[float], seed: int) -> dict:
@@ -210,7 +213,7 @@ def _rung(warehouse, corpus_dir, judgments_path, options, pipeline, label, weake
         record.stats["ablation"] = {"ablation_id": ablation_id, "label": label, "weakened": weakened}
         warehouse.write_run(record)
         rung.run_id = record.run_id
-        _measure_rung(warehouse, rung, record.config["seed"])
+        measure_rung(warehouse, rung, record.config["seed"])
         if rules:
             rung.gate = check(warehouse, record.run_id, list(rules), seed=record.config["seed"],
                               samples=record.config.get("bootstrap_samples", 1000))
