@@ -75,3 +75,18 @@ def test_a_weakened_rung_significantly_better_is_not_worse(tmp_path):
     assert fam["Success@1:doc"]["delta"] == 8 / N and fam["Success@1:doc"]["p_holm"] == 0.0390625
     v = ablation.verdict(rungs)
     assert (v.status, v.exit_code) == ("not worse", 6)
+
+
+def test_holm_steps_down_where_bonferroni_would_not(tmp_path):
+    """The weakened rung misses 7 questions altogether (rank 0) and finds 1 at rank 2: Success@1 and nDCG@10 fall
+    on 8 (p = 2 / 2**8 = 0.0078125), Success@3, Success@10 and R@10 on 7 (p = 2 / 2**7 = 0.015625). Holm: 5 and
+    4 times the first two (0.0390625), then 3, 2, 1 times the other three (0.046875, monotone): all five below
+    0.05, all five worse. Kills Holm replaced by Bonferroni (5 * 0.015625 = 0.078: only two worse)."""
+    rungs = ladder(tmp_path / "w.duckdb", [1] * N, [0] * 7 + [2] + [1] * (N - 8))
+    fam = family(rungs)
+    assert [fam[k]["p_value"] for k in fam] == [0.0078125, 0.015625, 0.015625, 0.015625, 0.0078125]
+    assert [fam[k]["p_holm"] for k in fam] == [0.0390625, 0.046875, 0.046875, 0.046875, 0.0390625]
+    v = ablation.verdict(rungs)
+    assert (v.status, v.exit_code) == ("worse", 0)
+    assert [w.split(" -")[0] for w in v.worse] == ["Success@1 (doc)", "Success@3 (doc)", "Success@10 (chunk)",
+                                                   "R@10 (chunk)", "nDCG@10 (chunk)"]
