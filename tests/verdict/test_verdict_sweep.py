@@ -38,7 +38,8 @@ EXACT = span("d0.md", 0, 10)  # is the gold, 10 tokens
 HALF = span("d0.md", 0, 5)  # half the gold (20 of 40 characters), 5 tokens
 MISS = span("d1.md", 0, 10)  # no gold, 10 tokens
 OTHER = span("d1.md", 10, 20)  # no gold, 10 tokens
-CHUNKS = [WIDE, EXACT, HALF, MISS, OTHER]
+SHORT_MISS = span("d1.md", 20, 25)  # no gold, 5 tokens
+CHUNKS = [WIDE, EXACT, HALF, MISS, OTHER, SHORT_MISS]
 
 
 def write_sweep(path, points: list[list[list[Chunk]]], k: int = 5, budget: int = 1000, alpha: float = 0.05,
@@ -118,18 +119,21 @@ def pareto(tmp_path_factory):
     3: HALF, then MISS         (0.5, 15)   weakly dominated by 2 (same recall, more tokens)
     4: MISS, then OTHER        (0.0, 20)   dominated by 2 (less recall, more tokens)
     and a fifth, EXACT then HALF on one question and WIDE on the other: (1.0, (15 + 25) / 2 = 20), which
-    dominates point 1 on tokens alone (same recall)."""
+    dominates point 1 on tokens alone (same recall); a sixth, SHORT_MISS on both: (0.0, 5), dominated by 2 on
+    recall alone (same tokens)."""
     path = tmp_path_factory.mktemp("pareto") / "w.duckdb"
-    write_sweep(path, [[[WIDE]] * 2, [[HALF]] * 2, [[HALF, MISS]] * 2, [[MISS, OTHER]] * 2, [[EXACT, HALF], [WIDE]]])
+    write_sweep(path, [[[WIDE]] * 2, [[HALF]] * 2, [[HALF, MISS]] * 2, [[MISS, OTHER]] * 2, [[EXACT, HALF], [WIDE]],
+                       [[SHORT_MISS]] * 2])
     return path
 
 
 def test_pareto_front_from_hand_counted_recall_and_tokens(pareto):
     result = read(pareto)
     assert [(p["SpanRecall@5"], p["tokens@5"]) for p in result["points"]] == [
-        (1.0, 25.0), (0.5, 5.0), (0.5, 15.0), (0.0, 20.0), (1.0, 20.0)]
-    # the front, by the definition: 2 (fewest tokens) and 5 (most recall at the fewest tokens reaching it)
-    assert [p["pareto"] for p in result["points"]] == [False, True, False, False, True]
+        (1.0, 25.0), (0.5, 5.0), (0.5, 15.0), (0.0, 20.0), (1.0, 20.0), (0.0, 5.0)]
+    # the front, by the definition: 2 (the most recall at the fewest tokens) and 5 (the most recall at the fewest
+    # tokens reaching it). Kills dominance that needs strictly fewer tokens (6 would stay on the front)
+    assert [p["pareto"] for p in result["points"]] == [False, True, False, False, True, False]
 
 
 # -- tokens@k: the top k results of every answerable question, a question that returned nothing counting 0 -------
