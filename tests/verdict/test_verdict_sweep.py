@@ -95,6 +95,8 @@ def test_a_tie_on_the_selection_measure_goes_to_fewer_tokens_then_the_earlier_po
     # weighs 1/16 > 0.025, so no change can be rejected: the interval is the whole range a change can take
     for p in (result["points"][0], result["points"][2]):
         assert (p["change"], p["change_ci_low"], p["change_ci_high"], p["p_value"], p["p_holm"]) == (0, -1, 1, 1, 1)
+    best = result["points"][1]  # compared with nothing: every figure of the comparison is absent, not 0
+    assert [best[f] for f in ("change", "change_ci_low", "change_ci_high", "test", "p_value", "p_holm")] == [None] * 6
     lines = printed(tied)
     assert lines[-3].startswith("best: point 2 by SpanRecall@1000tok (ties: fewer tokens@5, then the earlier point)")
     assert lines[5].split()[:2] == ["2", "synthetic"] and "BEST" in lines[5]
