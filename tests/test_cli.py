@@ -242,7 +242,7 @@ def test_ablate_ladder_with_a_local_reranker(runner, wh, mini_corpus, mini_judgm
     out = result.stdout
     for label in ("BM25 only (baseline)", "dense only", "+ lexical, RRF", "+ rerank", "weakened: dense only, top 3"):
         assert re.search(rf"^{re.escape(label)}\s+5\s+\d\.\d{{3}} \[", out, re.M), label
-    assert "Delta against the first rung, BM25 only (baseline):" in out and "Loss funnel" in out
+    assert "Change against the first rung, BM25 only (baseline), over the same questions:" in out and "Loss funnel" in out
     assert re.search(r"^sanity check FAILED: the weakened pipeline is NOT visibly worse .*; exit code 6$", out, re.M)
     runs = invoke(runner, "runs", "--format", "json", "--warehouse", wh).stdout
     assert len(json.loads(runs)) == 5

@@ -73,7 +73,7 @@ def test_an_unknown_preset_is_a_usage_error(mini_run):
 def test_a_rule_given_by_preset_toml_and_cli_is_checked_once(mini_run, tmp_path):
     path, run_id = mini_run
     cfg = tmp_path / "assay.toml"
-    cfg.write_text('[gate]\nrules = ["Success@3:doc >= 0.750", "R@10>=0.2"]\n')
+    cfg.write_text('[gate]\nrules = ["Success@3:doc >= 0.700", "R@10>=0.2"]\n')
     junit = tmp_path / "gate.xml"
     out = invoke(path, run_id, "--preset", "retrieval", "--config", cfg, "--rule", "nDCG@10:chunk>=0.5",
                  "--rule", "R@10:chunk>=0.2", "--junit", junit)
@@ -81,13 +81,13 @@ def test_a_rule_given_by_preset_toml_and_cli_is_checked_once(mini_run, tmp_path)
     import xml.etree.ElementTree as ET
 
     names = [c.get("name") for c in ET.parse(junit).getroot().iter("testcase")]
-    assert names == ["Success@3:doc>=0.75", "nDCG@10:chunk>=0.5", "R@10:chunk>=0.7", "R@10>=0.2"]
+    assert names == ["Success@3:doc>=0.7", "nDCG@10:chunk>=0.5", "R@10:chunk>=0.75", "R@10>=0.2"]
     failed = sum(line.startswith("FAIL") for line in out.stdout.splitlines())
     assert out.stdout.splitlines()[-1] in ("4 passed, 0 failed", f"{4 - failed} passed, {failed} failed; exit code 6")
     notes = [line for line in out.stderr.splitlines() if line.startswith("note: gate rule")]
     assert notes == [
-        f"note: gate rule 'Success@3:doc>=0.75' is given 2 times ('Success@3:doc>=0.75' (preset retrieval), "
-        f"'Success@3:doc >= 0.750' ({cfg} [gate] rules)): checked once",
+        f"note: gate rule 'Success@3:doc>=0.7' is given 2 times ('Success@3:doc>=0.7' (preset retrieval), "
+        f"'Success@3:doc >= 0.700' ({cfg} [gate] rules)): checked once",
         "note: gate rule 'nDCG@10:chunk>=0.5' is given 2 times ('nDCG@10:chunk>=0.5' (preset retrieval), "
         "'nDCG@10:chunk>=0.5' (--rule)): checked once",
         f"note: gate rule 'R@10>=0.2' is given 2 times ('R@10>=0.2' ({cfg} [gate] rules), 'R@10:chunk>=0.2' "

@@ -11,7 +11,6 @@ from click.testing import CliRunner
 from assay.cli import cli
 from assay.metrics.compute import per_query
 from assay.metrics.registry import parse_measure
-from assay.metrics.significance import holm, paired_test
 from assay.warehouse import Warehouse
 from conftest import DEMO
 
@@ -66,6 +65,30 @@ def _mean(wh, run_id, name, level):
     return sum(values) / len(values)
 
 
+def holm_rejects(p_values: list[float], alpha: float) -> list[bool]:
+    """Holm's step-down procedure as Holm (1979) states it: test the smallest p at alpha / m, the next at
+    alpha / (m - 1), ..., and stop at the first that is not below its level."""
+    rejected = [False] * len(p_values)
+    for step, i in enumerate(sorted(range(len(p_values)), key=p_values.__getitem__)):
+        if not p_values[i] < alpha / (len(p_values) - step):
+            break
+        rejected[i] = True
+    return rejected
+
+
+def pareto_front(points: list[tuple[float, float]]) -> set[int]:
+    """Indices of the front of (recall, tokens), by a sweep in order of tokens: a point is on it when its recall
+    is the highest among the points with its tokens and above every point with fewer tokens."""
+    front, best_so_far = set(), float("-inf")
+    for tokens in sorted({t for _, t in points}):
+        group = [i for i, (_, t) in enumerate(points) if t == tokens]
+        top = max(points[i][0] for i in group)
+        if top > best_so_far:
+            front |= {i for i in group if points[i][0] == top}
+        best_so_far = max(best_so_far, top)
+    return front
+
+
 def test_best_indistinguishable_and_pareto_recomputed_independently(demo_sweep):
     path, result = demo_sweep
     points = result["points"]
@@ -76,17 +99,15 @@ def test_best_indistinguishable_and_pareto_recomputed_independently(demo_sweep):
     best = max(means, key=means.get)
     assert result["best"] == best and points[best - 1]["verdict"] == "best"
     others = [p for p in points if p["point"] != best]
-    qs = sorted(values[best])
-    raw = [paired_test([values[best][q] for q in qs], [values[p["point"]][q] for q in qs], "continuous",
-                       seed=0)["p_value"] for p in others]
-    for p, want_raw, want in zip(others, raw, holm(raw)):
-        assert p["p_value"] == pytest.approx(want_raw) and p["p_holm"] == pytest.approx(want)
-        assert p["verdict"] == ("indistinguishable" if want >= 0.05 else "worse")
+    for p in others:  # the change is the point's mean minus the best's, and its interval inverts its own p
+        assert p["change"] == pytest.approx(means[p["point"]] - means[best], abs=1e-12)
+        assert (p["change_ci_high"] < 0 or p["change_ci_low"] > 0) == (p["p_value"] < 0.05)
+    rejected = holm_rejects([p["p_value"] for p in others], 0.05)
+    assert [p["verdict"] for p in others] == ["worse" if r else "indistinguishable" for r in rejected]
+    assert [p["p_holm"] < 0.05 for p in others] == rejected
     assert any(p["verdict"] == "worse" for p in others)  # the document chunker is clearly worse on this set
-    front = {p["point"] for p in points if not any(
-        o["SpanRecall@5"] >= p["SpanRecall@5"] and o["tokens@5"] <= p["tokens@5"]
-        and (o["SpanRecall@5"] > p["SpanRecall@5"] or o["tokens@5"] < p["tokens@5"]) for o in points)}
-    assert {p["point"] for p in points if p["pareto"]} == front and front
+    front = pareto_front([(p["SpanRecall@5"], p["tokens@5"]) for p in points])
+    assert {p["point"] for p in points if p["pareto"]} == {points[i]["point"] for i in front} and front
     tokens = [p["tokens@5"] for p in points]
     assert tokens == sorted(tokens)  # bigger units fill more of the prompt
 
@@ -108,7 +129,8 @@ def test_report_sweep_shows_it_again_in_every_format(demo_sweep):
     best_row = next(line for line in lines if line.startswith(f"{result['best']} "))
     assert "BEST" in best_row
     # each point's verdict against the best, and its Holm p on the side of 0.05 the verdict says
-    verdicts = [re.search(r"BEST|(≈ best|worse) \(p([=<])(\d\.\d{3})\)", line) for line in lines[4:9]]
+    verdicts = [re.search(r"BEST|(≈ best|worse) \(p[=<]\d\.\d{3}, Holm([=<])(\d\.\d{3})\)", line)
+                for line in lines[4:9]]
     assert [v.group(1) or v.group(0) for v in verdicts] == ["≈ best", "BEST", "≈ best", "worse", "worse"]
     assert all((float(v.group(3)) >= 0.05) == (v.group(1) == "≈ best") for v in verdicts if v.group(1))
     again = json.loads(invoke("report", "--sweep", "latest", "--format", "json", "--warehouse", path).stdout)
@@ -121,6 +143,7 @@ def test_report_sweep_shows_it_again_in_every_format(demo_sweep):
     rows = list(csv.DictReader(io.StringIO(invoke("report", "--sweep", result["sweep_id"][:14], "--format", "csv",
                                                   "--warehouse", path).stdout)))
     assert len(rows) == 5 * 5 and {r["measure"] for r in rows} == set(result["columns"])
+    assert {r["test"] for r in rows} == {"", "sign-flip"}  # the best point is compared with nothing
     assert {r["verdict"] for r in rows} == {p["verdict"] for p in result["points"]}
 
 

@@ -11,8 +11,12 @@ is held to them, and a weakened rung that passes every rule means the gates woul
 not catch a broken pipeline: exit code 6. A rule with no value on the weakened rung
 (an empty slice, an answer measure on a pipeline without an answer stage) neither
 catches it nor counts as lenient. Without rules, the weakened rung must be visibly
-worse than the baseline on some ranking measure (a paired 95% interval of the delta
-wholly below zero), else exit code 6 too. When the check cannot run (the weakened
+worse than the baseline on some ranking measure, else exit code 6 too. Every rung's
+change against the baseline gets the one paired inference `assay compare` uses
+(assay.metrics.inference: a sign-flip test, exact McNemar for 0/1 measures, and the 95%
+interval that inverts it); "visibly worse" is a negative change whose p-value, Holm-adjusted
+over the ranking measures measured on the weakened rung (one family), is below 0.05.
+When the check cannot run (the weakened
 rung or the baseline was skipped, or no rule has a value), that is said and the
 exit code stays 0: nothing was measured, so nothing can be claimed about the gates,
 and the missing model is already named on the skipped rung.
@@ -26,7 +30,7 @@ from assay.errors import ConfigError, ExtraMissing, ModelNotAvailable
 from assay.gate import GATE_FAILED, check
 from assay.metrics.compute import per_query
 from assay.metrics.registry import parse_measure
-from assay.metrics.stats import bootstrap_mean, paired_bootstrap_delta, wilson
+from assay.metrics.stats import bootstrap_mean, wilson
 
 LADDER = (
     ("bm25", "BM25 only (baseline)", False),
@@ -42,6 +46,8 @@ RANKING = (("Success@1", "doc"), ("Success@3", "doc"), ("Success@10", "chunk"), 
 ABSTENTION = (("Abstain", "query"), ("FalseAbstain", "query"))
 HEADLINE = RANKING + ABSTENTION
 FUNNEL = ("found", "retrieval", "fusion", "rerank", "abstained", "cutoff")
+ALPHA = 0.05
+"""The level of every rung's paired interval, and of the sanity check's Holm-corrected family."""
 RUNG_KEYS = ("pipeline", "label", "weakened")
 
 
@@ -125,7 +131,7 @@ def ladder_from(config: dict) -> list[tuple[str, str, bool]]:
     return ladder
 
 
-def _measure_rung(warehouse, rung: Rung, seed: int) -> None:
+def measure_rung(warehouse, rung: Rung, seed: int) -> None:
     for name, level in HEADLINE:
         measure = parse_measure(name)
         values = {q: v for (q, lvl), v in per_query(warehouse, rung.run_id, measure).items() if lvl == level}
@@ -165,17 +171,29 @@ def ablate(warehouse, corpus_dir, judgments_path, options, progress=None, ladder
     if base.skipped:
         return rungs
     for rung in rungs[1:]:
-        if rung.skipped:
-            continue
-        for key, m in rung.metrics.items():
-            b = base.metrics[key]
-            qids = sorted(set(b["per_query"]) & set(m["per_query"]))
-            if b["value"] is None or m["value"] is None or not qids:
-                continue
-            low, high = paired_bootstrap_delta([b["per_query"][q] for q in qids],
-                                               [m["per_query"][q] for q in qids], seed=options.seed or 0)
-            rung.deltas[key] = {"delta": m["value"] - b["value"], "ci_low": low, "ci_high": high}
+        if not rung.skipped:
+            measure_deltas(base, rung, seed=options.seed or 0)
     return rungs
+
+
+def measure_deltas(base: Rung, rung: Rung, seed: int) -> None:
+    """``rung.deltas``: each measure's change against ``base`` over the questions both have values for."""
+    for key, m in rung.metrics.items():
+        b = base.metrics[key]
+        qids = sorted(set(b["per_query"]) & set(m["per_query"]))
+        if b["value"] is None or m["value"] is None or not qids:
+            continue
+        rung.deltas[key] = paired_change([b["per_query"][q] for q in qids], [m["per_query"][q] for q in qids], seed)
+
+
+def paired_change(before: list[float], after: list[float], seed: int) -> dict:
+    """The change ``after - before`` over the same questions, with the 95% interval and p-value of one paired
+    inference (assay.metrics.inference): the interval excludes 0 exactly when p < 0.05."""
+    from assay.comparison import SAMPLES
+    from assay.metrics.inference import infer
+
+    inf = infer(before, after, alpha=ALPHA, seed=seed, samples=SAMPLES)
+    return {"delta": inf.change, "ci_low": inf.low, "ci_high": inf.high, "p_value": inf.p_value, "test": inf.method}
 
 
 def _rung(warehouse, corpus_dir, judgments_path, options, pipeline, label, weakened, rules, say,
@@ -195,7 +213,7 @@ def _rung(warehouse, corpus_dir, judgments_path, options, pipeline, label, weake
         record.stats["ablation"] = {"ablation_id": ablation_id, "label": label, "weakened": weakened}
         warehouse.write_run(record)
         rung.run_id = record.run_id
-        _measure_rung(warehouse, rung, record.config["seed"])
+        measure_rung(warehouse, rung, record.config["seed"])
         if rules:
             rung.gate = check(warehouse, record.run_id, list(rules), seed=record.config["seed"],
                               samples=record.config.get("bootstrap_samples", 1000))
@@ -203,8 +221,9 @@ def _rung(warehouse, corpus_dir, judgments_path, options, pipeline, label, weake
 
 
 def verdict(rungs: list[Rung], rules=()) -> Verdict:
-    """Whether the weakened rung is caught: by a gate rule it fails (with rules), or by a ranking
-    measure whose paired 95% interval of the delta against the baseline lies wholly below zero."""
+    """Whether the weakened rung is caught: by a gate rule it fails (with rules), or by a ranking measure on
+    which it is worse than the baseline, its paired p-value Holm-adjusted over the ranking measures measured on
+    it below ALPHA (``sanity_family``)."""
     weak = next(r for r in rungs if r.weakened)
     if weak.skipped:
         return Verdict("not run", 0, f"sanity check could not run: the weakened rung ({weak.label}) was skipped, "
@@ -214,15 +233,34 @@ def verdict(rungs: list[Rung], rules=()) -> Verdict:
     if rungs[0].skipped:
         return Verdict("not run", 0, f"sanity check could not run: the baseline ({rungs[0].label}) was skipped, "
                                      "so there are no deltas to judge the weakened rung by")
-    worse = [f"{m} ({lvl}) {d['delta']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
-             for (m, lvl), d in weak.deltas.items() if (m, lvl) in RANKING and d["ci_high"] < 0]
+    family = sanity_family(weak)
+    worse = [f"{m} ({lvl}) {d['delta']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] p {_p(d['p_value'])}, "
+             f"Holm {_p(d['p_holm'])}" for (m, lvl), d in family if d["worse"]]
+    held = (f"paired sign-flip tests, exact McNemar for 0/1 measures, Holm-corrected over the {len(family)} "
+            f"ranking measure(s) measured on it, at {ALPHA:g}")
     if worse:
         return Verdict("worse", 0, "sanity check passed: the weakened pipeline is visibly worse than the baseline on "
-                       + "; ".join(worse), worse=worse)
+                       + "; ".join(worse) + f" ({held})", worse=worse)
     return Verdict("not worse", GATE_FAILED,
                    "sanity check FAILED: the weakened pipeline is NOT visibly worse than the baseline on any "
-                   "ranking measure (every paired 95% interval reaches zero or above); this golden set may be too "
-                   f"small or too easy to tell a broken pipeline from a working one; exit code {GATE_FAILED}")
+                   f"ranking measure (none is below it with Holm's p < {ALPHA:g}; {held}); this golden set may be "
+                   f"too small or too easy to tell a broken pipeline from a working one; exit code {GATE_FAILED}")
+
+
+def sanity_family(weak: Rung) -> list[tuple[tuple[str, str], dict]]:
+    """The weakened rung's ranking measures with a delta, each with its Holm-adjusted p (``p_holm``, over these
+    measures as one family) and whether it shows the rung worse: a negative change with ``p_holm < ALPHA``."""
+    from assay.metrics.family import correct
+
+    tested = [(key, weak.deltas[key]) for key in RANKING if key in weak.deltas]
+    out = []
+    for (key, d), fam in zip(tested, correct([d["p_value"] for _, d in tested], ALPHA, "holm")):
+        out.append((key, {**d, "p_holm": fam["p_adjusted"], "worse": d["delta"] < 0 and fam["p_adjusted"] < ALPHA}))
+    return out
+
+
+def _p(v: float) -> str:
+    return "<0.001" if v < 0.001 else f"{v:.3f}"
 
 
 def _rules_verdict(weak: Rung) -> Verdict:
@@ -278,10 +316,15 @@ def to_json(rungs: list[Rung], rules=()) -> dict:
             "funnel": r.funnel,
             "gate": r.gate,
         })
+    weak = next(r for r in rungs if r.weakened)
+    # without rules, the family the check corrected over (Holm across the weakened rung's ranking measures)
+    family = [] if rules or weak.skipped else [
+        {"metric": m, "level": lvl, **{k: d[k] for k in ("delta", "ci_low", "ci_high", "p_value", "p_holm", "worse")}}
+        for (m, lvl), d in sanity_family(weak)]
     return {"rungs": out, "rules": [rule.text for rule in rules], "verdict": v.message,
             "sanity": {"status": v.status, "exit_code": v.exit_code, "caught": [r["rule"] for r in v.caught],
                        "lenient": [r["rule"] for r in v.lenient], "not_measured": [r["rule"] for r in v.unmeasured],
-                       "worse": v.worse}}
+                       "worse": v.worse, "alpha": ALPHA, "correction": "holm", "family": family}}
 
 
 def _cell(d: dict | None, fmt: str) -> str:
@@ -289,6 +332,11 @@ def _cell(d: dict | None, fmt: str) -> str:
     if d is None:
         return ""
     return "-" if "value" in d and d["value"] is None else fmt.format(**d)
+
+
+def _change(d: dict | None) -> str:
+    """A change with its interval and p; '' where not computed."""
+    return "" if d is None else f"{d['delta']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] p {_p(d['p_value'])}"
 
 
 def render(rungs: list[Rung], rules=()) -> str:
@@ -310,8 +358,7 @@ def render(rungs: list[Rung], rules=()) -> str:
         if r is rungs[0]:
             deltas.append([r.label] + ["baseline"] * len(HEADLINE))
         else:
-            deltas.append([r.label] + [_cell(r.deltas.get(k), "{delta:+.3f} [{ci_low:+.3f}, {ci_high:+.3f}]")
-                                       for k in HEADLINE])
+            deltas.append([r.label] + [_change(r.deltas.get(k)) for k in HEADLINE])
         funnel.append([r.label] + [str(r.funnel.get(k, 0)) for k in FUNNEL])
         gates.append([r.label] + [("PASS" if g["passed"] else "FAIL") + (" (fragile)" if g["fragile"] else "") +
                                   (" -" if g["value"] is None else f" {g['value']:.3f}") for g in r.gate])
@@ -319,7 +366,9 @@ def render(rungs: list[Rung], rules=()) -> str:
     parts = [f"Ablation ladder (values with 95% intervals; n = answerable questions; Abstain is over the "
              f"{no_answer} no_answer questions)", "",
              grid(["pipeline", "n"] + heads, values), "",
-             f"Delta against the first rung, {esc(rungs[0].label)}: paired bootstrap 95% interval over the same questions",
+             f"Change against the first rung, {esc(rungs[0].label)}, over the same questions: the 95% interval "
+             "inverts the paired test whose p follows it (sign-flip; exact McNemar for 0/1 measures), so it excludes "
+             "0 exactly when p < 0.05; p is not corrected here",
              "", grid(["pipeline"] + heads, deltas), "",
              "Loss funnel: where each answerable question lost every gold passage", "",
              grid(["pipeline"] + list(FUNNEL), funnel), ""]

@@ -79,8 +79,10 @@ PRESETS = {
             "faithfulness>=0.8"),
     # the top of the ranking (Success@3:doc), its order (nDCG@10:chunk) and its depth (R@10:chunk, the share of gold
     # passages in the top 10): a pipeline that returns too few results, like ablate's weakened rung (dense, top 3),
-    # can pass the first two and must fail the third, since R@10 of a top-3 list is its R@3
-    "retrieval": ("Success@3:doc>=0.75", "nDCG@10:chunk>=0.5", "R@10:chunk>=0.7"),
+    # can pass the first two and must fail the third, since R@10 of a top-3 list is its R@3. The bars pass sound
+    # pipelines on the demo and on SciFact (BM25, dense and hybrid: Success@3 0.68-0.93, R@10 0.754-0.845) and fail
+    # a top-3 cut on both (R@10 0.586-0.716); docs/ablate.md gives the figures
+    "retrieval": ("Success@3:doc>=0.7", "nDCG@10:chunk>=0.5", "R@10:chunk>=0.75"),
 }
 
 

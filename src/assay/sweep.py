@@ -12,9 +12,12 @@ point). A point whose results hold fewer tokens than the budget for some questio
 fill it (assay.metrics.fill): its row says so and the table names it below.
 The best point is the one with the highest selection measure (default
 SpanRecall@<budget>tok; ties go to fewer context tokens, then grid order). Every other
-point is tested against it, paired over questions (Fisher randomization for graded
-values, exact McNemar for 0/1 ones), Holm-adjusted across the points: a point whose
-adjusted p-value is at least alpha is statistically indistinguishable from the best.
+point is compared with it by the one paired inference `assay compare` and `assay regress`
+use (assay.metrics.inference): its change (point - best) over the same questions, the
+``1 - alpha`` interval and the p-value of one paired sign-flip test (exact McNemar for 0/1
+values), so the interval excludes 0 exactly when p < alpha. The p-values are
+Holm-adjusted across the other points: a point whose adjusted p-value is at least alpha
+is statistically indistinguishable from the best.
 The Pareto front is over (mean tokens the top k results occupy, SpanRecall@k): a point
 is on it when no other point reaches at least its recall with at most its tokens,
 strictly better in one of the two.
@@ -201,7 +204,6 @@ def table(warehouse, sweep_id: str) -> dict:
     from assay.metrics.compute import MetricRow
     from assay.metrics.registry import parse_measure
     from assay.metrics.stats import interval
-    from assay.metrics.significance import holm, paired_test
     from assay.units import describe
 
     spec = json.loads(warehouse.con.execute("SELECT spec FROM sweeps WHERE sweep_id = ?", [sweep_id]).fetchall()[0][0])
@@ -252,24 +254,12 @@ def table(warehouse, sweep_id: str) -> dict:
             **fill.fill(fill.available(warehouse, run_id), budget),
         })
     best = max(rows, key=lambda r: (r["select"]["value"], -r[f"tokens@{k}"], -r["point"]))
-    kind = "binary" if select.family.interval == "wilson" else "continuous"
     others = [r for r in rows if r is not best]
     qids = sorted(per_point[best["point"]])
-    raw = []
-    for r in others:
-        before = [per_point[best["point"]][q] for q in qids]
-        after = [per_point[r["point"]][q] for q in qids]
-        raw.append(paired_test(before, after, kind, seed=points[0][6])["p_value"])
-    for r, p, adj in zip(others, raw, holm(raw)):
-        r["p_value"], r["p_holm"] = p, adj
-        r["verdict"] = "indistinguishable" if adj >= spec["alpha"] else "worse"
-    best["verdict"], best["p_value"], best["p_holm"] = "best", None, None
+    _against_best(best, others, per_point, qids, spec["alpha"], seed=points[0][6])
     _detectable(others, per_point, best["point"], qids, spec["alpha"])
     for r in rows:
-        r["pareto"] = not any(
-            o is not r and o[f"SpanRecall@{k}"] >= r[f"SpanRecall@{k}"] and o[f"tokens@{k}"] <= r[f"tokens@{k}"]
-            and (o[f"SpanRecall@{k}"] > r[f"SpanRecall@{k}"] or o[f"tokens@{k}"] < r[f"tokens@{k}"])
-            for o in rows)
+        r["pareto"] = not any(_dominates(o, r, k) for o in rows if o is not r)
     return {"sweep_id": sweep_id, "spec": spec, "select": select.name, "n_questions": len(qids),
             "columns": [f"{m}:{lvl}" if lvl == "doc" else m for m, lvl in columns], "points": rows,
             "best": best["point"]}
@@ -283,6 +273,31 @@ def _detectable(others: list[dict], per_point: dict, best: int, qids: list, alph
     for r in others:
         found = paired_mdc([per_point[best][q] for q in qids], [per_point[r["point"]][q] for q in qids], alpha)
         r["mdc"], r["mdc_reason"] = found["mdc"], found["reason"]
+
+
+def _against_best(best: dict, others: list[dict], per_point: dict, qids: list, alpha: float, seed: int) -> None:
+    """Each other point's change on the selection measure against the best point (point - best), with the
+    ``1 - alpha`` interval and p-value of one paired inference (assay.metrics.inference; the interval excludes 0
+    exactly when p < alpha), the p-values Holm-adjusted across the other points; the verdict reads Holm's p."""
+    from assay.comparison import SAMPLES
+    from assay.metrics.family import correct
+    from assay.metrics.inference import infer
+
+    results = [infer([per_point[best["point"]][q] for q in qids], [per_point[r["point"]][q] for q in qids],
+                     alpha=alpha, seed=seed, samples=SAMPLES) for r in others]
+    for r, inf, fam in zip(others, results, correct([i.p_value for i in results], alpha, "holm")):
+        r.update({"change": inf.change, "change_ci_low": inf.low, "change_ci_high": inf.high, "test": inf.method,
+                  "p_value": inf.p_value, "p_holm": fam["p_adjusted"]})
+        r["verdict"] = "indistinguishable" if fam["p_adjusted"] >= alpha else "worse"
+    best.update({"verdict": "best", "change": None, "change_ci_low": None, "change_ci_high": None, "test": None,
+                 "p_value": None, "p_holm": None})
+
+
+def _dominates(o: dict, r: dict, k: int) -> bool:
+    """Point ``o`` has at least ``r``'s SpanRecall@k with at most its tokens@k, and is strictly better in one."""
+    recall, tokens = f"SpanRecall@{k}", f"tokens@{k}"
+    return (o[recall] >= r[recall] and o[tokens] <= r[tokens]
+            and (o[recall] > r[recall] or o[tokens] < r[tokens]))
 
 
 def _cell(row) -> dict:
@@ -316,33 +331,40 @@ def render(result: dict, fmt: str) -> str:
     from assay import escape, tables
 
     spec, k = result["spec"], result["spec"]["k"]
+    level = f"{1 - spec['alpha']:.0%}"
     heads = ["#", "point", "pipeline", "chunks", "tok/result"] + result["columns"] + \
-        [f"SpanRecall@{k}", f"tokens@{k}", "vs best", "pareto"]
+        [f"SpanRecall@{k}", f"tokens@{k}", f"change [{level} CI]", "vs best", "pareto"]
     body = []
     for r in result["points"]:
         if r["verdict"] == "best":
-            verdict = "BEST"
+            change, verdict = "", "BEST"
         else:
-            verdict = f"{'≈ best' if r['verdict'] == 'indistinguishable' else 'worse'} (p{_p(r['p_holm'])})"
+            change = f"{r['change']:+.3f} [{r['change_ci_low']:+.3f}, {r['change_ci_high']:+.3f}]"
+            verdict = (f"{'≈ best' if r['verdict'] == 'indistinguishable' else 'worse'} "
+                       f"(p{_p(r['p_value'])}, Holm{_p(r['p_holm'])})")
         tpr = "-" if r["tokens_per_result"] is None else f"{r['tokens_per_result']:.0f}"
         short = fill.MARK if fill.unfilled(r) else ""
         body.append([str(r["point"]), r["label"], r["pipeline"], str(r["n_chunks"]), tpr]
                     + [_ci(r["measures"][c]) + (f" {short}" if short and c.endswith("tok") else "")
                        for c in result["columns"]]
-                    + [f"{r[f'SpanRecall@{k}']:.3f}", f"{r[f'tokens@{k}']:.0f}", verdict, "*" if r["pareto"] else ""])
+                    + [f"{r[f'SpanRecall@{k}']:.3f}", f"{r[f'tokens@{k}']:.0f}", change, verdict,
+                       "*" if r["pareto"] else ""])
     said = (escape.markdown_cell if fmt == "markdown" else escape.terminal)(in_words["sentence"])
     lines = [said, ""]  # the verdict in words first
     lines += [f"sweep {escape.terminal(result['sweep_id'])}: {len(result['points'])} points, {result['n_questions']} answerable "
-              f"questions, context budget {spec['budget']} tokens, k {k}", "",
-              tables.render(heads, body, markdown=fmt == "markdown"), "",
-              f"best: point {result['best']} by {result['select']} (ties: fewer tokens@{k}). 'vs best': paired test "
-              f"on {result['select']} against the best point, Holm-adjusted across the "
-              f"{len(result['points']) - 1} other points; '≈ best' means p >= {spec['alpha']}: "
-              "statistically indistinguishable.",
-              f"pareto (*): no other point has at least its SpanRecall@{k} with at most its tokens@{k} "
-              f"(mean tokens the top {k} results occupy).",
-              "Chunk-level hit rates (Success@k, R@k at chunk level) are not in this table: they rise with "
-              "chunk size whatever the context costs (docs/chunking.md)."]
+             f"questions, context budget {spec['budget']} tokens, k {k}", "",
+             tables.render(heads, body, markdown=fmt == "markdown"), "",
+             f"best: point {result['best']} by {result['select']} (ties: fewer tokens@{k}, then the earlier point). "
+             f"'change': the point's {result['select']} minus the best point's, over the same questions, with the "
+             f"{level} interval that inverts the paired test beside it (sign-flip; exact McNemar for 0/1 values), so "
+             f"it excludes 0 exactly when p < {spec['alpha']}; 'Holm' corrects p over the "
+             f"{len(result['points']) - 1} other points; '≈ best' means Holm's p >= {spec['alpha']}: "
+             "statistically indistinguishable.",
+             f"pareto (*): no other point has at least its SpanRecall@{k} with at most its tokens@{k} "
+             f"(mean tokens the top {k} results occupy) and more recall or fewer tokens; points level on both "
+             "are both on it.",
+             "Chunk-level hit rates (Success@k, R@k at chunk level) are not in this table: they rise with "
+             "chunk size whatever the context costs (docs/chunking.md)."]
     lines += unreached(result)
     lines += [escape.terminal(line) for line in spec.get("skipped", [])]
     return "\n".join(lines) + "\n"
@@ -373,14 +395,16 @@ def _csv(result: dict) -> str:
     buf = io.StringIO()
     fields = ["sweep_id", "point", "run_id", "chunker", "size", "overlap", "pipeline", "n_chunks",
               "tokens_per_result", "measure", "value", "ci_low", "ci_high", "n", f"SpanRecall@{k}", f"tokens@{k}",
-              "verdict", "p_value", "p_holm", "pareto", *fill.FIELDS]
+              "verdict", "change", "change_ci_low", "change_ci_high", "test", "p_value", "p_holm", "pareto",
+              *fill.FIELDS]
     w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     w.writeheader()
     for r in result["points"]:
         for name, cell in r["measures"].items():
             row = {"sweep_id": result["sweep_id"], **{f: r[f] for f in ("point", "run_id", "chunker", "size",
                    "overlap", "pipeline", "n_chunks", "tokens_per_result", f"SpanRecall@{k}", f"tokens@{k}",
-                   "verdict", "p_value", "p_holm", "pareto")}, "measure": name, **cell,
+                   "verdict", "change", "change_ci_low", "change_ci_high", "test", "p_value", "p_holm", "pareto")},
+                   "measure": name, **cell,
                    **({f: r[f] for f in fill.FIELDS} if name.endswith("tok") else {})}  # the budget's rows only
             w.writerow({key: printed_csv_cell(v) for key, v in row.items()})
     return buf.getvalue()

@@ -105,6 +105,8 @@ def test_a_sweep(wh):
         cell = p["measures"]["SpanRecall@1000tok"]
         assert f"{cell['value']:.3f} [{cell['ci_low']:.3f}, {cell['ci_high']:.3f}]" in cells
         assert ("best" in tr.classes) == (p["verdict"] == "best")
+        if p["verdict"] != "best":  # the change against the best point, with the interval of its paired test
+            assert f"{p['change']:+.3f} [{p['change_ci_low']:+.3f}, {p['change_ci_high']:+.3f}]" in cells
     # the page opens with the verdict in words the JSON carries and the text output's first line says
     (said,) = [_norm(li.text()) for li in dom.find("section", id="summary").find_all("li")]
     assert said == _norm(expected["verdict"]["sentence"])

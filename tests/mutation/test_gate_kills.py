@@ -50,9 +50,9 @@ def test_the_table_marks_pass_fail_and_fragile_and_counts_them():
 
 def test_rules_from_takes_the_preset():
     rules = gate.rules_from({}, (), "retrieval")
-    assert [(r.text, r.source) for r in rules] == [("Success@3:doc>=0.75", "preset retrieval"),
+    assert [(r.text, r.source) for r in rules] == [("Success@3:doc>=0.7", "preset retrieval"),
                                                    ("nDCG@10:chunk>=0.5", "preset retrieval"),
-                                                   ("R@10:chunk>=0.7", "preset retrieval")]
+                                                   ("R@10:chunk>=0.75", "preset retrieval")]
 
 
 def test_parse_rule_defaults_and_errors_exactly():

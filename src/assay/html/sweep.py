@@ -24,7 +24,7 @@ def build(result: dict) -> str:
                    f"Each point's SpanRecall@{k} against the mean tokens its top {k} results occupy; the line joins "
                    "the Pareto front (no other point has at least its recall with at most its tokens).")
     heads = (["#", "point", "pipeline", "chunks", "tok/result"] + [e(c) for c in result["columns"]]
-             + [recall, tokens, "vs best", "p (Holm)", "pareto"])
+             + [recall, tokens, "change vs best", "vs best", "p", "p (Holm)", "pareto"])
     trs = []
     for p in result["points"]:
         cells = [str(p["point"]), f'<span class="mono">{e(p["label"])}</span>',
@@ -34,8 +34,11 @@ def build(result: dict) -> str:
                   f'{num(p["measures"][name]["ci_high"])}]</span>' + (budget_mark({**p, "n": result["n_questions"]}) if name.endswith("tok") else "")
                   for name in result["columns"]]
         verdict = {"best": "<b>best</b>", "indistinguishable": "&asymp; best"}.get(p["verdict"], "worse")
-        cells += [num(p[recall]), num(p[tokens], 0), verdict, _p(p["p_holm"]), "&#9733;" if p["pareto"] else ""]
-        tds = "".join(f"<td>{c}</td>" if i in (1, 2) or i == len(cells) - 3 else f'<td class="num">{c}</td>'
+        change = "" if p["change"] is None else (f'{p["change"]:+.3f} <span class="muted">[{p["change_ci_low"]:+.3f}, '
+                                                 f'{p["change_ci_high"]:+.3f}]</span>')
+        cells += [num(p[recall]), num(p[tokens], 0), change, verdict, _p(p["p_value"]), _p(p["p_holm"]),
+                  "&#9733;" if p["pareto"] else ""]
+        tds = "".join(f"<td>{c}</td>" if i in (1, 2) or i == len(cells) - 4 else f'<td class="num">{c}</td>'
                       for i, c in enumerate(cells))
         trs.append(f'<tr{attr("data-point", p["point"])}{attr("data-run", p["run_id"])}{budget_attr(p)}'
                    f'{" class=best" if p["verdict"] == "best" else ""}>{tds}</tr>')
@@ -46,9 +49,12 @@ def build(result: dict) -> str:
                    ("best point", f'{e(result["best"])}, by {e(result["select"])} (ties: fewer {e(tokens)})')])
     unreached = "".join(f'<p class="warn budget">{e(line)}</p>' for line in sweep.unreached(result))
     skipped = "".join(f'<p class="note">{e(line)}</p>' for line in spec.get("skipped", []))
-    note = (f'<p class="note">vs best: a paired test on {e(result["select"])} against the best point, Holm-adjusted '
-            f'across the {len(result["points"]) - 1} other points; &asymp; best means p &ge; {e(spec["alpha"])}: '
-            f"statistically indistinguishable. &#9733;: on the Pareto front of SpanRecall@{k} against tokens@{k}. "
+    note = (f'<p class="note">change vs best: the point\'s {e(result["select"])} minus the best point\'s, over the '
+            f'same questions, with the interval that inverts the paired test whose p follows (sign-flip; exact '
+            f'McNemar for 0/1 values), so it excludes 0 exactly when p &lt; {e(spec["alpha"])}; p (Holm) corrects p '
+            f'across the {len(result["points"]) - 1} other points; &asymp; best means p (Holm) &ge; '
+            f'{e(spec["alpha"])}: statistically indistinguishable. '
+            f"&#9733;: on the Pareto front of SpanRecall@{k} against tokens@{k}. "
             "Chunk-level hit rates are left out: they rise with chunk size whatever the context costs.</p>")
     from assay import verdict_text
 
