@@ -17,6 +17,7 @@ from assay.metrics.compute import evaluate, per_query
 from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
 from assay.runner import RunOptions, run
 from assay.sqlfiles import load_sql
+from assay.metrics import fill
 from assay.warehouse import Warehouse
 from conftest import MINI, ROOT
 from synthetic import QuerySpec, Synthetic, write_synthetic
@@ -41,14 +42,19 @@ def typed(rows):
 
 def expected_rows(wh, table, rec):
     """(column types, rows) the warehouse gives for one run: the SQL file, or the metric functions themselves."""
+    """The budget columns are metrics.fill's (their values against hand-counted tokens: tests/metrics/test_fill.py)."""
     if table == "per_query_metrics":
-        rows = [(rec.run_id, qid.split("|")[0], m.name, level, v, qid) for m in DEFAULT_MEASURES
-                for (qid, level), v in per_query(wh, rec.run_id, m, "final").items()]
+        tokens = fill.available(wh, rec.run_id)
+        rows = [(rec.run_id, qid.split("|")[0], m.name, level, v, qid,
+                 *(fill.fill(tokens, m.budget, [qid]) if m.budget else dict.fromkeys(fill.FIELDS)).values())
+                for m in DEFAULT_MEASURES for (qid, level), v in per_query(wh, rec.run_id, m, "final").items()]
         return None, rows
     if table == "metrics":
         rows = evaluate(wh, rec.run_id, DEFAULT_MEASURES, seed=rec.config["seed"],
                         samples=rec.config["bootstrap_samples"])
-        return None, [(rec.run_id, r.metric, r.level, r.slice, r.value, r.n, r.ci_low, r.ci_high) for r in rows]
+        marks = fill.annotate(wh, rec.run_id, [{"metric": r.metric, "slice": r.slice} for r in rows])
+        return None, [(rec.run_id, r.metric, r.level, r.slice, r.value, r.n, r.ci_low, r.ci_high,
+                       *(m[f] for f in fill.FIELDS)) for r, m in zip(rows, marks)]
     cur = wh.con.execute(load_sql(f"exports/{table}"), {"run_id": rec.run_id})
     return [str(d[1]) for d in cur.description], cur.fetchall()
 

@@ -20,12 +20,16 @@ from assay import __version__, jsonout
 from assay.errors import ConfigError, ExportError
 from assay.escape import csv_cell
 from assay.metrics.compute import evaluate, per_query, question_labels, question_of
+from assay.metrics import fill
 from assay.metrics.registry import DEFAULT_MEASURES
 
 FORMATS = ("parquet", "csv", "json", "trec")
 MANIFEST = "manifest.json"
 # Same default as the report, for runs stored before the configuration recorded it.
 DEFAULT_BOOTSTRAP_SAMPLES = 1000
+
+# Whether a row's context budget was filled (metrics.fill.FIELDS, in order); NULL for a measure without one.
+FILL_COLUMNS = tuple(zip(fill.FIELDS, ("BOOLEAN", "DOUBLE", "DOUBLE", "INTEGER")))
 
 # Every exported table, its columns in order and their SQL types. Tables with a file in
 # sql/exports/ come from that query; the metric tables are computed (see COMPUTED).
@@ -52,11 +56,11 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "per_query_metrics": (
         ("run_id", "VARCHAR"), ("query_id", "VARCHAR"), ("metric", "VARCHAR"), ("level", "VARCHAR"),
-        ("value", "DOUBLE"), ("unit", "VARCHAR"),
+        ("value", "DOUBLE"), ("unit", "VARCHAR"), *FILL_COLUMNS,
     ),
     "metrics": (
         ("run_id", "VARCHAR"), ("metric", "VARCHAR"), ("level", "VARCHAR"), ("slice", "VARCHAR"),
-        ("value", "DOUBLE"), ("n", "INTEGER"), ("ci_low", "DOUBLE"), ("ci_high", "DOUBLE"),
+        ("value", "DOUBLE"), ("n", "INTEGER"), ("ci_low", "DOUBLE"), ("ci_high", "DOUBLE"), *FILL_COLUMNS,
     ),
     "stage_attribution": (
         ("run_id", "VARCHAR"), ("query_id", "VARCHAR"), ("in_bm25", "INTEGER"), ("in_dense", "INTEGER"),
@@ -79,11 +83,16 @@ def _sql_rows(warehouse, name: str, table: str, run_id: str) -> list[tuple]:
 
 
 def _per_query_metrics(warehouse, run: dict, measures=DEFAULT_MEASURES) -> list[tuple]:
+    """A budgeted measure's rows say whether their question filled the budget (``metrics.fill`` over that one
+    question: ``questions_short`` 0 or 1); other rows hold NULL there."""
     rows, questions = [], set(question_labels(warehouse, run["run_id"]))
+    tokens = fill.available(warehouse, run["run_id"]) if any(m.budget for m in measures) else {}
     for measure in measures:
         values = per_query(warehouse, run["run_id"], measure, stage="final")
-        rows += [(run["run_id"], question_of(unit, questions), measure.name, level, value, unit)
-                 for (unit, level), value in sorted(values.items())]
+        for (unit, level), value in sorted(values.items()):
+            qid = question_of(unit, questions)
+            fields = fill.fill(tokens, measure.budget, [qid]) if measure.budget else dict.fromkeys(fill.FIELDS)
+            rows.append((run["run_id"], qid, measure.name, level, value, unit, *(fields[f] for f in fill.FIELDS)))
     return rows
 
 
@@ -91,7 +100,9 @@ def _metrics(warehouse, run: dict, measures=DEFAULT_MEASURES) -> list[tuple]:
     """Exactly what the report shows: the run's own seed and bootstrap sample count."""
     samples = json.loads(run["config"]).get("bootstrap_samples", DEFAULT_BOOTSTRAP_SAMPLES)
     rows = evaluate(warehouse, run["run_id"], measures, stage="final", seed=run["seed"], samples=samples)
-    return [(run["run_id"], r.metric, r.level, r.slice, r.value, r.n, r.ci_low, r.ci_high) for r in rows]
+    marked = fill.annotate(warehouse, run["run_id"], [{"metric": r.metric, "slice": r.slice} for r in rows])
+    return [(run["run_id"], r.metric, r.level, r.slice, r.value, r.n, r.ci_low, r.ci_high,
+             *(m[f] for f in fill.FIELDS)) for r, m in zip(rows, marked)]
 
 
 COMPUTED = {"per_query_metrics": _per_query_metrics, "metrics": _metrics}

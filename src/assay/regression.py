@@ -268,6 +268,7 @@ def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: st
     the others are counted in ``excluded``."""
     from assay import drop_test
     from assay.limits import TOLERANCE
+    from assay.metrics import fill
 
     if TOLERANCE.problem(tolerance):
         raise ConfigError(f"--tolerance {TOLERANCE.problem(tolerance)}")
@@ -298,6 +299,10 @@ def history(warehouse, pipeline: str, metric: str, level: str | None, slice_: st
                   if r["pipeline"] == pipeline and r["status"] != "complete"]
     for p in points:
         del p["seed"]
+        # Whether each run filled the measure's context budget over the slice's questions (metrics.fill): a run
+        # that could not is scored on a smaller context, so its point is not the budget's figure.
+        p.update(fill.for_run(warehouse, p["run_id"], measure.budget, slice_) if measure.budget
+                 else dict.fromkeys(fill.FIELDS))
     return {"pipeline": pipeline, "metric": measure.name, "level": level, "slice": slice_, "tolerance": tolerance,
             "points": points, "comparable_groups": len(groups),
             "lasting_drop": candidate if test and test["significant"] else None, "drop_test": test,
@@ -380,6 +385,7 @@ def _values_by_run(table) -> dict[str, list[float]]:
 
 def render_history(h: dict) -> str:
     from assay.escape import terminal as esc
+    from assay.metrics import fill
     from assay.tables import render as grid
 
     lines = [f"history of {h['metric']} ({h['level']}, slice {esc(h['slice'])}) for pipeline {esc(h['pipeline'])}"]
@@ -394,8 +400,13 @@ def render_history(h: dict) -> str:
     kinds = any(p.get("kind", "run") != "run" for p in h["points"])
     heads = ["run", "started"] + (["kind"] if kinds else []) + ["value", "95% CI", "n", ""]
     lines.append(grid(heads, [[p["run_id"], p["started_at"]] + ([p["kind"]] if kinds else [])
-                              + [f"{p['value']:.3f}", f"[{p['ci_low']:.3f}, {p['ci_high']:.3f}]", p["n"],
+                              + [f"{p['value']:.3f}" + (f" {fill.MARK}" if fill.unfilled(p) else ""),
+                                 f"[{p['ci_low']:.3f}, {p['ci_high']:.3f}]", p["n"],
                                  "#" * int(round(p["value"] * 40))] for p in h["points"]]))
+    short = fill.notes([{**p, "metric": h["metric"]} for p in h["points"]], lambda p: f"run {esc(p['run_id'])}: ")
+    if short:
+        lines += short + [f"{fill.MARK} a question whose results hold fewer tokens than the budget is scored on all "
+                          "of them: the figure is that of a smaller context."]
     d, t = h["lasting_drop"], h.get("drop_test")
     if d:
         lines.append(f"a lasting drop began at run {esc(d['run_id'])} ({d['value']:.3f}; best before it "

@@ -88,12 +88,15 @@ def test_run_values_are_the_ibis_values(demo):
 def test_history_regress_and_compare_read_the_same_either_way(demo, monkeypatch):
     wh, runs = demo
     drops = [(parse_measure("nDCG@10"), "chunk", 0.01), (parse_measure("Success@3"), "doc", 0.01)]
-    fast = ([history(wh, "bm25", m, lvl, s) for m, lvl in MEASURES for s in ("all", "form=gap")],
+    budgeted = [("SpanRecall@1000tok", "chunk"), ("Success@4000tok", "chunk")]  # history marks the unfilled budgets
+    fast = ([history(wh, "bm25", m, lvl, s) for m, lvl in MEASURES + budgeted for s in ("all", "form=gap")],
             compare(wh, runs[0], runs[1]), regress(wh, runs[2], "best", drops))
     monkeypatch.setattr(direct, "holds_duckdb", lambda source: False)
-    slow = ([history(wh, "bm25", m, lvl, s) for m, lvl in MEASURES for s in ("all", "form=gap")],
+    slow = ([history(wh, "bm25", m, lvl, s) for m, lvl in MEASURES + budgeted for s in ("all", "form=gap")],
             compare(wh, runs[0], runs[1]), regress(wh, runs[2], "best", drops))
     assert fast == slow
+    marks = [[p["budget_filled"] for p in h["points"]] for h in fast[0][-4:]]
+    assert marks[0] == [True, False, True] and marks[2] == [False, False, False]  # chunk 300 alone falls short of 1,000
 
 
 def _slices(labels, values):

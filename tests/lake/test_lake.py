@@ -145,6 +145,8 @@ def test_hive_partitioning_reads_the_run_id_in_the_file_once(both):
     ["report", "{a}", "{b}", "--format", "json"],
     ["report", "{b}", "-m", "nDCG@10", "-m", "SpanRecall@1000tok", "--format", "csv"],
     ["history", "--pipeline", "bm25", "--metric", "nDCG@10", "--format", "json"],
+    ["history", "--pipeline", "bm25", "--metric", "SpanRecall@4000tok"],
+    ["history", "--pipeline", "bm25", "--metric", "SpanRecall@1000tok", "--format", "json"],
     ["gate", "--rule", "Success@3:doc>=0.75", "--rule", "nDCG@10>=0.9"],
     ["regress", "--max-drop", "Success@1=0.01", "--max-drop", "nDCG@10:doc=0.01", "--format", "json"],
 ])

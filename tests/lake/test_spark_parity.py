@@ -151,3 +151,16 @@ def test_scifact_run_is_in_the_lake_and_scored_alike(lake, engines):
     on_duck, on_spark = per_question(duck, scifact, measure), per_question(spark, scifact, measure)
     assert len([k for k in on_duck if k[1] == "doc"]) == 300
     assert on_spark == pytest.approx(on_duck, abs=TOLERANCE)
+
+
+def test_history_marks_the_same_unfilled_budgets_on_duckdb_and_spark(engines):
+    """`lake history --engine spark` reads the tokens each list holds with the same SQL (reports/budget_tokens),
+    so each point says the same about its budget: here BM25's chunk 800 and 400 runs."""
+    from assay.metrics import fill
+    from assay.regression import history
+
+    duck, spark = engines
+    on_duck, on_spark = (history(engine, "bm25", "SpanRecall@4000tok", None) for engine in (duck, spark))
+    marks = [[{f: p[f] for f in ("run_id", *fill.FIELDS)} for p in h["points"]] for h in (on_duck, on_spark)]
+    assert marks[0] and marks[0] == marks[1]
+    assert any(fill.unfilled(p) for p in on_duck["points"])

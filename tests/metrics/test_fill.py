@@ -232,3 +232,86 @@ def test_regress_names_the_side_that_did_not_fill_a_guarded_budget(demo):
     assert set(budgets) == {"SpanRecall@1000tok"}  # nDCG@10 has no budget
     assert budgets["SpanRecall@1000tok"]["baseline"]["budget_filled"] is True
     assert budgets["SpanRecall@1000tok"]["candidate"]["questions_short"] == 56
+
+
+def test_history_marks_each_run_that_did_not_fill_the_budget_in_every_format(demo, tmp_path):
+    path, first, second = demo
+    base = ("history", "--pipeline", "bm25", "--warehouse", path)
+    text = invoke(*base, "--metric", "SpanRecall@4000tok").stdout.splitlines()
+    rows = {line.split()[0]: line for line in text if line.startswith((first, second))}
+    assert all(re.search(r" 0\.\d{3} ! +\[", row) for row in rows.values())  # both runs fall short of 4,000
+    assert f"! run {first}: {_expected_note(path, first, 4000)}" in text
+    assert f"! run {second}: {_expected_note(path, second, 4000)}" in text
+    assert next(line for line in text if line.startswith("! a question")).endswith("a smaller context.")
+
+    text = invoke(*base, "--metric", "SpanRecall@1000tok").stdout.splitlines()
+    rows = {line.split()[0]: line for line in text if line.startswith((first, second))}
+    assert "!" not in rows[first] and " ! " in rows[second]  # the demo fills 1,000 tokens; depth 3 does not
+    assert f"! run {second}: {_expected_note(path, second, 1000)}" in text
+    assert not any(line.startswith(f"! run {first}") for line in text)
+    assert not any(line.startswith("!") or " ! " in line for line in invoke(*base, "--metric", "nDCG@10").stdout.splitlines())
+
+    tokens = _by_hand(path, first)
+    mean = sum(tokens.values()) / 56
+    points = {p["run_id"]: p for p in json.loads(invoke(*base, "--metric", "SpanRecall@4000tok", "--format",
+                                                         "json").stdout)["points"]}
+    assert points[first]["budget_filled"] is False and points[first]["questions_short"] == 56
+    assert points[first]["tokens_available"] == pytest.approx(mean)
+    assert points[first]["shortfall"] == pytest.approx(4000 - mean)
+    points = {p["run_id"]: p for p in json.loads(invoke(*base, "--metric", "SpanRecall@1000tok", "--format",
+                                                         "json").stdout)["points"]}
+    assert (points[first]["budget_filled"], points[first]["shortfall"], points[first]["questions_short"]) == \
+        (True, 0.0, 0)
+    assert (points[second]["budget_filled"], points[second]["questions_short"]) == (False, 56)
+    gap = json.loads(invoke(*base, "--metric", "SpanRecall@4000tok", "--slice", "form=gap", "--format",
+                            "json").stdout)["points"]
+    assert [p["questions_short"] for p in gap] == [p["n"] for p in gap] == [24, 24]  # the slice's own questions
+    plain = json.loads(invoke(*base, "--metric", "nDCG@10", "--format", "json").stdout)["points"]
+    assert all(p[f] is None for p in plain for f in fill.FIELDS)
+
+    pytest.importorskip("altair", reason="the html extra is not installed")
+    out = tmp_path / "h.html"
+    invoke(*base, "--metric", "SpanRecall@1000tok", "--format", "html", "-o", out)
+    page = out.read_text()
+    assert f'<tr data-run="{first}" data-budget="filled">' in page
+    assert f'<tr data-run="{second}" data-budget="not filled" class=drop>' in page  # the drop's row, marked too
+    assert f'<p class="warn budget">! run {second}: {_expected_note(path, second, 1000)}</p>' in page
+    assert f"run {first}: SpanRecall" not in page
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
+def test_export_carries_the_fields_on_budgeted_rows_and_nulls_elsewhere(demo, tmp_path, fmt):
+    import duckdb
+
+    path, first, _ = demo
+    out = tmp_path / "export"
+    assert invoke("export", first, "-m", "SpanRecall@4000tok", "--format", fmt, "--out", out,
+                  "--warehouse", path).exit_code == 0
+    con = duckdb.connect()
+
+    def read(table):
+        source = {"parquet": f"read_parquet('{out}/{table}/*/*.parquet')", "csv": f"read_csv('{out}/{table}.csv')",
+                  "json": f"read_json('{out}/{table}.jsonl')"}[fmt]
+        cur = con.execute(f"SELECT * FROM {source}")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    tokens = _by_hand(path, first)
+    mean = sum(tokens.values()) / 56
+    metrics = {(r["metric"], r["slice"]): r for r in read("metrics") if r["level"] == "chunk"}
+    short = metrics[("SpanRecall@4000tok", "all")]
+    assert (short["budget_filled"], short["questions_short"]) == (False, 56)
+    assert (short["tokens_available"], short["shortfall"]) == (pytest.approx(mean), pytest.approx(4000 - mean))
+    assert metrics[("SpanRecall@4000tok", "form=gap")]["questions_short"] == 24
+    filled = metrics[("SpanRecall@1000tok", "all")]
+    assert (filled["budget_filled"], filled["shortfall"], filled["questions_short"]) == (True, 0.0, 0)
+    assert all(metrics[("nDCG@10", "all")][f] is None for f in fill.FIELDS)
+
+    per_query = read("per_query_metrics")
+    four = [r for r in per_query if r["metric"] == "SpanRecall@4000tok" and r["level"] == "chunk"]
+    assert {r["query_id"]: r["tokens_available"] for r in four} == tokens  # each row its own question's tokens
+    assert all((r["budget_filled"], r["shortfall"], r["questions_short"]) == (False, 4000 - tokens[r["query_id"]], 1)
+               for r in four)
+    one = [r for r in per_query if r["metric"] == "SpanRecall@1000tok"]
+    assert one and all((r["budget_filled"], r["shortfall"], r["questions_short"]) == (True, 0, 0) for r in one)
+    assert all(r[f] is None for r in per_query if r["metric"] == "nDCG@10" for f in fill.FIELDS)

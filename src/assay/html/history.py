@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from assay.html import charts
 from assay.html.page import attr, document, e, facts, figure, num
+from assay.html.run import budget_attr, budget_mark, budget_warnings
 
 
 def build(h: dict) -> str:
@@ -37,17 +38,19 @@ def build(h: dict) -> str:
     incomplete = "".join(f'<p class="note">run <span class="mono">{e(r["run_id"])}</span> has status '
                          f'{e(r["status"])} ({e(r["reason"])}): no metrics, not shown.</p>' for r in h["incomplete"])
     trs = "".join(
-        f'<tr{attr("data-run", p["run_id"])}{" class=drop" if i == drop_at else ""}><td class="num">{i + 1}</td>'
-        f'<td class="mono">{e(p["run_id"])}</td><td>{e(p["started_at"])}</td><td class="value">{num(p["value"])}</td>'
+        f'<tr{attr("data-run", p["run_id"])}{budget_attr(p)}{" class=drop" if i == drop_at else ""}>'
+        f'<td class="num">{i + 1}</td><td class="mono">{e(p["run_id"])}</td><td>{e(p["started_at"])}</td>'
+        f'<td class="value">{num(p["value"])}{budget_mark(p)}</td>'
         f'<td class="ci-low">{num(p["ci_low"])}</td><td class="ci-high">{num(p["ci_high"])}</td>'
         f'<td class="num">{p["n"]}</td><td>{"lasting drop began" if i == drop_at else ""}</td></tr>'
         for i, p in enumerate(points))
+    short = budget_warnings([{**p, "metric": h["metric"]} for p in points], lambda p: f"run {p['run_id']}: ")
     about = facts([("pipeline", f'<span class="mono">{e(h["pipeline"])}</span>'),
                    ("measure", f'<span class="mono">{e(h["metric"])}</span>, {e(h["level"])} level'),
                    ("slice", f'<span class="mono">{e(h["slice"])}</span>'), ("runs", str(len(points)))])
     body = (f'<h1>assay history: <span class="mono">{e(h["metric"])}</span> of '
             f'<span class="mono">{e(h["pipeline"])}</span></h1>'
-            f'<section id="header"><h2>History</h2>{about}{groups}{incomplete}<p>{verdict}</p></section>'
+            f'<section id="header"><h2>History</h2>{about}{groups}{incomplete}{short}<p>{verdict}</p></section>'
             f'<section id="history-section"><h2>Over time</h2>{chart}<div class="wide"><table id="history">'
             "<thead><tr><th class=num>#</th><th>run</th><th>started</th><th class=num>value</th>"
             "<th class=num>95% low</th><th class=num>95% high</th><th class=num>n</th><th></th></tr></thead>"
