@@ -18,8 +18,6 @@ CORRECTIONS = ("holm", "bonferroni", "none")
 
 def correct(p_values: list[float], alpha: float, method: str = "holm") -> list[dict]:
     """Per p-value: ``{"level", "p_adjusted", "rejected"}``, in the order given."""
-    from assay.metrics.significance import holm
-
     if method not in CORRECTIONS:
         raise ValueError(f"unknown correction {method!r}; choose one of: {', '.join(CORRECTIONS)}")
     m = len(p_values)
@@ -36,3 +34,27 @@ def correct(p_values: list[float], alpha: float, method: str = "holm") -> list[d
                 stopped = alpha / (m - rank)
             levels[i] = alpha / (m - rank) if stopped is None else stopped
     return [{"level": lv, "p_adjusted": adj, "rejected": p < lv} for p, lv, adj in zip(p_values, levels, adjusted)]
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values, in the order given.
+
+    With the m p-values sorted ascending, ``p_(0) <= ... <= p_(m-1)``::
+
+        adj_(i) = max_{j <= i} min(1, (m - j) * p_(j))      (j 0-based)
+
+    The adjusted values are monotone in the sorted order and capped at 1;
+    rejecting where ``adj <= alpha`` is Holm's step-down procedure at level
+    alpha. Equal p-values get equal adjusted values.
+    """
+    m = len(p_values)
+    for i, p in enumerate(p_values):
+        if not 0.0 <= p <= 1.0:  # also refuses NaN
+            raise ValueError(f"p-value at index {i} is {p!r}; p-values lie in [0, 1]")
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted

@@ -37,7 +37,8 @@ POWER = 0.80
 def minimum_detectable_change(sd: float, n: int, alpha: float = 0.05, power: float = POWER, sides: int = 2) -> dict:
     """``{"mdc", "n", "sd", "alpha", "power", "sides", "reason"}``: the MDC (None, and ``reason`` why, when there is
     none) of a paired test of n questions whose changes have standard deviation ``sd``."""
-    from assay.metrics.stats import _normal_and_t
+    # special's t quantile is plain Python (scipy's to 5e-15): a report's verdict loads no numpy (tests/test_startup.py)
+    from assay.metrics.special import stdtrit
 
     if sides not in (1, 2):
         raise ValueError(f"sides must be 1 or 2, got {sides!r}")
@@ -52,7 +53,6 @@ def minimum_detectable_change(sd: float, n: int, alpha: float = 0.05, power: flo
     elif sd is None or not math.isfinite(sd) or sd <= 0.0:
         out["reason"] = "the per-question changes do not vary, so they give no estimate of the noise"
     else:
-        stdtrit = _normal_and_t()[2]
         df = n - 1
         out["mdc"] = float((stdtrit(df, 1.0 - alpha / sides) + stdtrit(df, power)) * sd / math.sqrt(n))
     return out

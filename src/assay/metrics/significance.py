@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from assay.metrics.family import holm  # noqa: F401  (its home is family.py: Holm needs no numpy)
+
 EXACT_MAX_N = 16
 """Up to this many questions the randomization test enumerates all 2**n sign patterns."""
 
@@ -196,30 +198,6 @@ def mcnemar_exact(before, after) -> dict:
         term = term * (n - i) // (i + 1)
     # int / int is correctly rounded in Python, however large the operands.
     return {"b": lost, "c": won, "p_value": min(1.0, (2 * tail) / (1 << n))}
-
-
-def holm(p_values: list[float]) -> list[float]:
-    """Holm-Bonferroni adjusted p-values, in the order given.
-
-    With the m p-values sorted ascending, ``p_(0) <= ... <= p_(m-1)``::
-
-        adj_(i) = max_{j <= i} min(1, (m - j) * p_(j))      (j 0-based)
-
-    The adjusted values are monotone in the sorted order and capped at 1;
-    rejecting where ``adj <= alpha`` is Holm's step-down procedure at level
-    alpha. Equal p-values get equal adjusted values.
-    """
-    m = len(p_values)
-    for i, p in enumerate(p_values):
-        if not 0.0 <= p <= 1.0:  # also refuses NaN
-            raise ValueError(f"p-value at index {i} is {p!r}; p-values lie in [0, 1]")
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 def _binary(before, after, seed: int, samples: int) -> dict:
