@@ -128,14 +128,14 @@ def test_ablate_rung_intervals_use_1000_resamples(tmp_path):
     """Kills: `assay ablate` measuring its rungs with any count but 1000 (a changed default of bootstrap_mean,
     or a count passed in): each graded measure's interval on a rung equals bootstrap_mean with an explicit 1000
     over the rung's per-question values, on a real warehouse with graded values (relevant chunk at ranks 1-10)."""
-    from assay.ablation import Rung, _measure_rung
+    from assay.ablation import Rung, measure_rung
     from verdict_runs import write_ranks
 
     ranks = [(i * 7) % 11 for i in range(32)]  # 0 (not found) to 10
     with Warehouse.open(tmp_path / "w.duckdb") as wh:
         write_ranks(wh, "graded", ranks)
         rung = Rung("synthetic", "graded", run_id="graded")
-        _measure_rung(wh, rung, seed=0)
+        measure_rung(wh, rung, seed=0)
     m = rung.metrics[("nDCG@10", "chunk")]  # the ladder's graded measure (the others are 0/1 here: Wilson)
     values = [m["per_query"][q] for q in sorted(m["per_query"])]
     assert len(values) == 32 and len(set(values)) == 11  # 1 / log2(rank + 1) for ranks 1-10, and 0

@@ -71,7 +71,9 @@ def read(path, sweep_id="sweep-test") -> dict:
 def printed(path) -> list[str]:
     out = CliRunner().invoke(cli, ["report", "--sweep", "latest", "--warehouse", str(path)], catch_exceptions=False)
     assert out.exit_code == 0, out.output
-    return out.stdout.splitlines()
+    lines = out.stdout.splitlines()
+    assert lines[1] == "" and lines[2].startswith("sweep ")  # the verdict in words, then the table's own lines
+    return lines[2:]
 
 
 # -- the best point: ties on the selection measure go to fewer tokens@k, then to the earlier point -------------
@@ -98,7 +100,8 @@ def test_a_tie_on_the_selection_measure_goes_to_fewer_tokens_then_the_earlier_po
     best = result["points"][1]  # compared with nothing: every figure of the comparison is absent, not 0
     assert [best[f] for f in ("change", "change_ci_low", "change_ci_high", "test", "p_value", "p_holm")] == [None] * 6
     lines = printed(tied)
-    assert lines[-3].startswith("best: point 2 by SpanRecall@1000tok (ties: fewer tokens@5, then the earlier point)")
+    assert next(line for line in lines if line.startswith("best: ")).startswith(
+        "best: point 2 by SpanRecall@1000tok (ties: fewer tokens@5, then the earlier point)")
     assert lines[5].split()[:2] == ["2", "synthetic"] and "BEST" in lines[5]
 
 
