@@ -213,3 +213,23 @@ def test_the_headline_is_the_first_measure_asked_for_else_the_fixed_order():
     # runs that rank different units: the document level of the measure asked for first
     doc = verdict_text.pick(rows, ["nDCG@10"], verdict_text.UNITS_DIFFER)
     assert (doc["metric"], doc["level"]) == ("nDCG@10", "doc")
+
+
+def test_compare_names_other_changes_that_survive_the_tables_correction():
+    """The headline (Success@3 doc) cannot be told apart, but the table holds a change that survives Holm: the
+    sentence names it, so it never reads as "nothing changed" over a table that shows a significant change."""
+    def row(metric, level, delta, p_holm):
+        return {"metric": metric, "level": level, "slice": "all", "n": 56, "a": 0.5, "b": 0.5 + delta,
+                "delta": delta, "ci_low": delta - 0.01, "ci_high": delta + 0.01, "p_value": p_holm / 3,
+                "p_holm": p_holm, "n_tests": 3, "test": "sign-flip", "sd_change": 0.1, "mdc": 0.04, "mdc_reason": None}
+    head = {**row("Success@3", "doc", 0.0, 1.0), "ci_low": -0.1, "ci_high": 0.1}
+    kept = row("SpanPrecision@10", "chunk", 0.013, 0.005)
+    undone = row("nDCG@10", "chunk", 0.05, 0.06)  # significant alone, not once corrected: not named
+    v = verdict_text.compare({"rows": [head, kept, undone], "alpha": 0.05})
+    assert v["direction"] == "no detectable difference"
+    assert v["sentence"].endswith(" Elsewhere in the table, 1 other change survives Holm's correction: "
+                                  "SpanPrecision@10 (chunk) +0.013 (Holm p = 0.005).")
+    assert v["also_significant"] == [{"measure": "SpanPrecision@10", "level": "chunk", "change": 0.013,
+                                      "ci_low": pytest.approx(0.003), "ci_high": pytest.approx(0.023), "p_adjusted": 0.005}]
+    v = verdict_text.compare({"rows": [head, undone], "alpha": 0.05})
+    assert "Elsewhere" not in v["sentence"] and v["also_significant"] == []

@@ -147,7 +147,21 @@ def compare(result: dict) -> dict | None:
         return None
     slices = [r for r in result["rows"] if (r["metric"], r["level"]) == (head["metric"], head["level"])]
     family = {"correction": "holm", "size": head.get("n_tests"), "p_adjusted": head.get("p_holm")}
-    return comparison(head, "A", "B", slices, family, result.get("alpha", 0.05))
+    alpha = result.get("alpha", 0.05)
+    verdict = comparison(head, "A", "B", slices, family, alpha)
+    # the headline is one measure of the table: any other whose change survives the table's correction is named,
+    # so the sentence never reads "cannot be told apart" over a table that shows a significant change
+    others = [r for r in overall if r is not head and r.get("p_holm") is not None and r["p_holm"] < alpha]
+    verdict["also_significant"] = [{"measure": r["metric"], "level": r["level"], "change": r["delta"],
+                                    "ci_low": r["ci_low"], "ci_high": r["ci_high"], "p_adjusted": r["p_holm"]}
+                                   for r in others]
+    if others:
+        named = [f"{label(r['metric'], r['level'])} {r['delta']:+.3f} (Holm {_p(r['p_holm'])})" for r in others[:3]]
+        more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+        verdict["sentence"] += (f" Elsewhere in the table, {len(others)} other change{'s' if len(others) > 1 else ''} "
+                                f"{'survive' if len(others) > 1 else 'survives'} Holm's correction: "
+                                f"{', '.join(named)}{more}.")
+    return verdict
 
 
 # -- one run (report) ------------------------------------------------------------------------
