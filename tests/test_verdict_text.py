@@ -233,3 +233,14 @@ def test_compare_names_other_changes_that_survive_the_tables_correction():
                                       "ci_low": pytest.approx(0.003), "ci_high": pytest.approx(0.023), "p_adjusted": 0.005}]
     v = verdict_text.compare({"rows": [head, undone], "alpha": 0.05})
     assert "Elsewhere" not in v["sentence"] and v["also_significant"] == []
+
+
+def test_a_run_at_rank_1_says_first_not_top_1():
+    head = {"metric": "Success@1", "level": "doc", "slice": "all", "value": 0.5, "n": 10, "ci_low": 0.2,
+            "ci_high": 0.8}
+    v = verdict_text.run([head], head, None)
+    assert v["sentence"].startswith("Of the 10 answerable questions, 5 had a relevant document first (50%; 95% "
+                                    "interval 20% to 80%)")
+    chunk = {**head, "level": "chunk"}
+    assert "5 had a relevant chunk (one overlapping a gold passage) first (50%;" in verdict_text.run(
+        [chunk], chunk, None)["sentence"]

@@ -174,7 +174,8 @@ def _rate_k(metric: str) -> int | None:
         m = parse_measure(metric)
     except ConfigError:  # a name the registry does not know (a user's measure since removed): said as a number
         return None
-    return m.cutoff if m.family.interval == "wilson" and m.cutoff is not None and m.budget is None else None
+    # only Success says "a relevant result in the top k": a user's 0/1 measure (Hits@1) is said as a number
+    return m.cutoff if m.family.name == "Success" and m.cutoff is not None and m.budget is None else None
 
 
 def pct(v: float) -> str:
@@ -195,8 +196,9 @@ def hits(row: dict) -> int:
 
 def _what(level: str, k: int) -> str:
     if level == "doc":
-        return f"a relevant document among their top {k} documents"
-    return f"a relevant chunk (one overlapping a gold passage) in their top {k} results"
+        return "a relevant document first" if k == 1 else f"a relevant document among their top {k} documents"
+    return ("a relevant chunk (one overlapping a gold passage) first" if k == 1
+            else f"a relevant chunk (one overlapping a gold passage) in their top {k} results")
 
 
 def run(rows: list[dict], head: dict | None, mdc: dict | None) -> dict | None:
