@@ -88,7 +88,9 @@ def wh(request, path):
 
 def point(run_id, minute, value, n, low, high):
     return {"run_id": run_id, "started_at": f"2026-01-01T00:0{minute}:00", "kind": "run", "judgments_hash": "j" * 64,
-            "corpus_hash": "c" * 64, "value": value, "n": n, "ci_low": low, "ci_high": high}
+            "corpus_hash": "c" * 64, "value": value, "n": n, "ci_low": low, "ci_high": high,
+            # Success@1 has no context budget: the fill fields (assay.metrics.fill) are null
+            "budget_filled": None, "tokens_available": None, "shortfall": None, "questions_short": None}
 
 
 # Wilson intervals (Success@1 is a proportion) of 4/8, 8/8, 6/8 and 5/8; of 2/4, 4/4 and 3/4 in the slice
