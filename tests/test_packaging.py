@@ -130,7 +130,7 @@ def test_init_run_report_gate_in_a_new_project(venv, tmp_path):
     assert (project / "warehouse" / "assay.duckdb").is_file()
     report = _assay(venv, project, "report")
     assert report.returncode == 0, report.stderr
-    assert report.stdout.startswith(f"run {run_id}  pipeline bm25")
+    assert report.stdout.splitlines()[2].startswith(f"run {run_id}  pipeline bm25")  # under the verdict in words
     assert "nDCG@10" in report.stdout and "95% CI" in report.stdout
     as_json = json.loads(_assay(venv, project, "report", "--format", "json").stdout)
     assert as_json  # the same report, machine-readable

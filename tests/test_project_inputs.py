@@ -53,7 +53,7 @@ def test_run_report_gate_and_judgments_need_no_flags_in_a_project(made):
     out = invoke("report", "--format", "json")
     assert out.exit_code == 0 and json.loads(out.stdout)["run"]["run_id"] == run_id, out.output
     out = invoke("gate")
-    assert out.exit_code == 0 and out.stdout.startswith(f"gate on run {run_id}\n"), out.output
+    assert out.exit_code == 0 and f"\n\ngate on run {run_id}\n" in out.stdout, out.output  # under the verdict
     out = invoke("judgments", "check")
     assert out.exit_code == 0 and "2 questions" in out.stdout, out.output
     out = invoke("judgments", "fmt", "--check")

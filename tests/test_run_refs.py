@@ -113,7 +113,7 @@ def test_every_command_that_names_a_run_takes_every_form(four_runs):
     out = invoke("compare", "latest~2", "ff33", "--format", "json", "--warehouse", w)
     assert out.exit_code == 0 and IDS[0] in out.stdout and IDS[3] in out.stdout, out.output
     out = invoke("gate", "latest~3", "--rule", "AP>=0", "--warehouse", w)
-    assert out.exit_code == 0 and out.stdout.startswith(f"gate on run {IDS[0]}\n"), out.output
+    assert out.exit_code == 0 and f"\n\ngate on run {IDS[0]}\n" in out.stdout, out.output  # under the verdict
     out = invoke("gate", "previous", "--rule", "AP>=0", "--warehouse", w)  # every run counts: the failed one
     assert out.exit_code == 8 and out.stderr.startswith(f"error: run {IDS[2]} has status failed"), out.output
     out = invoke("regress", "latest", "--baseline", "latest~3", "--max-drop", "AP=0.5", "--format", "json",

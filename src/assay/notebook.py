@@ -15,7 +15,8 @@ from __future__ import annotations
 from assay.escape import html
 
 # the columns of Evaluation.to_arrow(), in order: the run id, then the report's metric rows
-EVALUATION_COLUMNS = ("run_id", "metric", "level", "slice", "value", "n", "ci_low", "ci_high")
+EVALUATION_COLUMNS = ("run_id", "metric", "level", "slice", "value", "n", "ci_low", "ci_high",
+                      "budget_filled", "tokens_available", "shortfall", "questions_short")  # assay.metrics.fill
 SHOWN_QUERIES = 50  # per-query rows Scores shows in a notebook; to_pandas() and to_arrow() have them all
 _STYLE = "font-variant-numeric: tabular-nums"
 
@@ -57,10 +58,12 @@ class Evaluation(dict):
         import pyarrow as pa
 
         rows = self["report"]["metrics"]
-        types = {"value": pa.float64(), "n": pa.int64(), "ci_low": pa.float64(), "ci_high": pa.float64()}
+        types = {"value": pa.float64(), "n": pa.int64(), "ci_low": pa.float64(), "ci_high": pa.float64(),
+                 "budget_filled": pa.bool_(), "tokens_available": pa.float64(), "shortfall": pa.float64(),
+                 "questions_short": pa.int64()}
         columns = {"run_id": pa.array([self["run_id"]] * len(rows), pa.string())}
         for key in EVALUATION_COLUMNS[1:]:
-            columns[key] = pa.array([r[key] for r in rows], types.get(key, pa.string()))
+            columns[key] = pa.array([r.get(key) for r in rows], types.get(key, pa.string()))
         return pa.table(columns)
 
     def to_pandas(self):
