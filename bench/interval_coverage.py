@@ -374,14 +374,7 @@ def main(argv=None) -> int:
             out.append(f"| {n} | " + "; ".join(f"p = {p}: {c:.3f}, {r:.2f}x" for p, c, r in cells) + " |")
         out.append(f"\nFrom n = {start} on (assay switches at {PLAIN_FROM}): coverage {lowest_cov:.4f} ... "
                    f"{highest_cov:.4f} in every cell, at most {ratio:.3f}x the narrowest.")
-        out.append(f"\n{time.perf_counter() - started:.0f} s")
-        text = "\n".join(out) + "\n"
-        if args.out:
-            args.out.write_text(text)
-            print(f"wrote {args.out}")
-        else:
-            print(text)
-        return 0
+        return _emit(out, started, args.out)
 
     gcells = graded_cells(ns, reps, args.seed)
     names = list(graded_distributions())
@@ -391,11 +384,16 @@ def main(argv=None) -> int:
     for min_n in (2, 5, 50):
         out.append(f"\nSummary, graded, n >= {min_n}:\n")
         out.append(summary(gcells, [(d, n) for d in names for n in ns], gmethods, min_n=min_n))
+    return _emit(out, started, args.out)
+
+
+def _emit(out: list[str], started: float, path) -> int:
+    """The tables with the run time, to ``path`` (--out) or stdout."""
     out.append(f"\n{time.perf_counter() - started:.0f} s")
     text = "\n".join(out) + "\n"
-    if args.out:
-        args.out.write_text(text)
-        print(f"wrote {args.out}")
+    if path:
+        path.write_text(text)
+        print(f"wrote {path}")
     else:
         print(text)
     return 0

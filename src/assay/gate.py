@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from assay.errors import ConfigError, UsageError
 from assay.metrics import fill
 from assay.metrics.compute import SLICE_FIELDS, evaluate, question_labels
+from assay.metrics.family import NAMES as CORRECTION_NAMES
 from assay.metrics.registry import MEASURE_TEXT, parse_measure
 
 GATE_FAILED = 6
@@ -134,9 +135,6 @@ def check_slices(warehouse, run_id: str, rules: list[Rule]) -> None:
     if unknown:
         named = "; ".join(f"{r.text} ({r.source}): no such slice {r.slice!r}" for r in unknown)
         raise UsageError(f"{named}; run {run_id} has the slices {', '.join(known)}")
-
-
-CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no correction"}
 
 
 def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int, alpha: float = 0.05,

@@ -210,7 +210,8 @@ def render_regress(result: dict) -> str:
         row += [_p(c["p_value"]), _p(c["p_adjusted"])] if significance else [_p(c["p_value"])]
         rows.append(row + [c["n"]])
     n = sum(c["regressed"] for c in result["checks"])
-    names = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no correction"}
+    from assay.metrics.family import NAMES as names
+
     if significance:
         rule = (f"significance mode: a check fails when its change (candidate - baseline) is significantly below "
                 f"its floor (-allowance): one-sided paired test, {names[result['correction']]} over "

@@ -260,7 +260,8 @@ def regress(result: dict) -> dict:
     size = result["family_size"]
     where = "" if head["slice"] == "all" else f" in {head['slice']} questions"
     what = f"{label(head['metric'], head['level'])}{where}"
-    names = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no correction"}
+    from assay.metrics.family import NAMES as names
+
     move = f"from {head['a']:.3f} to {head['b']:.3f}"
     if significance:
         adjusted = "" if result["correction"] == "none" else f", {head['p_adjusted']:.3f} after the correction"

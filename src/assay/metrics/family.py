@@ -14,6 +14,8 @@ rejected:
 from __future__ import annotations
 
 CORRECTIONS = ("holm", "bonferroni", "none")
+NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no correction"}
+"""How gate, regress and their verdicts name each correction."""
 
 
 def correct(p_values: list[float], alpha: float, method: str = "holm") -> list[dict]:
