@@ -172,27 +172,26 @@ def ablate(warehouse, corpus_dir, judgments_path, options, progress=None, ladder
         return rungs
     for rung in rungs[1:]:
         if not rung.skipped:
-            measure_deltas(base, rung, seed=options.seed or 0)
+            measure_deltas(base, rung)
     return rungs
 
 
-def measure_deltas(base: Rung, rung: Rung, seed: int) -> None:
+def measure_deltas(base: Rung, rung: Rung) -> None:
     """``rung.deltas``: each measure's change against ``base`` over the questions both have values for."""
     for key, m in rung.metrics.items():
         b = base.metrics[key]
         qids = sorted(set(b["per_query"]) & set(m["per_query"]))
         if b["value"] is None or m["value"] is None or not qids:
             continue
-        rung.deltas[key] = paired_change([b["per_query"][q] for q in qids], [m["per_query"][q] for q in qids], seed)
+        rung.deltas[key] = paired_change([b["per_query"][q] for q in qids], [m["per_query"][q] for q in qids])
 
 
-def paired_change(before: list[float], after: list[float], seed: int) -> dict:
+def paired_change(before: list[float], after: list[float]) -> dict:
     """The change ``after - before`` over the same questions, with the 95% interval and p-value of one paired
     inference (assay.metrics.inference): the interval excludes 0 exactly when p < 0.05."""
-    from assay.comparison import SAMPLES
     from assay.metrics.inference import infer
 
-    inf = infer(before, after, alpha=ALPHA, seed=seed, samples=SAMPLES)
+    inf = infer(before, after, alpha=ALPHA)
     return {"delta": inf.change, "ci_low": inf.low, "ci_high": inf.high, "p_value": inf.p_value, "test": inf.method}
 
 

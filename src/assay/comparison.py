@@ -16,8 +16,6 @@ import json
 from assay.errors import AssayError
 from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
 
-SAMPLES = 10000
-"""Random sign patterns of a paired test that cannot be enumerated exactly (assay.metrics.inference)."""
 
 ALPHA = 0.05
 """The level of compare's two-sided intervals: a 95% interval that excludes 0 exactly when p < 0.05."""
@@ -79,7 +77,7 @@ def metric_kind(measure) -> str:
     return "binary" if measure.family.interval == "wilson" else "continuous"
 
 
-def paired_tests(warehouse, a: dict, b: dict, measures, slices: bool, seed: int) -> list[dict]:
+def paired_tests(warehouse, a: dict, b: dict, measures, slices: bool) -> list[dict]:
     """One row per (metric, level, slice): both values, delta, paired interval and paired test.
 
     The p-values are not adjusted: the caller decides which tests form one family for Holm. The pairs come from
@@ -92,7 +90,7 @@ def paired_tests(warehouse, a: dict, b: dict, measures, slices: bool, seed: int)
         if as_all:
             row = dict(overall[(measure.name, level)], slice=name)
         else:
-            row = inference_row(before, after, seed)
+            row = inference_row(before, after)
             row = {"metric": measure.name, "level": level, "slice": name, **row}
         if name == "all":
             overall[(measure.name, level)] = row
@@ -133,7 +131,7 @@ def paired_groups(warehouse, a: dict, b: dict, measures, slices: bool) -> list[t
     return groups
 
 
-def inference_row(before, after, seed: int, alpha: float = ALPHA) -> dict:
+def inference_row(before, after, alpha: float = ALPHA) -> dict:
     """Both means, the change B - A, and its two-sided ``1 - alpha`` interval and p-value from one paired
     sign-flip test inverted into its interval (assay.metrics.inference): the interval excludes 0 exactly when
     p < alpha. With them the spread of the per-question changes and the minimum detectable change at this n
@@ -142,18 +140,18 @@ def inference_row(before, after, seed: int, alpha: float = ALPHA) -> dict:
     from assay.metrics.power import paired_mdc
 
     n = len(before)
-    inf = infer(before, after, alpha=alpha, seed=seed, samples=SAMPLES)
+    inf = infer(before, after, alpha=alpha)
     mdc = paired_mdc(before, after, alpha)
     return {"n": n, "a": sum(before) / n, "b": sum(after) / n, "delta": (sum(after) - sum(before)) / n,
-            "ci_low": inf.low, "ci_high": inf.high, "test": inf.method, "patterns": inf.patterns,
+            "ci_low": inf.low, "ci_high": inf.high, "test": inf.method,
             "p_value": inf.p_value, "sd_change": mdc["sd"], "mdc": mdc["mdc"], "mdc_reason": mdc["reason"]}
 
 
-def paired_rows(warehouse, a: dict, b: dict, measures, slices: bool, seed: int) -> list[dict]:
+def paired_rows(warehouse, a: dict, b: dict, measures, slices: bool) -> list[dict]:
     """paired_tests, with p-values Holm-adjusted across the tests of each slice (`p_holm`, `n_tests`)."""
     from assay.metrics.significance import holm
 
-    rows = paired_tests(warehouse, a, b, measures, slices, seed)
+    rows = paired_tests(warehouse, a, b, measures, slices)
     for scope in {r["slice"] for r in rows}:
         scoped = [r for r in rows if r["slice"] == scope]
         for r, adj in zip(scoped, holm([r["p_value"] for r in scoped])):
@@ -187,12 +185,11 @@ def compare(warehouse, run_a: str, run_b: str, measures=DEFAULT_MEASURES, flip_m
             flip_level: str = "doc") -> dict:
     a, b = run_identity(warehouse, run_a), run_identity(warehouse, run_b)
     check_comparable(a, b)
-    seed = a["seed"]
-    rows = paired_rows(warehouse, a, b, measures, slices=True, seed=seed)
+    rows = paired_rows(warehouse, a, b, measures, slices=True)
     result = {
         "a": {k: a[k] for k in ("run_id", "pipeline")}, "b": {k: b[k] for k in ("run_id", "pipeline")},
         "config_diff": [{"key": k, "a": va, "b": vb} for k, va, vb in config_diff(a["config"], b["config"])],
-        "seed": seed, "alpha": ALPHA, "randomization_samples": SAMPLES,
+        "alpha": ALPHA,
         "rows": rows, "flips": flips(warehouse, a, b, parse_measure(flip_metric), flip_level),
         "units": _units(warehouse, a, b),
         "budgets": _budgets(warehouse, a, b, measures),

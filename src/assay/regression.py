@@ -123,7 +123,7 @@ def regress(warehouse, run_id: str, baseline: str, drops: list, alpha: float = 0
     allowed = {(m.name, lvl): d for m, lvl, d in drops}
     groups = [g for g in paired_groups(warehouse, base, candidate, measures, slices=True)
               if (g[0].name, g[1]) in allowed]
-    checks = _checks(groups, allowed, alpha, mode, correction, candidate["seed"])
+    checks = _checks(groups, allowed, alpha, mode, correction)
     family = sum(not c["same_as_all"] for c in checks)
     result = {"candidate": run_id, "baseline": base_id, "baseline_rule": baseline, "alpha": alpha, "mode": mode,
               "correction": correction if mode == "significance" else "none", "family_size": family,
@@ -143,11 +143,10 @@ def _budgets(warehouse, base: dict, candidate: dict, measures) -> dict:
     return {m: {"baseline": f["a"], "candidate": f["b"]} for m, f in both(warehouse, base, candidate, measures).items()}
 
 
-def _checks(groups, allowed, alpha, mode, correction, seed) -> list[dict]:
+def _checks(groups, allowed, alpha, mode, correction) -> list[dict]:
     """One check per group: the change and its inference; the decision by ``mode``."""
-    from assay.comparison import SAMPLES
     from assay.metrics.family import correct
-    from assay.metrics.inference import changes, infer, null_distribution
+    from assay.metrics.inference import infer
     from assay.metrics.power import paired_mdc
 
     checks, dists, overall = [], {}, {}
@@ -158,29 +157,28 @@ def _checks(groups, allowed, alpha, mode, correction, seed) -> list[dict]:
              "change": (sum(after) - sum(before)) / len(before), "max_drop": allowance,
              "null": 0.0 - allowance}  # 0.0 - 0.0 is 0.0, where -0.0 would print as -0.000
         if not as_all:
-            dists[len(checks)] = (before, after, null_distribution(changes(before, after), seed, SAMPLES))
+            dists[len(checks)] = (before, after)
         checks.append(c)
     tested = sorted(dists)
     if mode == "significance":
-        raw = {i: infer(*dists[i][:2], alpha=alpha, alternative="less", null=checks[i]["null"],
-                        dist=dists[i][2]).p_value for i in tested}
+        raw = {i: infer(*dists[i], alpha=alpha, alternative="less", null=checks[i]["null"]).p_value for i in tested}
         decided = dict(zip(tested, correct([raw[i] for i in tested], alpha, correction)))
     else:
         decided = {i: {"level": alpha, "p_adjusted": None, "rejected": None} for i in tested}
     for i in tested:
         c, d = checks[i], decided[i]
         if mode == "significance":
-            inf = infer(*dists[i][:2], alpha=d["level"], alternative="less", null=c["null"], dist=dists[i][2])
+            inf = infer(*dists[i], alpha=d["level"], alternative="less", null=c["null"])
             regressed = inf.p_value < d["level"]
         else:
-            inf = infer(*dists[i][:2], alpha=alpha, dist=dists[i][2])
+            inf = infer(*dists[i], alpha=alpha)
             regressed = c["change"] < c["null"]
         # what this check could find: one-sided at the level it was decided at (significance), else two-sided
-        mdc = paired_mdc(*dists[i][:2], alpha=d["level"], sides=1 if mode == "significance" else 2)
+        mdc = paired_mdc(*dists[i], alpha=d["level"], sides=1 if mode == "significance" else 2)
         c.update({"ci_low": inf.low, "ci_high": inf.high, "confidence": 1 - inf.alpha,
                   "alternative": inf.alternative, "tested_null": inf.null, "p_value": inf.p_value,
                   "p_adjusted": d["p_adjusted"], "decided_at": d["level"], "method": inf.method,
-                  "patterns": inf.patterns, "regressed": regressed, "mdc": mdc["mdc"],
+                  "regressed": regressed, "mdc": mdc["mdc"],
                   "mdc_reason": mdc["reason"]})
         if c["slice"] == "all":
             overall[(c["metric"], c["level"])] = c

@@ -52,7 +52,7 @@ def build_runs_report(warehouse, run_ids: list[str], measures=DEFAULT_MEASURES, 
     keys = sorted(dict.fromkeys(k for h in headers for k in values[h["run_id"]]), key=lambda k: position[k[0]])
     tests = {(h["run_id"], t["metric"], t["level"]): t
              for h in headers[1:]
-             for t in paired_tests(warehouse, first, h, measures, slices=False, seed=first["seed"])
+             for t in paired_tests(warehouse, first, h, measures, slices=False)
              if (t["metric"], t["level"]) in keys}
 
     rows = []

@@ -256,7 +256,7 @@ def table(warehouse, sweep_id: str) -> dict:
     best = max(rows, key=lambda r: (r["select"]["value"], -r[f"tokens@{k}"], -r["point"]))
     others = [r for r in rows if r is not best]
     qids = sorted(per_point[best["point"]])
-    _against_best(best, others, per_point, qids, spec["alpha"], seed=points[0][6])
+    _against_best(best, others, per_point, qids, spec["alpha"])
     _detectable(others, per_point, best["point"], qids, spec["alpha"])
     for r in rows:
         r["pareto"] = not any(_dominates(o, r, k) for o in rows if o is not r)
@@ -275,16 +275,15 @@ def _detectable(others: list[dict], per_point: dict, best: int, qids: list, alph
         r["mdc"], r["mdc_reason"] = found["mdc"], found["reason"]
 
 
-def _against_best(best: dict, others: list[dict], per_point: dict, qids: list, alpha: float, seed: int) -> None:
+def _against_best(best: dict, others: list[dict], per_point: dict, qids: list, alpha: float) -> None:
     """Each other point's change on the selection measure against the best point (point - best), with the
     ``1 - alpha`` interval and p-value of one paired inference (assay.metrics.inference; the interval excludes 0
     exactly when p < alpha), the p-values Holm-adjusted across the other points; the verdict reads Holm's p."""
-    from assay.comparison import SAMPLES
     from assay.metrics.family import correct
     from assay.metrics.inference import infer
 
     results = [infer([per_point[best["point"]][q] for q in qids], [per_point[r["point"]][q] for q in qids],
-                     alpha=alpha, seed=seed, samples=SAMPLES) for r in others]
+                     alpha=alpha) for r in others]
     for r, inf, fam in zip(others, results, correct([i.p_value for i in results], alpha, "holm")):
         r.update({"change": inf.change, "change_ci_low": inf.low, "change_ci_high": inf.high, "test": inf.method,
                   "p_value": inf.p_value, "p_holm": fam["p_adjusted"]})

@@ -19,10 +19,10 @@ def t_test_power(delta: float, sd: float, n: int, alpha: float, sides: int) -> f
     return upper + (stats.nct.cdf(-crit, df, nc) if sides == 2 else 0.0)
 
 
-# every n the exact test can reach at that alpha (below it: test_too_few_questions_have_no_mdc)
+# every n the score test can reach at that alpha (below it: test_too_few_questions_have_no_mdc)
 CASES = [(n, alpha, sides, floor) for n in (6, 8, 10, 20, 56, 200, 1000)
          for alpha, sides, floor in ((0.05, 2, 0.79), (0.01, 2, 0.76), (0.05, 1, 0.79), (0.0125, 1, 0.77))
-         if sides * 2.0 ** -n < alpha]
+         if sides * stats.norm.sf(math.sqrt(n)) < alpha]
 
 
 @pytest.mark.parametrize("n,alpha,sides,floor", CASES)
@@ -81,11 +81,14 @@ def test_for_0_1_measures_the_mdc_reads_the_discordant_pairs_and_mcnemar_finds_i
 def test_too_few_questions_have_no_mdc():
     one = minimum_detectable_change(0.3, 1)
     assert one["mdc"] is None and "one question" in one["reason"]
-    # two-sided at 0.05 the exact test's smallest p is 2 * 2**-n: 0.0625 at n = 5, 0.03125 at n = 6
-    five = minimum_detectable_change(0.3, 5)
-    assert five["mdc"] is None and "cannot reach p < 0.05" in five["reason"]
-    assert minimum_detectable_change(0.3, 6)["mdc"] is not None
-    assert minimum_detectable_change(0.3, 5, sides=1)["mdc"] is not None  # one-sided: 2**-5 < 0.05
+    # every question changing the same way gives Z = sqrt(n): two-sided at 0.05 the smallest p is
+    # 2 * (1 - Phi(sqrt(n))): 0.083 at n = 3, 0.046 at n = 4
+    assert 2 * stats.norm.sf(math.sqrt(3)) > 0.05 > 2 * stats.norm.sf(2.0)
+    three = minimum_detectable_change(0.3, 3)
+    assert three["mdc"] is None and "cannot reach p < 0.05" in three["reason"]
+    assert minimum_detectable_change(0.3, 4)["mdc"] is not None
+    assert minimum_detectable_change(0.3, 3, sides=1)["mdc"] is not None  # one-sided: 1 - Phi(sqrt(3)) = 0.042
+    assert minimum_detectable_change(0.3, 2, sides=1)["mdc"] is None  # 1 - Phi(sqrt(2)) = 0.079
 
 
 def test_changes_that_do_not_vary_give_no_mdc():

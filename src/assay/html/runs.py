@@ -38,7 +38,7 @@ def build(source, run_ids: list[str], measures=DEFAULT_MEASURES, level: str | No
     others = [run_identity(source, rid) for rid in ids[1:]]
     # every slice, Holm within each as `assay compare` adjusts them; the "all" rows are the same floats
     # as without slices (each interval and test is computed on its own pairs)
-    tested = {o["run_id"]: paired_rows(source, first, o, measures, slices=True, seed=first["seed"]) for o in others}
+    tested = {o["run_id"]: paired_rows(source, first, o, measures, slices=True) for o in others}
     paired = {(rid, t["metric"], t["level"]): t for rid, rows in tested.items() for t in rows if t["slice"] == "all"}
     flipped = [flips(source, first, o, parse_measure(FLIP_MEASURE), FLIP_LEVEL) for o in others]
     points = runs_summary(report, dict(zip(ids[1:], flipped)))

@@ -9,9 +9,8 @@ the bar" holds exactly when "p < a":
 - 0/1 values (k of n): the exact binomial test, ``p = P(Binomial(n, bar) >= k)`` for ``>=`` (``<= k`` for
   ``<=``), and its inversion, the one-sided Clopper-Pearson bound: the lower bound at level a is the ``m`` with
   ``P(Binomial(n, m) >= k) = a`` (0 when k = 0), found by bisection on that tail, which grows with m.
-- graded values x_1..x_n: the one-sample sign-flip test of "mean = bar", the twin of the paired test of
-  assay.metrics.inference applied to ``x_i - bar`` (a permutation test; it assumes the values are spread
-  symmetrically about the mean under H0, as the paired test assumes of the changes): ``p = p_greater(bar)`` of
+- graded values x_1..x_n: the one-sample sign-flip test of "mean = bar" (assay.metrics.signflip) applied to
+  ``x_i - bar`` (a permutation test; it assumes the values are spread symmetrically about the mean under H0): ``p = p_greater(bar)`` of
   the subset-mean table of the values, and the bound its ``lower(a)``, read from the same table.
 
 A bar that nothing can fail (``>= 0``, ``<= 1``) has p = 0: its failing side is empty.
@@ -82,7 +81,7 @@ class Sample:
             self.k, self.dist = int(sum(self.values)), None
             self.method, self.patterns = "binomial-exact", None
         else:
-            from assay.metrics.inference import null_distribution
+            from assay.metrics.signflip import null_distribution
 
             self.k, self.dist = None, null_distribution(self.values, seed, *([] if samples is None else [samples]))
             self.method, self.patterns = "sign-flip", self.dist.patterns

@@ -12,9 +12,10 @@ replaced by a shifted central one). Student's t quantiles rather than normal one
 promises 80% and delivers 61% (two-sided, alpha 0.05, noncentral t); the t version delivers 79.5%, and 80.0% from
 n = 20 (tests/metrics/test_power.py checks it against scipy's noncentral t and a seeded simulation).
 
-The tests assay runs are the paired sign-flip test and, for 0/1 measures, exact McNemar (assay.metrics.inference);
-both have the paired t-test's power for large n (Lehmann & Romano, s. 15.2). For 0/1 measures the same formula
-reads the discordant proportions: with b questions won and c lost out of n,
+The test assay runs is a score test (assay.metrics.inference: McNemar's without continuity correction for 0/1
+measures, Tango's score interval around it; the same construction for graded ones), with the paired t-test's
+power for large n (Lehmann & Romano, s. 15.2). For 0/1 measures the same formula reads the discordant
+proportions: with b questions won and c lost out of n,
 ``s**2 = n / (n - 1) * ((b + c) / n - ((b - c) / n)**2)``: McNemar's normal approximation (Connor, 1987) with the
 variance estimated from the observed pairs.
 
@@ -22,8 +23,9 @@ No MDC (None, with the reason) when:
 
 - n < 2: no spread can be estimated from one question;
 - the changes do not vary (s = 0): the run gives no estimate of the noise;
-- n is too small for the exact test to reach alpha at all: its smallest p-value is ``sides * 2**-n`` (every
-  question changing the same way), so below 6 questions no change is significant two-sided at 0.05.
+- n is too small for the test to reach alpha at all: when every question changes the same way, by the same
+  amount, Z = sqrt(n), so its smallest p-value is ``sides * (1 - Phi(sqrt(n)))``; below 4 questions no change is
+  significant two-sided at 0.05.
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ def minimum_detectable_change(sd: float, n: int, alpha: float = 0.05, power: flo
     out = {"mdc": None, "n": n, "sd": sd, "alpha": alpha, "power": power, "sides": sides, "reason": None}
     if n < 2:
         out["reason"] = "one question gives no estimate of the noise"
-    elif sides * 2.0 ** -n >= alpha:
-        out["reason"] = (f"with {n} questions the exact test cannot reach p < {alpha:g} even when every question "
+    elif sides * 0.5 * math.erfc(math.sqrt(n / 2.0)) >= alpha:
+        out["reason"] = (f"with {n} questions the test cannot reach p < {alpha:g} even when every question "
                          "changes the same way")
     elif sd is None or not math.isfinite(sd) or sd <= 0.0:
         out["reason"] = "the per-question changes do not vary, so they give no estimate of the noise"
