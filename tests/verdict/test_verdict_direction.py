@@ -3,17 +3,18 @@ format of `assay compare` and `assay regress` (one sign convention: a change is 
 
 The runs (verdict_runs.py): 32 questions, one relevant document each; the baseline finds it at rank 1 for 22 of them,
 the candidate for all 32. So every rank-based measure moves from 22/32 to 32/32, change +10/32 = +0.3125 exactly,
-from 10 questions won and none lost: McNemar's exact two-sided p is 2 * 2**-10 = 2**-9, and the sign-flip test of
-P@5 (ten differences of +0.2, the rest 0) gives the same 2**-9. compare corrects over the 22 tests of its table
-(21 at p = 2**-9, FalseAbstain at 1): Holm's adjusted p of each of the 21 is 22 * 2**-9 = 0.04296875 < 0.05.
-regress's test is one-sided (H0: change >= -allowance): for the improvement p = 1; for the reverse (10 lost, none
-won) p = 2**-10.
+from 10 questions won and none lost: McNemar's test (no continuity correction) gives Z = 10 / sqrt(10), two-sided
+p = P(chi2_1 > 10) = 0.00157. compare corrects over the 22 tests of its table; the 17 rank-based rows hold its
+smallest p-values, so Holm's adjusted p of each is 22 * 0.00157 = 0.0344 < 0.05. regress's test is one-sided (H0:
+change >= -allowance): for the improvement p = Phi(sqrt(10)) = 0.9992; for the reverse (10 lost, none won)
+p = 1 - Phi(sqrt(10)) = 0.00078. References from scipy, not from assay's inference.
 """
 
 import json
 
 import pytest
 from click.testing import CliRunner
+from scipy.stats import chi2, norm
 
 from assay.cli import cli
 from assay.comparison import compare
@@ -24,8 +25,9 @@ from verdict_runs import outcomes, write_outcomes
 
 N, WON = 32, 10
 CHANGE = WON / N
-P_TWO_SIDED = 2 * 0.5**WON
+P_TWO_SIDED = chi2.sf(WON, 1)  # McNemar: (b - c)**2 / (b + c) = 10
 P_HOLM = 22 * P_TWO_SIDED
+P_ONE_SIDED = norm.sf(WON ** 0.5)  # Z = (b - c) / sqrt(b + c) = sqrt(10)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +52,8 @@ def test_compare_reports_a_significant_improvement_as_a_positive_change(runs):
     for row in rank_based:
         assert (row["a"], row["b"], row["delta"]) == (22 / 32, 1.0, CHANGE), row
         assert 0 < row["ci_low"] < CHANGE < row["ci_high"], row  # the interval excludes 0 on the side of a gain
-        assert (row["p_value"], row["p_holm"], row["n_tests"]) == (P_TWO_SIDED, P_HOLM, 22), row
+        assert row["p_value"] == pytest.approx(P_TWO_SIDED, rel=1e-12), row
+        assert (row["p_holm"], row["n_tests"]) == (pytest.approx(P_HOLM, rel=1e-12), 22), row
     (flips,) = [result["flips"]]
     assert (len(flips["won"]), len(flips["lost"])) == (WON, 0)
 
@@ -60,14 +63,14 @@ def test_compare_table_and_json_carry_the_sign_of_the_improvement(runs):
     assert table.exit_code == 0, table.output
     row = next(line for line in table.stdout.splitlines() if line.startswith("Success@1 ") and " doc " in line)
     cells = row.split()
-    assert cells[4] == "+0.312" and cells[7:10] == ["mcnemar-exact", "0.002", "0.043"] and cells[10] == "32"
+    assert cells[4] == "+0.312" and cells[7:10] == ["tango-score", "0.002", "0.034"] and cells[10] == "32"
     assert cells[5].startswith("[+") and cells[6].startswith("+")
     low, high = float(row.split()[5].strip("[,")), float(row.split()[6].strip("]"))
     assert 0 < low < CHANGE < high
     assert "questions that flipped on Success@1 (doc level): 10 won, 0 lost" in table.stdout
     as_json = invoke("compare", "worse", "better", "--format", "json", "--warehouse", str(runs))
     rows = [r for r in json.loads(as_json.stdout)["rows"] if r["metric"] == "Success@1" and r["slice"] == "all"]
-    assert [(r["delta"], r["ci_low"] > 0, r["p_holm"]) for r in rows] == [(CHANGE, True, P_HOLM)] * 2
+    assert [(r["delta"], r["ci_low"] > 0, r["p_holm"]) for r in rows] == [(CHANGE, True, pytest.approx(P_HOLM))] * 2
 
 
 S1 = parse_measure("Success@1")
@@ -80,10 +83,11 @@ def test_regress_passes_an_improvement_and_fails_the_same_change_reversed(runs):
         up_threshold = regress(wh, "better", "worse", [(S1, "doc", 0.0)], mode="threshold")
     for check in up["checks"]:
         assert (check["change"], check["p_value"], check["regressed"], check["decision"]) == \
-            (CHANGE, 1.0, False, "ok"), check
+            (CHANGE, pytest.approx(1 - P_ONE_SIDED, rel=1e-12), False, "ok"), check
         assert check["ci_high"] > CHANGE  # the one-sided bound lies above the gain, far from the floor 0
     for check in down["checks"]:
-        assert (check["change"], check["p_value"], check["regressed"]) == (-CHANGE, 0.5**WON, True), check
+        assert (check["change"], check["p_value"], check["regressed"]) == \
+            (-CHANGE, pytest.approx(P_ONE_SIDED, rel=1e-9), True), check
         assert check["ci_high"] < 0
     assert not any(c["regressed"] for c in up_threshold["checks"])
 
