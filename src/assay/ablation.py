@@ -13,7 +13,7 @@ not catch a broken pipeline: exit code 6. A rule with no value on the weakened r
 catches it nor counts as lenient. Without rules, the weakened rung must be visibly
 worse than the baseline on some ranking measure, else exit code 6 too. Every rung's
 change against the baseline gets the one paired inference `assay compare` uses
-(assay.metrics.inference: a sign-flip test, exact McNemar for 0/1 measures, and the 95%
+(assay.metrics.inference: a score test, McNemar's for 0/1 measures, and the 95%
 interval that inverts it); "visibly worse" is a negative change whose p-value, Holm-adjusted
 over the ranking measures measured on the weakened rung (one family), is below 0.05.
 When the check cannot run (the weakened
@@ -235,7 +235,7 @@ def verdict(rungs: list[Rung], rules=()) -> Verdict:
     family = sanity_family(weak)
     worse = [f"{m} ({lvl}) {d['delta']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] p {_p(d['p_value'])}, "
              f"Holm {_p(d['p_holm'])}" for (m, lvl), d in family if d["worse"]]
-    held = (f"paired sign-flip tests, exact McNemar for 0/1 measures, Holm-corrected over the {len(family)} "
+    held = (f"paired score tests (McNemar's for 0/1 measures), Holm-corrected over the {len(family)} "
             f"ranking measure(s) measured on it, at {ALPHA:g}")
     if worse:
         return Verdict("worse", 0, "sanity check passed: the weakened pipeline is visibly worse than the baseline on "
@@ -366,7 +366,7 @@ def render(rungs: list[Rung], rules=()) -> str:
              f"{no_answer} no_answer questions)", "",
              grid(["pipeline", "n"] + heads, values), "",
              f"Change against the first rung, {esc(rungs[0].label)}, over the same questions: the 95% interval "
-             "inverts the paired test whose p follows it (sign-flip; exact McNemar for 0/1 measures), so it excludes "
+             "inverts the paired test whose p follows it (a score test; McNemar's for 0/1 measures), so it excludes "
              "0 exactly when p < 0.05; p is not corrected here",
              "", grid(["pipeline"] + heads, deltas), "",
              "Loss funnel: where each answerable question lost every gold passage", "",

@@ -3,8 +3,8 @@
 Two runs are comparable when their judgments hash and corpus hash match: then
 they asked the same questions against the same documents, and every metric can
 be compared question by question (paired). Each change (B - A) gets ONE paired
-inference: a sign-flip test (exact McNemar for 0/1 measures, a sign-flip permutation
-test for graded ones) and the 95% interval that inverts it, so the interval excludes
+inference: a score test (McNemar's for 0/1 measures, with Tango's interval; the same
+construction for graded ones) and the 95% interval that inverts it, so the interval excludes
 0 exactly when p < 0.05 (assay.metrics.inference); p-values are also shown
 Holm-adjusted across every test in one table.
 """
@@ -133,7 +133,7 @@ def paired_groups(warehouse, a: dict, b: dict, measures, slices: bool) -> list[t
 
 def inference_row(before, after, alpha: float = ALPHA) -> dict:
     """Both means, the change B - A, and its two-sided ``1 - alpha`` interval and p-value from one paired
-    sign-flip test inverted into its interval (assay.metrics.inference): the interval excludes 0 exactly when
+    score test inverted into its interval (assay.metrics.inference): the interval excludes 0 exactly when
     p < alpha. With them the spread of the per-question changes and the minimum detectable change at this n
     (``mdc``, 80% power at ``alpha``; None and ``mdc_reason`` when there is none: assay.metrics.power)."""
     from assay.metrics.inference import infer

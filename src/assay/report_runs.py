@@ -3,7 +3,7 @@
 Each column is that run's own figures (report.run_metrics: the mean over questions and its 95%
 interval, seeded as the run was), so it equals the run's `assay report`. Every later run is compared
 with the first question by question with comparison.paired_tests, as `assay compare FIRST RUN` does
-(exact McNemar for 0/1 measures, Fisher randomization for graded ones, the first run's seed); the
+(one score test each: McNemar's for 0/1 measures, the same construction for graded ones); the
 p-values of all the tests in the table are then Holm-adjusted together. Measures that count citations
 or claims rather than questions do not pair across runs: their values are shown, untested. When the
 runs rank different units (chunk sizes, whole documents) the report carries compare's warning.

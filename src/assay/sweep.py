@@ -14,7 +14,7 @@ The best point is the one with the highest selection measure (default
 SpanRecall@<budget>tok; ties go to fewer context tokens, then grid order). Every other
 point is compared with it by the one paired inference `assay compare` and `assay regress`
 use (assay.metrics.inference): its change (point - best) over the same questions, the
-``1 - alpha`` interval and the p-value of one paired sign-flip test (exact McNemar for 0/1
+``1 - alpha`` interval and the p-value of one paired score test (McNemar's for 0/1
 values), so the interval excludes 0 exactly when p < alpha. The p-values are
 Holm-adjusted across the other points: a point whose adjusted p-value is at least alpha
 is statistically indistinguishable from the best.
@@ -355,7 +355,7 @@ def render(result: dict, fmt: str) -> str:
              tables.render(heads, body, markdown=fmt == "markdown"), "",
              f"best: point {result['best']} by {result['select']} (ties: fewer tokens@{k}, then the earlier point). "
              f"'change': the point's {result['select']} minus the best point's, over the same questions, with the "
-             f"{level} interval that inverts the paired test beside it (sign-flip; exact McNemar for 0/1 values), so "
+             f"{level} interval that inverts the paired test beside it (a score test; McNemar's for 0/1 values), so "
              f"it excludes 0 exactly when p < {spec['alpha']}; 'Holm' corrects p over the "
              f"{len(result['points']) - 1} other points; '≈ best' means Holm's p >= {spec['alpha']}: "
              "statistically indistinguishable.",

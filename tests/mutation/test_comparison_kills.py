@@ -48,7 +48,6 @@ def test_runs_over_other_questions_or_documents_are_not_comparable():
 def test_a_hit_measure_is_tested_as_binary_and_a_graded_one_as_continuous():
     assert comparison.metric_kind(parse_measure("Success@3")) == "binary"
     assert comparison.metric_kind(parse_measure("nDCG@10")) == "continuous"
-    assert comparison.SAMPLES == 10000
 
 
 def test_p_values_print_to_three_places_and_below_a_thousandth_as_such():

@@ -5,8 +5,8 @@ Every expression reads the warehouse's tables and views by name (``runs``, ``com
 DuckDB (a warehouse, or a lake read with DuckDB) and on any backend that has tables of those names (Spark over a
 lake). Only standard Ibis operations are used: filters, joins, unions, group-bys; nothing engine-specific.
 
-The statistics that need every number in memory (means printed to the last digit, bootstrap intervals, exact
-and randomization tests) stay in Python and read the per-question values the expressions produce, ordered as
+The statistics that need every number in memory (means printed to the last digit, bootstrap intervals, paired
+score tests) stay in Python and read the per-question values the expressions produce, ordered as
 the code before Ibis ordered them, so every output is identical.
 
 ``connect(source)`` gives the Ibis backend of:

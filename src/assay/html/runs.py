@@ -143,7 +143,7 @@ def _deltas(report: dict, paired: dict) -> str:
                    f"significant after Holm adjustment across the table's {sig['n_tests']} tests.") if chart_rows else ""
     note = (f'<p class="note">value and its 95% interval: each run\'s own, as in its report. &Delta;: the run '
             f"minus run 1 (a drop is negative) with the paired 95% interval that inverts its test; p: that paired "
-            f"test (exact McNemar for 0/1 measures, sign-flip for graded ones); p (Holm): adjusted across the "
+            f"score test (McNemar's for 0/1 measures); p (Holm): adjusted across the "
             f"{sig['n_tests']} tests of this table; "
             f"higher / lower: p (Holm) &lt; {sig['alpha']}.</p>")
     warnings = budget_warnings(report["rows"], lambda r: f"run {number[r['run_id']]}: ")

@@ -50,8 +50,9 @@ def build(result: dict) -> str:
     unreached = "".join(f'<p class="warn budget">{e(line)}</p>' for line in sweep.unreached(result))
     skipped = "".join(f'<p class="note">{e(line)}</p>' for line in spec.get("skipped", []))
     note = (f'<p class="note">change vs best: the point\'s {e(result["select"])} minus the best point\'s, over the '
-            f'same questions, with the interval that inverts the paired test whose p follows (sign-flip; exact '
-            f'McNemar for 0/1 values), so it excludes 0 exactly when p &lt; {e(spec["alpha"])}; p (Holm) corrects p '
+            f'same questions, with the interval that inverts the paired test whose p follows (a score test; '
+            f'McNemar\'s for 0/1 values), so it excludes 0 exactly when p &lt; {e(spec["alpha"])}; p (Holm) '
+            f'corrects p '
             f'across the {len(result["points"]) - 1} other points; &asymp; best means p (Holm) &ge; '
             f'{e(spec["alpha"])}: statistically indistinguishable. '
             f"&#9733;: on the Pareto front of SpanRecall@{k} against tokens@{k}. "
