@@ -18,8 +18,8 @@ Z(delta) >= z_alpha}``. Both read the same Z, so the interval excludes a null ex
   *Statistics in Medicine* 33:2850, 2014): the exact conditional test is needlessly conservative, and intervals
   from the observed changes alone collapse when few questions change.
 - **graded measures**: ``V(delta)`` is the mean squared distance of the changes from delta, with one
-  pseudo-question added: half a question at ``+r`` and half at ``-r``, r the largest change seen (1 when none
-  changed). A variance about the hypothesis rather than about the sample mean is what makes it a score test;
+  pseudo-question added: half a question at ``+r`` and half at ``-r``, r the root mean square of the changes
+  that are not 0 (the size of a typical change; 1 when none changed). A variance about the hypothesis rather than about the sample mean is what makes it a score test;
   the pseudo-question keeps an interval from collapsing to a point when few questions change (the graded
   counterpart of the pseudo-counts of Agresti & Min, 2005, and Bonett & Price, 2012, for 0/1 changes). The set
   ``|Z| <= z`` is then where a quadratic in delta is not positive: its roots are the ends.
@@ -133,7 +133,8 @@ class Graded:
         self.n = len(d)
         self.s1, self.s2 = math.fsum(d), math.fsum(x * x for x in d)
         self.mean = self.s1 / self.n
-        self.r = max(abs(x) for x in d) or 1.0
+        moved = [x for x in d if x != 0.0]
+        self.r = math.sqrt(math.fsum(x * x for x in moved) / len(moved)) if moved else 1.0
 
     def _spread(self, delta: float) -> float:
         """sum (d_i - delta)**2 plus the pseudo-question's PSEUDO * ((r - delta)**2 + (r + delta)**2)."""
