@@ -3,19 +3,24 @@ rankings (tests/synthetic.py), tagged as the points of a sweep the way `assay sw
 ``assay.sweep.table`` and printed by the CLI.
 
 The documents are ``"the " * 250``: the word piece i covers characters [4i, 4i + 3), so a chunk [4a, 4b) costs
-exactly b - a tokens, and every expected figure below is counted by hand (or, for p-values and intervals, by
-scipy's binomial test and a brute-force enumeration of sign patterns written here), never with the code's formula.
+exactly b - a tokens, and every expected figure below is counted by hand, never with the code's formula. The
+selection measure changes by 0 or 1 on each question in every comparison here, so the paired inference is Tango's
+score statistic: its p-value is McNemar's without continuity correction, computed here as scipy's
+chi2.sf((b - c)**2 / (b + c), 1) (b questions won, c lost), and its interval's ends are found by scipy's brentq
+on Tango's statistic, written below from its definition.
 Each test names the hand mutation of src/assay/sweep.py or sql/reports/context_tokens.sql it catches; each was
 made and seen to fail.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
+import math
 
 import pytest
 from click.testing import CliRunner
+from scipy.optimize import brentq
+from scipy.stats import chi2, norm
 
 from assay import sweep
 from assay.chunking import Chunk
@@ -93,10 +98,13 @@ def test_a_tie_on_the_selection_measure_goes_to_fewer_tokens_then_the_earlier_po
     assert [p["tokens@5"] for p in result["points"]] == [25.0, 10.0, 10.0]
     assert result["best"] == 2
     assert [p["verdict"] for p in result["points"]] == ["indistinguishable", "best", "indistinguishable"]
-    # a change of exactly 0 on each of 4 questions: p = 1; and with 4 questions the empty sign pattern alone
-    # weighs 1/16 > 0.025, so no change can be rejected: the interval is the whole range a change can take
+    # a change of exactly 0 on each of 4 questions: p = 1. With no question changed, Tango's restricted share of
+    # lost questions is max(0, -delta) (it leaves the most to the unchanged ones), so V = |delta| (1 - |delta|),
+    # |Z| = sqrt(n |delta| / (1 - |delta|)), and |Z| <= k ends at |delta| = k**2 / (n + k**2): 0.490 for n = 4
+    k2 = norm.ppf(0.975) ** 2
     for p in (result["points"][0], result["points"][2]):
-        assert (p["change"], p["change_ci_low"], p["change_ci_high"], p["p_value"], p["p_holm"]) == (0, -1, 1, 1, 1)
+        assert (p["change"], p["p_value"], p["p_holm"]) == (0, 1, 1)
+        assert (p["change_ci_low"], p["change_ci_high"]) == pytest.approx((-k2 / (4 + k2), k2 / (4 + k2)), abs=1e-12)
     best = result["points"][1]  # compared with nothing: every figure of the comparison is absent, not 0
     assert [best[f] for f in ("change", "change_ci_low", "change_ci_high", "test", "p_value", "p_holm")] == [None] * 6
     lines = printed(tied)
@@ -165,86 +173,103 @@ def test_tokens_at_k_counts_the_top_k_of_every_question_and_nothing_as_0(budgets
 
 
 # -- indistinguishable reads Holm's adjusted p, never the raw one ------------------------------------------------
-def sign_flip_reference(d: list[float], alpha: float) -> tuple[float, float, float]:
-    """p and the 1 - alpha interval of the paired sign-flip test of the mean change, by enumerating all 2**n sign
-    patterns (the definition in assay.metrics.inference's docstring, computed here from scratch): p is twice the
-    smaller tail at 0; the interval holds every delta whose both one-sided p at delta reach alpha / 2."""
-    n = len(d)
-    patterns = list(itertools.product((0, 1), repeat=n))
+def mcnemar_p(won: int, lost: int) -> float:
+    """McNemar's test without continuity correction: Tango's score test at 0."""
+    return chi2.sf((won - lost) ** 2 / (won + lost), 1)
 
-    def tails(delta):
-        # flipping the subset S: H0 "mean = delta" is rejected upward when sum_S d <= |S| delta is rare
-        le = sum(1 for s in patterns if sum(x for x, f in zip(d, s) if f) <= sum(s) * delta + 1e-12) / 2 ** n
-        ge = sum(1 for s in patterns if sum(x for x, f in zip(d, s) if f) >= sum(s) * delta - 1e-12) / 2 ** n
-        return le, ge
 
-    le0, ge0 = tails(0.0)
-    # the tails only move at a subset mean; the ends of the range a change can take (-1, 1) stand for beyond them
-    means = sorted({sum(x for x, f in zip(d, s) if f) / sum(s) for s in patterns if sum(s)} | {-1.0, 1.0})
-    inside = [m for m in means if min(tails(m)) >= alpha / 2]
-    return min(1.0, 2 * min(le0, ge0)), min(inside), max(inside)
+def tango_z(lost: int, n: int, delta: float) -> float:
+    """Tango's score statistic when no question was won and ``lost`` were (every comparison here): the restricted
+    share q of lost questions maximises lost log q + (n - lost) log(1 - 2q - delta) over q >= max(0, -delta) (the
+    won share q + delta cannot be negative). Setting the derivative to 0 gives q = lost (1 - delta) / (2n); where
+    that falls below -delta the likelihood decreases in q there, so q = -delta. Derived here by hand, apart from
+    the code's root of a quadratic."""
+    q = max(lost * (1 - delta) / (2 * n), -delta, 0.0)
+    return (-lost - n * delta) / math.sqrt(n * (2 * q + delta - delta ** 2))
+
+
+def tango_interval(lost: int, n: int, alpha: float) -> tuple[float, float]:
+    """The deltas Tango's test at ``alpha`` does not reject: Z(delta) = +k below the mean change, -k above it."""
+    k, mean = norm.ppf(1 - alpha / 2), -lost / n
+    return (brentq(lambda x: tango_z(lost, n, x) - k, -1 + 1e-12, mean, xtol=1e-15),
+            brentq(lambda x: tango_z(lost, n, x) + k, mean, 1 - 1e-12, xtol=1e-15))
 
 
 @pytest.fixture(scope="module")
 def holm_decides(tmp_path_factory):
     """Three points, 8 questions. Point 1 retrieves the gold text for all 8 (SpanRecall@1000tok 1 each); points
-    2 and 3 miss it on 6 questions (0) and find it on 2. Each against the best: six changes of -1 and two of 0,
-    McNemar exact p = 2 * (1/2)**6 = 0.03125 < 0.05; Holm over the 2 points: both 0.0625 >= 0.05."""
+    2 and 3 miss it on 4 questions (0) and find it on 4. Each against the best: four changes of -1 and four of 0,
+    McNemar's p = chi2.sf(4, 1) = 0.0455 < 0.05; Holm over the 2 points: both 2 * 0.0455 = 0.091 >= 0.05. Why 4
+    lost: a raw p in [0.025, 0.05) is what makes Holm with 2 equal p-values decide against the raw p; 4 lost and
+    none won gives 0.0455, well inside (5 gives 0.0253, a hair above 0.025; 3 gives 0.083, not significant)."""
     path = tmp_path_factory.mktemp("holm") / "w.duckdb"
-    worse = [[MISS]] * 6 + [[EXACT]] * 2
+    worse = [[MISS]] * 4 + [[EXACT]] * 4
     write_sweep(path, [[[EXACT]] * 8, worse, worse])
     return path
 
 
 def test_a_point_significant_before_holm_but_not_after_is_indistinguishable(holm_decides):
-    """Kills: 'indistinguishable' read from the raw p (0.03125 < 0.05: 'worse')."""
-    from scipy.stats import binomtest
-
+    """Kills: 'indistinguishable' read from the raw p (0.0455 < 0.05: 'worse')."""
     result = read(holm_decides)
-    raw = binomtest(0, 6, 0.5).pvalue
-    assert raw == 0.03125
-    p_ref, low, high = sign_flip_reference([-1.0] * 6 + [0.0] * 2, 0.05)
-    assert p_ref == raw
+    raw = mcnemar_p(0, 4)
+    assert raw < 0.05 <= 2 * raw
+    low, high = tango_interval(4, 8, 0.05)
     assert result["best"] == 1
     for p in result["points"][1:]:
-        assert p["p_value"] == raw and p["p_holm"] == 2 * raw  # Holm with m = 2 equal p-values: both times 2
+        assert p["p_value"] == pytest.approx(raw, rel=1e-12)
+        assert p["p_holm"] == 2 * p["p_value"]  # Holm with m = 2 equal p-values: both times 2
         assert p["verdict"] == "indistinguishable"
-        assert p["test"] == "mcnemar-exact"
-        # the change and its interval: -6/8, and the interval that inverts the same test, so it excludes 0 (p < 0.05)
-        assert (p["change"], p["change_ci_low"], p["change_ci_high"]) == pytest.approx((-0.75, low, high), abs=1e-12)
+        assert p["test"] == "tango-score"
+        # the change and its interval: -4/8, and the interval that inverts the same test, so it excludes 0 (p < 0.05)
+        assert (p["change"], p["change_ci_low"], p["change_ci_high"]) == pytest.approx((-0.5, low, high), abs=1e-12)
         assert high < 0
-    assert all("≈ best (p=0.031, Holm=0.062)" in line for line in printed(holm_decides)[5:7])
+    assert all("≈ best (p=0.046, Holm=0.091)" in line for line in printed(holm_decides)[5:7])
 
 
 @pytest.fixture(scope="module")
 def step_down(tmp_path_factory):
-    """Three points, 9 questions. Point 1 finds the gold for all 9; point 2 misses it on 7 (p = 2 / 2**7 =
-    0.015625), point 3 on 6 (p = 2 / 2**6 = 0.03125). Holm, step down: 2 * 0.015625 = 0.03125, then
-    max(0.03125, 1 * 0.03125) = 0.03125: both below 0.05, both worse (Bonferroni would give point 3 0.0625)."""
+    """Three points, 9 questions. Point 1 finds the gold for all 9; point 2 misses it on 7 (p = chi2.sf(7, 1) =
+    0.0082), point 3 on 4 (p = chi2.sf(4, 1) = 0.0455). Holm, step down: 2 * 0.0082 = 0.0163 < 0.05, then point 3
+    at the full alpha: max(0.0163, 1 * 0.0455) = 0.0455 < 0.05: both worse. Why these counts: point 3's p must lie
+    in [0.025, 0.05), below alpha but not below alpha / 2 (Bonferroni gives it 2 * 0.0455 = 0.091), and point 2's
+    below alpha / 2 so that Holm takes the second step."""
     path = tmp_path_factory.mktemp("stepdown") / "w.duckdb"
-    write_sweep(path, [[[EXACT]] * 9, [[MISS]] * 7 + [[EXACT]] * 2, [[MISS]] * 6 + [[EXACT]] * 3])
+    write_sweep(path, [[[EXACT]] * 9, [[MISS]] * 7 + [[EXACT]] * 2, [[MISS]] * 4 + [[EXACT]] * 5])
     return path
 
 
 def test_holm_steps_down_a_second_point_is_tested_at_the_full_alpha(step_down):
-    """Kills: Holm's step-down replaced by Bonferroni's m * p (point 3: 0.0625, 'indistinguishable'), and the
-    verdict read as p_holm > alpha instead of >= (no effect here) is left to the boundary test below."""
-    from scipy.stats import binomtest
-
+    """Kills: Holm's step-down replaced by Bonferroni's m * p (point 3: 0.091, 'indistinguishable'); the verdict
+    read as p_holm > alpha instead of >= (no effect here) is left to the boundary test below."""
     result = read(step_down)
-    p2, p3 = binomtest(0, 7, 0.5).pvalue, binomtest(0, 6, 0.5).pvalue
-    assert (p2, p3) == (0.015625, 0.03125)
+    p2, p3 = mcnemar_p(0, 7), mcnemar_p(0, 4)
+    assert 2 * p2 < 0.05 and 0.025 <= p3 < 0.05
     points = result["points"]
-    assert [(p["p_value"], p["p_holm"], p["verdict"]) for p in points[1:]] == [
-        (p2, 2 * p2, "worse"), (p3, max(2 * p2, p3), "worse")]
-    assert [p["change"] for p in points[1:]] == [-7 / 9, -6 / 9]
+    assert [(p["p_value"], p["p_holm"]) for p in points[1:]] == [
+        pytest.approx((p2, 2 * p2), rel=1e-12), pytest.approx((p3, max(2 * p2, p3)), rel=1e-12)]
+    assert [p["verdict"] for p in points[1:]] == ["worse", "worse"]
+    assert [p["change"] for p in points[1:]] == [-7 / 9, -4 / 9]
 
 
-def test_holm_p_exactly_at_alpha_is_indistinguishable(tmp_path):
-    """alpha = 0.0625 and Holm's p = 0.0625 (the fixture's figures above, two points at 0.03125): 'indistinguishable'
-    means Holm's p >= alpha, so a p exactly at alpha is not worse. Kills `>=` read as `>`."""
-    worse = [[MISS]] * 6 + [[EXACT]] * 2
-    write_sweep(tmp_path / "w.duckdb", [[[EXACT]] * 8, worse, worse], alpha=0.0625)
-    result = read(tmp_path / "w.duckdb")
-    assert [p["p_holm"] for p in result["points"][1:]] == [0.0625, 0.0625]
+def test_holm_p_exactly_at_alpha_is_indistinguishable(holm_decides, tmp_path):
+    """alpha set to Holm's p of the fixture above (two points at 0.0455, Holm 0.091): 'indistinguishable' means
+    Holm's p >= alpha, so a p exactly at alpha is not worse, and one ulp above it the same points are worse.
+
+    The boundary cannot be the reference value 2 * chi2.sf(4, 1) itself: the code's p (erfc of Z = -2) and scipy's
+    chi-square tail differ in the last few bits (0.04550026389635844 and ...857). So alpha is the code's own Holm p,
+    read from the fixture (a p-value does not depend on alpha), after checking it against the reference; the test
+    is then of the comparison alone. Kills `>=` read as `>`; and, as the interval is checked at this alpha (about
+    0.091, not 0.05), alpha dropped from the inference in _against_best."""
+    at = read(holm_decides)["points"][1]["p_holm"]
+    assert at == pytest.approx(2 * mcnemar_p(0, 4), rel=1e-12)
+    worse = [[MISS]] * 4 + [[EXACT]] * 4
+    write_sweep(tmp_path / "at.duckdb", [[[EXACT]] * 8, worse, worse], alpha=at)
+    result = read(tmp_path / "at.duckdb")
+    assert [p["p_holm"] for p in result["points"][1:]] == [at, at]
     assert [p["verdict"] for p in result["points"]] == ["best", "indistinguishable", "indistinguishable"]
+    low, high = tango_interval(4, 8, at)
+    assert (result["points"][1]["change_ci_low"], result["points"][1]["change_ci_high"]) == pytest.approx(
+        (low, high), abs=1e-12)
+    assert (low, high) != pytest.approx(tango_interval(4, 8, 0.05), abs=1e-3)
+    write_sweep(tmp_path / "above.duckdb", [[[EXACT]] * 8, worse, worse], alpha=math.nextafter(at, 1.0))
+    assert [p["verdict"] for p in read(tmp_path / "above.duckdb")["points"]] == ["best", "worse", "worse"]
