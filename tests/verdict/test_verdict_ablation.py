@@ -34,8 +34,10 @@ def mcnemar_p(won: int, lost: int) -> float:
 
 def graded_p(d: list[float]) -> float:
     """Two-sided p of Z(0) = sum d / sqrt(n * V), V the mean squared change with one pseudo-question added (half
-    a question at +r, half at -r; r the largest |change|), so n + 1 questions in all: the definition, from scratch."""
-    n, r = len(d), max(abs(x) for x in d) or 1.0
+    a question at +r, half at -r; r the root mean square of the changes that are not 0), so n + 1 questions in all:
+    the definition, from scratch."""
+    moved = [x for x in d if x != 0]
+    n, r = len(d), math.sqrt(sum(x * x for x in moved) / len(moved)) if moved else 1.0
     spread = sum(x * x for x in d) + 0.5 * r ** 2 + 0.5 * r ** 2
     return 2 * norm.sf(abs(sum(d)) / math.sqrt(n * spread / (n + 1)))
 
@@ -114,10 +116,10 @@ def test_holm_steps_down_where_bonferroni_would_not(tmp_path):
     """The weakened rung misses 6 questions altogether (rank 0) and finds 2 more at rank 2. Success@3, Success@10
     and R@10 lose the 6: p = chi2.sf(6, 1) = 0.0143, which lies in [0.01, 0.05 / 3): below 0.05 at Holm's third
     step (3 * 0.0143 = 0.0429) but not under Bonferroni's 5 * 0.0143 = 0.0715. Success@1 loses all 8 (p 0.0047,
-    5 * p = 0.0234) and nDCG@10 loses 1 on 6 and G on 2 (graded p 0.0093, 4 * p = 0.0372): the first two steps
+    5 * p = 0.0234) and nDCG@10 loses 1 on 6 and G on 2 (graded p 0.0083, 4 * p = 0.0331): the first two steps
     pass, so Holm reaches the other three. The counts are chosen for that: with 7 missed instead of 6 Bonferroni
-    would pass them too (5 * chi2.sf(7, 1) = 0.041), and with 1 question at rank 2 instead of 2 nDCG@10's second
-    step fails (4 * 0.0131 = 0.052) and Holm stops there. All five worse; kills Holm replaced by Bonferroni (only
+    would pass them too (5 * chi2.sf(7, 1) = 0.041), and with 1 question at rank 2 instead of 2 nDCG@10's step
+    (4 * 0.0123 = 0.049) would sit too close to 0.05 to pin the rule. All five worse; kills Holm replaced by Bonferroni (only
     Success@1 and nDCG@10 worse)."""
     rungs = ladder(tmp_path / "w.duckdb", [1] * N, [0] * 6 + [2] * 2 + [1] * (N - 8))
     fam = family(rungs)
