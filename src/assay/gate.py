@@ -182,7 +182,7 @@ def check(warehouse, run_id: str, rules: list[Rule], seed: int, samples: int, al
         # a slice holding every question is the overall sample: the same rule on it is the same hypothesis,
         # tested once (the family counts distinct hypotheses, as regress counts distinct checks)
         key = (index if group[4] is None else group[4], rule.op, rule.bar)
-        sample = hypotheses.setdefault(key, (Sample(group[3], seed), []))[0]  # graded: inference.SAMPLES patterns
+        sample = hypotheses.setdefault(key, (Sample(group[3], seed), []))[0]  # graded: signflip.SAMPLES patterns
         hypotheses[key][1].append(len(results))
         results.append({"rule": rule.text, "passed": OPS[rule.op](row.value, rule.bar), "value": row.value,
                         "n": row.n, "ci_low": row.ci_low, "ci_high": row.ci_high,
