@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from scipy.stats import chi2
 
 from assay import gate
 from assay.cli import cli
@@ -197,21 +198,24 @@ def test_answer_rules_without_an_answer_stage_do_not_count_as_catching(wh, confi
 
 def test_without_rules_the_paired_deltas_must_show_the_weakened_rung_worse(wh, config):
     """R@10 falls by 0.171 with p < 0.001, below 0.05 after Holm over the 5 ranking measures. Success@10 falls
-    by 0.107 (6 questions lost, none won: McNemar 2 / 2**6 = 0.031), its 95% interval below 0, but Holm puts it
-    third of 5 (R@10 < 0.001, Success@1's gain 0.002): 3 * 0.031 = 0.094, not visibly worse."""
+    by 0.107 (6 questions lost, none won: McNemar's chi-square 6, p = 0.0143) and Holm puts it third of 5
+    (R@10 < 0.001, Success@1's gain second): 3 * 0.0143 = 0.043 < 0.05, so it is visibly worse too. The verdict
+    names both, in the family's order."""
     result = ablate(wh, "--config", config(SHORT_LADDER), "--format", "json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert re.fullmatch(r"sanity check passed: the weakened pipeline is visibly worse than the baseline on "
-                        r"R@10 \(chunk\) -0\.171 \[-0\.\d{3}, -0\.\d{3}\] p <0\.001, Holm <0\.001 \(paired "
-                        r"sign-flip tests, exact McNemar for 0/1 measures, Holm-corrected over the 5 ranking "
+                        r"Success@10 \(chunk\) -0\.107 \[-0\.\d{3}, -0\.\d{3}\] p 0\.014, Holm 0\.043; "
+                        r"R@10 \(chunk\) -0\.171 \[-0\.\d{3}, -0\.\d{3}\] p <0\.001, Holm 0\.\d{3} \(paired "
+                        r"score tests \(McNemar's for 0/1 measures\), Holm-corrected over the 5 ranking "
                         r"measure\(s\) measured on it, at 0\.05\)", data["verdict"])
     family = {f"{f['metric']}:{f['level']}": f for f in data["sanity"]["family"]}
     assert list(family) == ["Success@1:doc", "Success@3:doc", "Success@10:chunk", "R@10:chunk", "nDCG@10:chunk"]
     s10 = family["Success@10:chunk"]
-    assert (round(s10["delta"], 3), s10["p_value"], s10["p_holm"], s10["worse"]) == (-0.107, 0.03125, 3 * 0.03125,
-                                                                                     False)
-    assert s10["ci_high"] < 0 and [f["worse"] for f in family.values()] == [False, False, False, True, False]
+    p6 = chi2.sf(6, 1)
+    assert (round(s10["delta"], 3), s10["worse"]) == (-0.107, True)
+    assert s10["p_value"] == pytest.approx(p6, rel=1e-12) and s10["p_holm"] == pytest.approx(3 * p6, rel=1e-12)
+    assert s10["ci_high"] < 0 and [f["worse"] for f in family.values()] == [False, False, True, True, False]
 
 
 def test_a_weakened_rung_that_is_not_worse_fails_the_sanity_check(wh, config):
@@ -220,8 +224,8 @@ def test_a_weakened_rung_that_is_not_worse_fails_the_sanity_check(wh, config):
     result = ablate(wh, "--config", cfg)
     assert result.exit_code == 6, result.output
     assert ("sanity check FAILED: the weakened pipeline is NOT visibly worse than the baseline on any ranking "
-            "measure (none is below it with Holm's p < 0.05; paired sign-flip tests, exact McNemar for 0/1 "
-            "measures, Holm-corrected over the 5 ranking measure(s) measured on it, at 0.05); this golden set may "
+            "measure (none is below it with Holm's p < 0.05; paired score tests (McNemar's for 0/1 measures), "
+            "Holm-corrected over the 5 ranking measure(s) measured on it, at 0.05); this golden set may "
             "be too small or too easy to tell a broken pipeline from a working one; exit code 6") in lines(result.stdout)
 
 
