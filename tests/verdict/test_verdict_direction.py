@@ -6,14 +6,18 @@ the candidate for all 32. So every rank-based measure moves from 22/32 to 32/32,
 from 10 questions won and none lost: McNemar's exact two-sided p is 2 * 2**-10 = 2**-9, and the sign-flip test of
 P@5 (ten differences of +0.2, the rest 0) gives the same 2**-9. compare corrects over the 22 tests of its table
 (21 at p = 2**-9, FalseAbstain at 1): Holm's adjusted p of each of the 21 is 22 * 2**-9 = 0.04296875 < 0.05.
-regress's test is one-sided (H0: change >= -allowance): for the improvement p = 1; for the reverse (10 lost, none
-won) p = 2**-10.
+regress's test is one-sided (H0: change >= -allowance), the lower tail of McNemar's score statistic (no continuity
+correction) Z = (won - lost) / sqrt(won + lost): for the improvement Z = +sqrt(10), p = Phi(sqrt(10)) = 0.9992; for
+the reverse (10 lost, none won) p = Phi(-sqrt(10)) = 0.0008 (scipy's normal tail).
 """
 
 import json
 
+import math
+
 import pytest
 from click.testing import CliRunner
+from scipy.stats import norm
 
 from assay.cli import cli
 from assay.comparison import compare
@@ -80,10 +84,11 @@ def test_regress_passes_an_improvement_and_fails_the_same_change_reversed(runs):
         up_threshold = regress(wh, "better", "worse", [(S1, "doc", 0.0)], mode="threshold")
     for check in up["checks"]:
         assert (check["change"], check["p_value"], check["regressed"], check["decision"]) == \
-            (CHANGE, 1.0, False, "ok"), check
+            (CHANGE, pytest.approx(norm.cdf(math.sqrt(WON)), rel=1e-12), False, "ok"), check
         assert check["ci_high"] > CHANGE  # the one-sided bound lies above the gain, far from the floor 0
     for check in down["checks"]:
-        assert (check["change"], check["p_value"], check["regressed"]) == (-CHANGE, 0.5**WON, True), check
+        assert (check["change"], check["p_value"], check["regressed"]) == \
+            (-CHANGE, pytest.approx(norm.cdf(-math.sqrt(WON)), rel=1e-12), True), check
         assert check["ci_high"] < 0
     assert not any(c["regressed"] for c in up_threshold["checks"])
 
