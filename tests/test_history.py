@@ -2,12 +2,14 @@
 
 import dataclasses
 import json
+import math
 import re
 import xml.etree.ElementTree as ET
 from datetime import timedelta
 
 import pytest
 from click.testing import CliRunner
+from scipy.stats import norm
 
 from assay.cli import cli
 from assay.comparison import NotComparable, compare, config_diff
@@ -160,6 +162,16 @@ def _injected(wh, base_record, slice_qids, seconds):
     return record
 
 
+def graded_z(d, delta):
+    """The score statistic of graded changes from its definition (assay.metrics.inference; as in
+    tests/metrics/test_inference.py): sum(d - delta) / sqrt(n V / (n + 1)), V the squared distances of the changes
+    and of one pseudo-question, half at +r and half at -r (r the largest |change|), from delta."""
+    n, r = len(d), max(abs(x) for x in d) or 1.0
+    spread = sum((x - delta) ** 2 for x in d) + 0.5 * ((r - delta) ** 2 + (r + delta) ** 2)
+    num = sum(d) - n * delta
+    return 0.0 if abs(num) < 1e-12 else num / math.sqrt(n * spread / (n + 1))
+
+
 def test_regression_in_one_slice_is_caught(tmp_path):
     wh = Warehouse.open(tmp_path / "w.duckdb")
     if True:
@@ -174,10 +186,16 @@ def test_regression_in_one_slice_is_caught(tmp_path):
         assert not checks["all"]["regressed"] and checks["all"]["change"] > -0.15  # overall barely moves
         assert checks["hard_class=prose-free"]["regressed"] and checks["hard_class=prose-free"]["change"] < -0.5
         assert result["regressed"]
-        # significance mode: 6 questions can give at best p = 2**-6, above 0.05 / 11 (Holm over 11 checks)
+        # significance mode: 6 questions can give at best p = Phi(Z(-0.15)) = 0.0087 (every one lost by 1), above
+        # 0.05 / 11 (Holm over 11 checks); p from the per-question changes by the score statistic's definition
         sig = regress(wh, bad.run_id, "latest", [(parse_measure("nDCG@10"), "chunk", 0.15)])
         prose = {c["slice"]: c for c in sig["checks"]}["hard_class=prose-free"]
-        assert prose["n"] == 6 and prose["p_value"] == pytest.approx(2 ** -6) and not prose["regressed"]
+        va, vb = (per_query(wh, r.run_id, parse_measure("nDCG@10")) for r in (base, bad))
+        d = [vb[(q, "chunk")] - va[(q, "chunk")] for q in sorted(prose_free)]
+        best = norm.cdf(graded_z([-1.0] * 6, -0.15))
+        assert best == pytest.approx(0.0087, abs=1e-4) and best > 0.05 / 11
+        assert prose["n"] == len(d) == 6 and prose["method"] == "score" and not prose["regressed"]
+        assert prose["p_value"] == pytest.approx(norm.cdf(graded_z(d, -0.15)), rel=1e-9)
         assert sig["family_size"] == 11 and not sig["regressed"]
         same = _injected(wh, base, set(), 120)  # identical rankings: nothing regresses
         best = regress(wh, same.run_id, "best", [(parse_measure("nDCG@10"), "chunk", 0.15)])
