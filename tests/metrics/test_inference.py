@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq, minimize_scalar
 from scipy.stats import chi2, multinomial, norm
 
-from assay.metrics.inference import PSEUDO, infer, method_name
+from assay.metrics.inference import infer, method_name
 
 
 def tango_z(b: int, c: int, n: int, delta: float) -> float:
@@ -52,9 +52,10 @@ def graded_z(d, delta: float) -> float:
     d = np.asarray(d, dtype=float)
     moved = d[d != 0]
     n, r = d.size, (math.sqrt(np.mean(moved ** 2)) if moved.size else 1.0)
-    spread = np.sum((d - delta) ** 2) + PSEUDO * ((r - delta) ** 2 + (r + delta) ** 2)
+    # one pseudo-question: half at +r, half at -r, so n + 1 questions in all
+    spread = np.sum((d - delta) ** 2) + 0.5 * ((r - delta) ** 2 + (r + delta) ** 2)
     num = d.sum() - n * delta
-    return 0.0 if abs(num) < 1e-12 else num / math.sqrt(n * spread / (n + 2 * PSEUDO))
+    return 0.0 if abs(num) < 1e-12 else num / math.sqrt(n * spread / (n + 1))
 
 
 def outcomes(b: int, c: int, n: int):
