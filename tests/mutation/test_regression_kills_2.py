@@ -212,7 +212,7 @@ def test_parse_drop_lists_every_level_of_the_measure():
 # Holm's first level 0.05/3: (t(1 - 0.05/3, 7) 2.6419 + t(0.8, 7) 0.8960) * 0.6409 / sqrt(8) = 0.802
 REGRESS_TEXT = """\
 No regression: no check is significantly below its floor (Holm over 3 checks at alpha 0.05); Success@1 (chunk) \
-changed by -0.125 (from 0.750 to 0.625; one-sided 98.33% bound +0.500 against the floor -0.100, p = 0.500, 1.000 \
+changed by -0.125 (from 0.750 to 0.625; one-sided 98.33% bound +0.366 against the floor -0.100, p = 0.453, 0.906 \
 after the correction). With 8 questions, falls past the floor smaller than 0.802 cannot be told from noise (80% \
 power at alpha 0.017, one-sided, the level this check was decided at).
 
@@ -221,11 +221,11 @@ significance mode: a check fails when its change (candidate - baseline) is signi
 one-sided paired test, Holm over 3 checks at alpha 0.05; each bound is the one-sided interval at the level that check was decided at, below the floor exactly when it fails
 status  measure          slice              baseline  candidate  change   floor  bound                    p  p (Holm)  n
 ------------------------------------------------------------------------------------------------------------------------
-ok      Success@1:chunk  all                   0.750      0.625  -0.125  -0.100  <= +0.500 (98.33%)  0.5000    1.0000  8
-ok      Success@1:chunk  category=easy         0.750      1.000  +0.250  -0.100  <= +1.000 (98.33%)  1.0000    1.0000  4
-ok      Success@1:chunk  category=hard         0.750      0.250  -0.500  -0.100  <= +1.000 (98.33%)  0.2500    0.7500  4
-ok      Success@1:chunk  form=match            0.750      0.625  -0.125  -0.100  <= +0.500 (98.33%)  0.5000    1.0000  8
-ok      Success@1:chunk  hard_class=normal     0.750      0.625  -0.125  -0.100  <= +0.500 (98.33%)  0.5000    1.0000  8
+ok      Success@1:chunk  all                   0.750      0.625  -0.125  -0.100  <= +0.366 (98.33%)  0.4531    0.9063  8
+ok      Success@1:chunk  category=easy         0.750      1.000  +0.250  -0.100  <= +0.725 (98.33%)  0.8938    0.9063  4
+ok      Success@1:chunk  category=hard         0.750      0.250  -0.500  -0.100  <= +0.296 (98.33%)  0.1139    0.3417  4
+ok      Success@1:chunk  form=match            0.750      0.625  -0.125  -0.100  <= +0.366 (98.33%)  0.4531    0.9063  8
+ok      Success@1:chunk  hard_class=normal     0.750      0.625  -0.125  -0.100  <= +0.366 (98.33%)  0.4531    0.9063  8
 0 regression(s): no significant regression
 """
 
