@@ -77,7 +77,7 @@ def test_the_table_exactly(demo):
         return f"{key[0]:<9}  {key[1]:<5}  {values}  56  {test}"
 
     header = f"metric     level  {a}  {b}  {c}   n  test"
-    rule = "-" * (len(header) - len("test") + len("mcnemar-exact"))  # under the widest cell
+    rule = "-" * (len(header) - len("test") + len("tango-score"))  # under the widest cell
     # the verdicts in words open the report: each later run on Success@3, the first measure asked for, at document
     # level since the runs rank different chunk sizes, with compare's paired interval and p and the table's Holm p
     # (their wording: tests/test_verdict_text.py)
@@ -104,10 +104,10 @@ def test_the_table_exactly(demo):
         "",
         header,
         rule,
-        line(keys[0], "mcnemar-exact"),
-        line(keys[1], "mcnemar-exact"),
-        line(keys[2], "sign-flip"),
-        line(keys[3], "sign-flip"),
+        line(keys[0], "tango-score"),
+        line(keys[1], "tango-score"),
+        line(keys[2], "score"),
+        line(keys[3], "score"),
         "",
         "▲ / ▼: higher / lower than run 1 in a paired test (the test column), p < 0.05",
         "after Holm adjustment across the 8 test(s) of this table; no mark: no significant difference.",
@@ -121,7 +121,7 @@ def test_the_table_exactly(demo):
 
 def test_marks_say_which_way_a_significant_difference_goes(demo):
     path, ids, _ = demo
-    # on the demo, 800-character chunks find more at chunk level in the top 3 than 400 (exact McNemar p < 0.05)
+    # on the demo, 800-character chunks find more at chunk level in the top 3 than 400 (McNemar's p < 0.05)
     p = compare_p_values(path, ids[400], ids[800])[("Success@3", "chunk")]
     assert p < 0.05
     up = invoke("report", ids[400], ids[800], "-m", "Success@3", "--level", "chunk", "--warehouse", path).stdout
@@ -185,7 +185,7 @@ def test_citation_and_claim_measures_are_shown_untested(demo):
                  "--warehouse", path)
     assert out.exit_code == 0, out.output
     lines = out.stdout.splitlines()
-    assert next(x for x in lines if x.startswith("answer_rate ")).endswith("mcnemar-exact")
+    assert next(x for x in lines if x.startswith("answer_rate ")).endswith("tango-score")
     assert next(x for x in lines if x.startswith("citation_precision ")).endswith("n/a")
     assert "citation_precision: n/a, one value per citation, not per question: nothing pairs across runs." in lines
     assert "faithfulness: n/a, one value per claim, not per question: nothing pairs across runs." in lines
@@ -217,7 +217,7 @@ def test_json_and_csv_shape(demo):
                               "unit": "recursive(size=1600, overlap=0) chunks"}
     assert got["warning"].startswith("retrieval units differ: run 1 ranks recursive(size=400, overlap=0) chunks")
     assert [m["metric"] for m in got["measures"]] == ["Success@3", "nDCG@10"]
-    assert [m["test"] for m in got["measures"]] == ["mcnemar-exact", "sign-flip"]
+    assert [m["test"] for m in got["measures"]] == ["tango-score", "score"]
     assert all(list(r) == list(ROW_FIELDS) for r in got["rows"])
     assert [(r["metric"], r["level"], r["run_id"]) for r in got["rows"]] == [
         (m, lvl, rid) for m in ("Success@3", "nDCG@10") for lvl in ("chunk", "doc") for rid in (ids[400], ids[1600])]
