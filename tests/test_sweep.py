@@ -143,7 +143,7 @@ def test_report_sweep_shows_it_again_in_every_format(demo_sweep):
     rows = list(csv.DictReader(io.StringIO(invoke("report", "--sweep", result["sweep_id"][:14], "--format", "csv",
                                                   "--warehouse", path).stdout)))
     assert len(rows) == 5 * 5 and {r["measure"] for r in rows} == set(result["columns"])
-    assert {r["test"] for r in rows} == {"", "sign-flip"}  # the best point is compared with nothing
+    assert {r["test"] for r in rows} == {"", "score"}  # the best point is compared with nothing
     assert {r["verdict"] for r in rows} == {p["verdict"] for p in result["points"]}
 
 
