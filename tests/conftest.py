@@ -44,6 +44,19 @@ def mini_bm25(tmp_path_factory):
     return path, record
 
 
+SPARK_MASTER = "local[2]"
+
+
+@pytest.fixture(scope="session")
+def spark_root():
+    """The one SparkSession every Spark test shares: the JVM starts once per test process (each xdist worker: keep
+    Spark tests in few files), whichever module asks first. A lake opened with ``open_lake(path, engine="spark",
+    spark_master=SPARK_MASTER)`` gets a child session of it, with views of its own."""
+    from assay.lake.spark import spark_session
+
+    return spark_session(spark_master=SPARK_MASTER)
+
+
 @pytest.fixture
 def mini_corpus():
     return MINI / "corpus"
