@@ -26,6 +26,7 @@ def answer_rows(wh, run_id):
     return {r[0]: dict(zip(cols, r)) for r in rows}
 
 
+@pytest.mark.slow  # a hybrid run of the demo set: its corpus embedded with the offline model
 def test_extractive_on_the_demo_reports_answer_metrics_and_gates(tmp_path):
     path = tmp_path / "w.duckdb"
     with Warehouse.open(path) as wh:
