@@ -57,10 +57,11 @@ browser:
 	fi
 
 # The tests run in TEST_JOBS processes (pytest-xdist; `auto`: one per core), each test file whole in one of them
-# (--dist loadfile), so a module's fixtures (a demo run, a Spark session, the browser) are built once.
-# TEST_JOBS=0 runs them in this process, one after another.
+# (--dist loadfile), so a module's fixtures (a demo run, a Spark session, the browser) are built once; the files
+# are handed out slowest first (tests/conftest.py orders them; xdist's own order is by count, hence
+# --no-loadscope-reorder). TEST_JOBS=0 runs them in this process, one after another.
 TEST_JOBS ?= auto
-PYTEST    := $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile
+PYTEST    := $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 
 # Every test, the slow tier included.
 test: install browser
