@@ -114,6 +114,7 @@ def test_runs_lists_newest_first(runner, wh, mini_corpus, mini_judgments):
     assert "fixed(size=100, overlap=25)" in lines[2] and "recursive(size=800, overlap=0)" in lines[3]
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_runs_lists_every_kind_with_its_calibration_and_answer_stage(runner, wh):
     corpus, judgments = DEMO / "corpus", DEMO / "judgments.jsonl"
     answered = do_run(runner, wh, corpus, judgments, "--generator", "extractive")
@@ -231,6 +232,7 @@ def test_models_lists_the_offline_model(runner):
     assert "default embedder (--embedder auto):" in out
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_ablate_ladder_with_a_local_reranker(runner, wh, mini_corpus, mini_judgments, tmp_path):
     from rerank.tiny_cross_encoder import build_tiny_cross_encoder
 
@@ -254,6 +256,7 @@ def test_ablate_ladder_with_a_local_reranker(runner, wh, mini_corpus, mini_judgm
     assert "never downloads models" in skipped[0]["skipped"]
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_calibrate_then_apply(runner, wh, mini_corpus, mini_judgments):
     run_id = do_run(runner, wh, mini_corpus, mini_judgments, "--pipeline", "dense", "--chunk-size", "120")
     out = invoke(runner, "calibrate", run_id, "--format", "json", "--warehouse", wh)
@@ -291,6 +294,7 @@ def test_calibration_unknown_id(runner, wh, mini_corpus, mini_judgments):
     assert result.exit_code == 1 and "no calibration 'cal-x'" in result.stderr
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_export_command(runner, wh, mini_corpus, mini_judgments, tmp_path):
     run_id = do_run(runner, wh, mini_corpus, mini_judgments)
     out = invoke(runner, "export", run_id, "--format", "csv", "--out", tmp_path / "csv", "--warehouse", wh)

@@ -67,6 +67,7 @@ def read_partitioned(out, table):
     return [str(d[1]) for d in cur.description], cur.fetchall()
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_parquet_round_trip_loses_nothing(runs, tmp_path):
     import pyarrow as pa
     import pyarrow.dataset as ds
@@ -99,6 +100,7 @@ def test_parquet_round_trip_loses_nothing(runs, tmp_path):
     assert files[f"hits/run_id={bm25.run_id}/part-0.parquet"]["rows"] == len(expected_rows(wh, "hits", bm25)[1])
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_csv_and_json(runs, tmp_path):
     wh, bm25, hybrid = runs
     ids = [bm25.run_id, hybrid.run_id]

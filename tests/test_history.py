@@ -192,6 +192,7 @@ def test_regression_in_one_slice_is_caught(tmp_path):
         assert fine.exit_code == 0 and "no significant regression" in fine.stdout
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_history_points_to_the_lasting_drop(tmp_path):
     with Warehouse.open(tmp_path / "w.duckdb") as wh:
         base = execute_run(CORPUS, JUDGMENTS, RunOptions())
@@ -247,6 +248,7 @@ def test_rescore_refuses_new_questions(demo_wh, tmp_path):
     assert out.exit_code == 1 and "were never asked in run" in out.stderr and "zz-new" in out.stderr
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_small_drop_on_the_demo_is_a_candidate_but_not_lasting(tmp_path):
     """Two questions' rankings reversed in two runs: nDCG@10 falls beyond a tolerance of 0.005, but two questions
     of 56 cannot be told from noise; p is that of the exact sign-flip enumeration of the per-question changes."""

@@ -112,6 +112,7 @@ def run_args(wh, *extra):
 # -- the CLI on a terminal ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_run_draws_each_long_step_on_stderr_and_erases_it(tmp_path):
     code, out, err = assay(*run_args(tmp_path / "w.duckdb", "--pipeline", "hybrid"))
     assert code == 0, err
@@ -198,6 +199,7 @@ def test_no_bars_when_stderr_is_not_a_terminal(tmp_path):
     assert re.fullmatch(rb"\d{8}T\d{6}-[0-9a-f]{6}\n", out)
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_quiet_on_a_terminal_prints_nothing_but_the_result(tmp_path):
     wh = tmp_path / "w.duckdb"
     code, out, err = assay("--quiet", *run_args(wh))
@@ -207,6 +209,7 @@ def test_quiet_on_a_terminal_prints_nothing_but_the_result(tmp_path):
     assert code == 0 and err == b""
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_quiet_keeps_warnings_and_errors(tmp_path):
     wh = tmp_path / "w.duckdb"
     code, out, err = assay("sweep", "--corpus", MINI / "corpus", "--judgments", MINI / "judgments.jsonl",

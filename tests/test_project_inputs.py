@@ -100,6 +100,7 @@ def test_flags_replace_the_project_table(made):
     assert (other / "warehouse" / "assay.duckdb").is_file()
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_sweep_and_ablate_need_no_flags_in_a_project(made):
     toml = made / "assay.toml"
     toml.write_text(toml.read_text().replace("[ablate] ", "[ablate]\nrungs = [{ pipeline = \"bm25\", label = "

@@ -105,6 +105,7 @@ def test_a_run_where_only_some_questions_failed_stays_complete(project, mini_cor
     assert ("refused", "insufficient_evidence", "generation") in answers
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_blocked_run_exits_8_and_gate_and_regress_latest_fail_on_it(project, mini_corpus, mini_judgments):
     wh, cfg = project
     first = invoke(*run_args(wh, cfg, mini_corpus, mini_judgments))

@@ -90,6 +90,7 @@ def test_parquet_export_loads_pyarrow_but_no_pandas(tmp_path, warehouse):
     assert "pyarrow.parquet" in modules and "pandas" not in modules
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_html_report_loads_altair_and_no_pandas(tmp_path, warehouse):
     modules = loaded(tmp_path, "report", "latest", "--format", "html", "--output", "r.html", "--warehouse", warehouse)
     assert "altair" in modules and "pandas" not in modules

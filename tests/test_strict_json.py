@@ -99,6 +99,7 @@ def _invocations(s):
     }
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_every_json_output_is_strict_json(small):
     invocations = _invocations(small)
     assert set(invocations) == set(_json_commands()), "a command that writes JSON has no strict-JSON check here"

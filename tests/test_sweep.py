@@ -162,6 +162,7 @@ def test_the_table_reads_the_same_values_with_sql_as_through_ibis(demo_sweep, mo
     assert fast["points"] == result["points"]
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_sweep_table_from_assay_toml_and_skipped_combinations(tmp_path, monkeypatch):
     (tmp_path / "assay.toml").write_text('[sweep]\nchunkers = ["fixed"]\nsizes = [300, 600]\noverlaps = [0, 300]\n'
                                          'budget = 500\nk = 3\n')
@@ -217,6 +218,7 @@ def test_a_failing_point_writes_nothing(tmp_path):
         assert {t: wh.con.execute(f"SELECT COUNT(*) FROM {t}").fetchall() for t in before} == before
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_embeddings_are_reused_across_points_with_the_same_chunk_texts(tmp_path):
     path = tmp_path / "w.duckdb"
     out = invoke("sweep", "--corpus", CORPUS, "--judgments", JUDGMENTS, "--size", 800, "--pipeline", "dense",

@@ -194,6 +194,7 @@ def test_every_generated_score_is_read_to_the_nearest_double(tmp_path, reader, s
     assert ranks(reader, qrels_path, run_path, parts) == want
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(scores=st.lists(grammar_scores, min_size=2, max_size=8), parts=st.integers(1, 3))
 def test_generated_runs_score_as_duckdbs_reading_scores_them(tmp_path, reader, scores, parts):

@@ -135,6 +135,7 @@ def report(wh, fmt="table"):
     return result.stdout
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_dense_run_of_whole_documents_counts_warns_and_reports(tmp_path, embedder):
     whole = make_chunker("document", None, None)  # a document's text, trimmed
     docs = [c.text for d in load_corpus(DEMO / "corpus").documents for c in whole.chunk(d.doc_id, d.text)]

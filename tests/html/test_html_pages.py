@@ -164,6 +164,7 @@ def test_one_run_with_answers_shows_them(wh):
     assert re.search(r"Through the answer stage", dom.find("section", id="attribution").text())
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_several_runs_break_the_headline_deltas_down_by_slice_as_compare_does(wh):
     """Every by-slice row `assay compare` prints (its headline measures in each category, form and hard class) is
     on the page with the same figures, and the page opens with the summary of those runs."""

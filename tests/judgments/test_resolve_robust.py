@@ -249,6 +249,7 @@ def test_plain_text_gives_exactly_the_old_spans(case, doc_id):
     assert find_quote(text, quote, doc_id) == old_find_quote(text, quote)
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 @settings(max_examples=600, deadline=None)
 @given(exact_quotes(VARIANTS), st.sampled_from(["a.txt", "a.md", "a.rst"]))
 @example(("x\u200bab\u200b", "\u200bab\u200b"), "a.txt")

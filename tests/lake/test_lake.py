@@ -59,6 +59,7 @@ def both(demo_records, tmp_path_factory):
     return wh_path, lake, [r.run_id for r in demo_records]
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_four_concurrent_lake_runs_write_four_complete_partitions(tmp_path):
     lake = tmp_path / "lake"
     procs = [subprocess.Popen(lake_run_argv(lake, "--chunk-size", str(100 + 20 * i)), cwd=tmp_path,
@@ -87,6 +88,7 @@ def test_four_concurrent_lake_runs_write_four_complete_partitions(tmp_path):
     assert {r["kind"] for r in as_json} == {"run"} and tuple(as_json[0]) == FIELDS  # the warehouse listing's columns
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_writer_killed_before_its_runs_partition_leaves_no_visible_run(tmp_path):
     lake = tmp_path / "lake"
     proc = subprocess.Popen(lake_run_argv(lake), cwd=tmp_path, env={**os.environ, PAUSE_VAR: "60"},

@@ -234,6 +234,7 @@ def test_regress_names_the_side_that_did_not_fill_a_guarded_budget(demo):
     assert budgets["SpanRecall@1000tok"]["candidate"]["questions_short"] == 56
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_history_marks_each_run_that_did_not_fill_the_budget_in_every_format(demo, tmp_path):
     path, first, second = demo
     base = ("history", "--pipeline", "bm25", "--warehouse", path)

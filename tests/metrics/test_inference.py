@@ -104,6 +104,7 @@ def test_graded_changes_get_the_score_interval_with_one_pseudo_question(seed):
                                      abs=1e-9)
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_the_interval_excludes_the_null_exactly_when_p_is_below_alpha(data):

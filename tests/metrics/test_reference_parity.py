@@ -71,6 +71,7 @@ def test_randomization_p_values_are_identical_to_the_reference():
             reference.fisher_randomization(a, b, seed=i, samples=samples), (n, i)
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_many_randomization_tests_at_once_are_those_made_one_by_one():
     cases = list(_cases(3, 30))
     pairs = [(a, b) for _, _, a, b in cases]
