@@ -479,6 +479,7 @@ def test_the_same_pipeline_is_accepted_and_an_in_sample_fit_says_so(tmp_path, mi
     assert "in-sample" not in elsewhere_text and f"calibration {cal_id} (threshold" in elsewhere_text
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_abstained_counts_only_what_the_calibration_emptied(tmp_path, mini_corpus):
     from assay.abstention import fit_and_store
     from assay.report import build_report, render

@@ -51,6 +51,7 @@ def test_ingest_bad_file_names_it_and_writes_nothing(runner, wh, tmp_path):
     assert not (tmp_path / "w.duckdb").exists()
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_run_prints_run_id_and_report_json(runner, wh, mini_corpus, mini_judgments):
     run_id = do_run(runner, wh, mini_corpus, mini_judgments, "--chunk-size", "120")
     assert re.fullmatch(r"\d{8}T\d{6}-[0-9a-f]{6}", run_id)
@@ -69,6 +70,7 @@ def test_run_prints_run_id_and_report_json(runner, wh, mini_corpus, mini_judgmen
     assert levels == {"chunk", "doc", "query"}
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_report_formats(runner, wh, mini_corpus, mini_judgments):
     run_id = do_run(runner, wh, mini_corpus, mini_judgments)
     table = invoke(runner, "report", "--warehouse", wh).stdout  # 'latest' by default
@@ -95,6 +97,7 @@ def test_report_without_warehouse(runner, tmp_path):
     assert result.exit_code == 1 and "no warehouse at" in result.stderr
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_broken_quote_exit_code_and_no_run(runner, wh, tmp_path, mini_corpus, mini_judgments):
     do_run(runner, wh, mini_corpus, mini_judgments)
     bad = tmp_path / "bad.jsonl"
@@ -106,6 +109,7 @@ def test_broken_quote_exit_code_and_no_run(runner, wh, tmp_path, mini_corpus, mi
     assert runs == "n\n1\n"
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_runs_lists_newest_first(runner, wh, mini_corpus, mini_judgments):
     a = do_run(runner, wh, mini_corpus, mini_judgments)
     b = do_run(runner, wh, mini_corpus, mini_judgments, "--chunker", "fixed", "--chunk-size", "100")

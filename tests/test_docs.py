@@ -118,6 +118,7 @@ def test_the_checked_transcripts_are_found():
         assert expected in commands
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("transcript", TRANSCRIPTS, ids=[t.where for t in TRANSCRIPTS])
 def test_a_checked_transcript_prints_what_the_page_shows(transcript, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("ASSAY_WAREHOUSE", "ASSAY_QUIET", "COLUMNS")}

@@ -196,6 +196,7 @@ def test_export_csv_cells_neutralised_numbers_kept(hostile):
     assert all(isinstance(float(m["value"]), float) for m in metrics if m["value"])
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_export_trec_refuses_an_id_with_whitespace_and_names_it(tmp_path):
     corpus = tmp_path / "corpus"
     shutil.copytree(MINI / "corpus", corpus)
@@ -349,6 +350,7 @@ def test_html_examples():
     assert escape.html("a\x00b\x1bc\ufffe") == "a\ufffdb\ufffdc\ufffd"
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_runs_listing_and_error_lines_escape_control_characters(tmp_path):
     from click.testing import CliRunner
 

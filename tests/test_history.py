@@ -81,6 +81,7 @@ def test_config_diff_shows_whole_missing_sections():
         ("x.y", 2, 3), ("z", "<absent>", {"k": 1})]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_not_comparable_says_so(demo_wh, mini_corpus, mini_judgments):
     wh, a, _ = demo_wh
     other = run(wh, mini_corpus, mini_judgments, RunOptions())
@@ -160,6 +161,7 @@ def _injected(wh, base_record, slice_qids, seconds):
     return record
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_regression_in_one_slice_is_caught(tmp_path):
     wh = Warehouse.open(tmp_path / "w.duckdb")
     if True:
@@ -211,6 +213,7 @@ def test_history_points_to_the_lasting_drop(tmp_path):
     assert "no lasting drop" in out.stdout and len(points) == 5
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_rescore_changes_exactly_the_affected_questions(demo_wh, tmp_path):
     wh, a, _ = demo_wh
     lines = JUDGMENTS.read_text().splitlines()

@@ -114,6 +114,7 @@ def wh(tmp_path):
 
 # -- the lock is held only while writing ------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_reads_succeed_while_a_run_computes(wh, tmp_path):
     running, gate = gated_run(wh, tmp_path, "gate")
     wait_started(running, gate)
@@ -130,6 +131,7 @@ def test_reads_succeed_while_a_run_computes(wh, tmp_path):
     assert out.strip() in run_ids(wh) and len(run_ids(wh)) == 2
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_two_concurrent_runs_are_both_stored(wh, tmp_path):
     first, gate = gated_run(wh, tmp_path, "gate")
     second, _ = gated_run(wh, tmp_path, "gate")
@@ -142,6 +144,7 @@ def test_two_concurrent_runs_are_both_stored(wh, tmp_path):
     assert len(stored) == 2 and stored <= run_ids(wh)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_held_lock_is_waited_for_then_named_in_one_line(wh):
     holder = duckdb.connect(str(wh))  # another process's write lock: this test process holds it
     try:
@@ -162,6 +165,7 @@ def test_a_held_lock_is_waited_for_then_named_in_one_line(wh):
         "error: ASSAY_LOCK_WAIT='soon' is not a number of seconds (0 or more)"]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_run_waits_for_the_lock_at_its_write_and_is_stored(wh, tmp_path):
     running, gate = gated_run(wh, tmp_path, "gate")
     wait_started(running, gate)
@@ -385,6 +389,7 @@ def test_a_read_only_old_warehouse_says_how_to_upgrade(open_dir):
                          "or read it with the assay version that wrote it")
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_fifo_is_refused_without_blocking(tmp_path):
     fifo = tmp_path / "w.duckdb"
     os.mkfifo(fifo)

@@ -43,6 +43,7 @@ def through_ibis(monkeypatch):
     monkeypatch.setattr(direct, "holds_duckdb", lambda source: False)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("slice_", SLICES)
 @pytest.mark.parametrize("name, level", MEASURES)
 def test_pipeline_values_are_the_ibis_series(demo, name, level, slice_):

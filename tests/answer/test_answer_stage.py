@@ -74,6 +74,7 @@ def openai_options(url, **kw):
                       generator_api_key_env="ASSAY_TEST_KEY", generator_backoff_s=[0.01, 0.02], **kw)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_every_failure_reason_against_a_loopback_server(tmp_path, monkeypatch, mini_corpus, mini_judgments, contexts):
     monkeypatch.setenv("ASSAY_TEST_KEY", KEY)
     # questions in id order: backup-readers, cache-size, page-size, restore, (tulips: no results, no request),
@@ -151,6 +152,7 @@ def test_a_model_that_never_answers_fails_its_question_by_timeout(tmp_path, monk
     assert "timeout" in a["wal-purpose"]["error"]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_key_never_reaches_the_warehouse_even_when_echoed(tmp_path, monkeypatch, mini_corpus, mini_judgments):
     monkeypatch.setenv("ASSAY_TEST_KEY", KEY)
     with ChatServer([echo_headers() for _ in range(5)]) as server:
@@ -163,6 +165,7 @@ def test_the_key_never_reaches_the_warehouse_even_when_echoed(tmp_path, monkeypa
             assert answer_rows(wh, rec.run_id)["page-size"]["http_status"] == 400
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_three_429s_mark_the_run_blocked(tmp_path, monkeypatch, mini_corpus, mini_judgments):
     monkeypatch.setenv("ASSAY_TEST_KEY", KEY)
     with ChatServer([status(429)] * 3) as server:
@@ -174,6 +177,7 @@ def test_three_429s_mark_the_run_blocked(tmp_path, monkeypatch, mini_corpus, min
             assert len(server.requests) == 3
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_revalidation_needs_no_model_call(tmp_path, monkeypatch, mini_corpus, mini_judgments, contexts):
     monkeypatch.setenv("ASSAY_TEST_KEY", KEY)
     c = contexts
@@ -196,6 +200,7 @@ def test_revalidation_needs_no_model_call(tmp_path, monkeypatch, mini_corpus, mi
     assert old["all"] == 1.0 and new["all"] == 0.0 and drops == [("bad_quote",)]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_forced_generation_is_never_a_gate_run(tmp_path, mini_corpus, mini_judgments):
     path = tmp_path / "w.duckdb"
     with Warehouse.open(path) as wh:
@@ -216,6 +221,7 @@ def test_forced_generation_is_never_a_gate_run(tmp_path, mini_corpus, mini_judgm
     assert out.exit_code == 6 and "never a gate run" in out.stdout
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_judge_model_judges_kept_claims_and_an_unavailable_judge_is_recorded(
         tmp_path, monkeypatch, mini_corpus, mini_judgments, contexts):
     monkeypatch.setenv("ASSAY_TEST_KEY", KEY)

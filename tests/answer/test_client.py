@@ -152,6 +152,7 @@ def test_three_429s_in_one_question_block_before_the_retries_run_out(fake):
     assert err.value.attempts == 3 and fake.sleeps == [5.0, 10.0]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_success_in_between_resets_the_429_count(fake):
     script = [status(429), status(429), content("ok"), status(429), status(429), status(429)]
     with ChatServer(script) as server:

@@ -172,6 +172,7 @@ def test_lake_compute_prints_each_runs_means(both):
     assert {r["level"]: r["value"] for r in rows if r["run_id"] == b} == pytest.approx(want, abs=1e-12)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_failed_run_is_written_to_the_lake_with_its_status_and_exits_8(tmp_path, monkeypatch):
     monkeypatch.delenv("ASSAY_LAKE_NO_KEY", raising=False)
     lake = tmp_path / "lake"

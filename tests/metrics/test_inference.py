@@ -224,6 +224,7 @@ def test_an_unknown_alternative_is_refused():
         infer([0.1], [0.2], alternative="greater")
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("n", [10, 30])
 def test_mcnemars_test_keeps_its_size_near_alpha_whatever_share_changes(n):
     """Under no change (as many questions won as lost in expectation), the exact chance that p < 0.05, summed over
