@@ -7,7 +7,7 @@ INSTALL := $(PYTHON) tools/install.py $(VENV)
 RUNTIME := $(VENV)/.installed-runtime
 TESTING := $(VENV)/.installed-test
 
-.PHONY: install browser demo test docs goldens bench clean
+.PHONY: install browser demo test check docs goldens bench clean
 
 MODEL  := models/all-MiniLM-L6-v2-int8/model.onnx
 
@@ -56,8 +56,21 @@ browser:
 	  fi; \
 	fi
 
+# The tests run in TEST_JOBS processes (pytest-xdist; `auto`: one per core), each test file whole in one of them
+# (--dist loadfile), so a module's fixtures (a demo run, a Spark session, the browser) are built once; the files
+# are handed out slowest first (tests/conftest.py orders them; xdist's own order is by count, hence
+# --no-loadscope-reorder). TEST_JOBS=0 runs them in this process, one after another.
+TEST_JOBS ?= auto
+PYTEST    := $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
+
+# Every test, the slow tier included.
 test: install browser
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
+
+# The fast tier, for the edit-test loop: every test but those marked slow (Spark, the browser, embedding the demo
+# corpus, building the wheel, ...; pyproject's [tool.pytest.ini_options] markers say what `slow` means).
+check: install
+	$(PYTEST) -m "not slow"
 
 # The manual (mkdocs.yml, docs/) as a static site in site/: strict, so a broken link or anchor fails the build,
 # as it fails tests/test_docs.py. mkdocs-material is pinned in requirements-test.lock; the build fetches nothing.

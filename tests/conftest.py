@@ -44,6 +44,19 @@ def mini_bm25(tmp_path_factory):
     return path, record
 
 
+SPARK_MASTER = "local[2]"
+
+
+@pytest.fixture(scope="session")
+def spark_root():
+    """The one SparkSession every Spark test shares: the JVM starts once per test process (each xdist worker: keep
+    Spark tests in few files), whichever module asks first. A lake opened with ``open_lake(path, engine="spark",
+    spark_master=SPARK_MASTER)`` gets a child session of it, with views of its own."""
+    from assay.lake.spark import spark_session
+
+    return spark_session(spark_master=SPARK_MASTER)
+
+
 @pytest.fixture
 def mini_corpus():
     return MINI / "corpus"
@@ -55,6 +68,33 @@ def mini_judgments():
 
 
 def pytest_collection_modifyitems(config, items):
+    """Under mutmut, the cheapest modules first (_cheapest_first); in an xdist worker, the slowest first
+    (_slowest_first). Otherwise the order pytest collected."""
+    if "__mutmut_" in os.environ.get("MUTANT_UNDER_TEST", ""):
+        _cheapest_first(items)
+    elif hasattr(config, "workerinput"):
+        _slowest_first(items)
+
+
+def _slowest_first(items):
+    """Under pytest-xdist with --dist loadfile (the Makefile), each test file is one unit of work, handed to
+    the workers in the order collected (--no-loadscope-reorder). The files holding tests marked slow go first,
+    then the others by number of tests, most first, so that the last file to start is a short one and no worker
+    waits long for the other at the end. Every worker computes the same order, as xdist requires; which tests
+    run is unchanged, and a file's tests keep their order."""
+    def module(item):
+        return item.nodeid.split("::", 1)[0]
+
+    slow: set[str] = set()
+    count: dict[str, int] = {}
+    for item in items:
+        count[module(item)] = count.get(module(item), 0) + 1
+        if item.get_closest_marker("slow") is not None:
+            slow.add(module(item))
+    items.sort(key=lambda item: (module(item) not in slow, -count[module(item)]))  # stable
+
+
+def _cheapest_first(items):
     """Under mutmut, with a mutant applied (MUTANT_UNDER_TEST names it), run the cheapest test modules first.
 
     mutmut stops at the first failing test (-x), but hands its tests over in no particular order, so a mutant
@@ -63,8 +103,6 @@ def pytest_collection_modifyitems(config, items):
     tests run, and so which mutants die, is unchanged. Outside mutmut this does nothing."""
     import json
 
-    if "__mutmut_" not in os.environ.get("MUTANT_UNDER_TEST", ""):
-        return
     try:  # mutmut runs the tests from its copy of the tree, mutants/, where it keeps the file
         durations = json.loads(Path("mutmut-stats.json").read_text(encoding="utf-8"))["duration_by_test"]
     except (OSError, ValueError, KeyError):

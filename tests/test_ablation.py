@@ -19,6 +19,7 @@ from assay.errors import ConfigError
 from conftest import DEMO, ROOT
 
 CORPUS, JUDGMENTS = DEMO / "corpus", DEMO / "judgments.jsonl"
+pytestmark = pytest.mark.slow  # ladders on the demo set, dense rungs among them: minutes in all
 WEAK = "weakened: dense only, top 3"
 # bm25 and the weakened rung only: the two rows every test needs, at a fraction of the full ladder's cost
 SHORT_LADDER = """

@@ -225,6 +225,7 @@ def assert_same_tables_and_measures(ref, new):
     assert new_values == ref_values
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_demo_corpus_gets_the_reference_tables_and_values(tmp_path):
     def write(wh):
         for options in (RunOptions(chunk_size=200, overlap=50), RunOptions(chunker="document")):
@@ -264,6 +265,7 @@ def _synthetic(rng: random.Random):
     return syn, texts
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_generated_corpus_gets_the_reference_tables_and_values(tmp_path, seed):
     syn, texts = _synthetic(random.Random(seed))
@@ -275,6 +277,7 @@ def test_a_generated_corpus_gets_the_reference_tables_and_values(tmp_path, seed)
         new.close()
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_corpus_is_tokenized_once_and_a_rolled_back_write_leaves_nothing(warehouse):
     con = warehouse.con
     run(warehouse, DEMO / "corpus", DEMO / "judgments.jsonl", RunOptions())
@@ -309,6 +312,7 @@ def _keys(con):
                               "'PRIMARY KEY' AND table_name IN ('doc_tokens', 'chunk_tokens')").fetchall())
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_warehouse_of_schema_014_keeps_its_token_rows(tmp_path, capsys):
     path = tmp_path / "w014.duckdb"
     con = duckdb.connect(str(path))
@@ -341,6 +345,7 @@ def test_a_warehouse_of_schema_014_keeps_its_token_rows(tmp_path, capsys):
         assert per_query(wh, record.run_id, parse_measure("SpanRecall@1000tok"))
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_two_runs_racing_for_the_write_store_a_corpus_once(tmp_path):
     """Two `assay run` processes on one new corpus compute side by side and race for the warehouse's lock: the one
     that writes second finds the pieces the first wrote, so no key repeats without an index to refuse it."""

@@ -424,6 +424,7 @@ def _judgments_file(path, items):
     return path
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_dense_calibration_applied_to_a_bm25_run_is_refused(tmp_path, mini_corpus, mini_judgments):
     from click.testing import CliRunner
 
@@ -454,6 +455,7 @@ def test_a_dense_calibration_applied_to_a_bm25_run_is_refused(tmp_path, mini_cor
         assert wh.con.execute("SELECT COUNT(*) FROM runs").fetchall() == [(1,)]
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_same_pipeline_is_accepted_and_an_in_sample_fit_says_so(tmp_path, mini_corpus, mini_judgments):
     from assay.abstention import fit_and_store
     from assay.report import build_report, render
@@ -477,6 +479,7 @@ def test_the_same_pipeline_is_accepted_and_an_in_sample_fit_says_so(tmp_path, mi
     assert "in-sample" not in elsewhere_text and f"calibration {cal_id} (threshold" in elsewhere_text
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_abstained_counts_only_what_the_calibration_emptied(tmp_path, mini_corpus):
     from assay.abstention import fit_and_store
     from assay.report import build_report, render
@@ -502,6 +505,7 @@ def test_abstained_counts_only_what_the_calibration_emptied(tmp_path, mini_corpu
             "questions that had results; 1 returned nothing on their own") in text.splitlines()
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_calibration_stored_before_score_identities_uses_its_run_or_is_refused(tmp_path, mini_corpus,
                                                                                  mini_judgments):
     from assay.abstention import fit_and_store

@@ -395,6 +395,7 @@ class GitHub:
         self.cache.append(CacheEntry(with_["key"], github["ref"], copy))
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_github_workflow_keeps_the_default_branchs_runs_and_regresses_changes_against_the_latest(repo, tmp_path):
     gh = GitHub(repo, tmp_path)
     restore = next(s for s in gh.job["steps"] if s.get("uses", "").startswith("actions/cache/restore@"))
@@ -446,6 +447,7 @@ def test_github_workflow_keeps_the_default_branchs_runs_and_regresses_changes_ag
     assert len(gh.comments()) == 1 and len(gh.cache) == 3
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_github_a_significant_drop_or_a_failing_gate_fails_the_job_and_all_is_still_published(repo, tmp_path):
     project = demo_project(repo, tmp_path)
     gh = GitHub(project, tmp_path)
@@ -471,6 +473,7 @@ def test_github_a_significant_drop_or_a_failing_gate_fails_the_job_and_all_is_st
     assert "0 regression(s): no significant regression" in strict.summary
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_github_workflow_follows_the_projects_inputs_in_assay_toml(repo, tmp_path):
     project = moved_project(repo, tmp_path)
     gh = GitHub(project, tmp_path)
@@ -698,6 +701,7 @@ def zipped(workspace: Path, paths: list[str]) -> bytes:
     return buffer.getvalue()
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_gitlab_job_keeps_the_default_branchs_runs_and_regresses_changes_against_the_latest(repo, tmp_path,
                                                                                              gitlab_api):
     lab = GitLab(repo, tmp_path, gitlab_api)
@@ -761,6 +765,7 @@ def test_gitlab_note_is_edited_in_place_and_its_failure_fails_no_job(repo, tmp_p
                                    "artifacts\n")
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_gitlab_a_significant_drop_fails_the_job_after_the_gate_and_all_is_still_kept(repo, tmp_path, gitlab_api):
     project = demo_project(repo, tmp_path)
     lab = GitLab(project, tmp_path, gitlab_api)
@@ -778,6 +783,7 @@ def test_gitlab_a_significant_drop_fails_the_job_after_the_gate_and_all_is_still
     assert set(drop.uploaded) == {"report.html", "junit.xml", "assay-summary.md", "assay-regress.txt", "warehouse/"}
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_gitlab_a_failing_gate_fails_the_job_and_is_not_read_back(repo, tmp_path, gitlab_api):
     lab = GitLab(repo, tmp_path, gitlab_api)
     strict = lab.branch(edited(repo, tmp_path / "strict", {**SMALLER_CHUNKS, **{
@@ -789,6 +795,7 @@ def test_gitlab_a_failing_gate_fails_the_job_and_is_not_read_back(repo, tmp_path
     assert after.status == "success" and "no runs of main restored" in after.log and NO_BASELINE in after.log
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_gitlab_job_follows_the_projects_inputs_in_assay_toml(repo, tmp_path, gitlab_api):
     project = moved_project(repo, tmp_path)
     lab = GitLab(project, tmp_path, gitlab_api)

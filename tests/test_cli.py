@@ -51,6 +51,7 @@ def test_ingest_bad_file_names_it_and_writes_nothing(runner, wh, tmp_path):
     assert not (tmp_path / "w.duckdb").exists()
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_run_prints_run_id_and_report_json(runner, wh, mini_corpus, mini_judgments):
     run_id = do_run(runner, wh, mini_corpus, mini_judgments, "--chunk-size", "120")
     assert re.fullmatch(r"\d{8}T\d{6}-[0-9a-f]{6}", run_id)
@@ -69,6 +70,7 @@ def test_run_prints_run_id_and_report_json(runner, wh, mini_corpus, mini_judgmen
     assert levels == {"chunk", "doc", "query"}
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_report_formats(runner, wh, mini_corpus, mini_judgments):
     run_id = do_run(runner, wh, mini_corpus, mini_judgments)
     table = invoke(runner, "report", "--warehouse", wh).stdout  # 'latest' by default
@@ -95,6 +97,7 @@ def test_report_without_warehouse(runner, tmp_path):
     assert result.exit_code == 1 and "no warehouse at" in result.stderr
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_broken_quote_exit_code_and_no_run(runner, wh, tmp_path, mini_corpus, mini_judgments):
     do_run(runner, wh, mini_corpus, mini_judgments)
     bad = tmp_path / "bad.jsonl"
@@ -106,6 +109,7 @@ def test_broken_quote_exit_code_and_no_run(runner, wh, tmp_path, mini_corpus, mi
     assert runs == "n\n1\n"
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_runs_lists_newest_first(runner, wh, mini_corpus, mini_judgments):
     a = do_run(runner, wh, mini_corpus, mini_judgments)
     b = do_run(runner, wh, mini_corpus, mini_judgments, "--chunker", "fixed", "--chunk-size", "100")
@@ -114,6 +118,7 @@ def test_runs_lists_newest_first(runner, wh, mini_corpus, mini_judgments):
     assert "fixed(size=100, overlap=25)" in lines[2] and "recursive(size=800, overlap=0)" in lines[3]
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_runs_lists_every_kind_with_its_calibration_and_answer_stage(runner, wh):
     corpus, judgments = DEMO / "corpus", DEMO / "judgments.jsonl"
     answered = do_run(runner, wh, corpus, judgments, "--generator", "extractive")
@@ -231,6 +236,7 @@ def test_models_lists_the_offline_model(runner):
     assert "default embedder (--embedder auto):" in out
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_ablate_ladder_with_a_local_reranker(runner, wh, mini_corpus, mini_judgments, tmp_path):
     from rerank.tiny_cross_encoder import build_tiny_cross_encoder
 
@@ -254,6 +260,7 @@ def test_ablate_ladder_with_a_local_reranker(runner, wh, mini_corpus, mini_judgm
     assert "never downloads models" in skipped[0]["skipped"]
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_calibrate_then_apply(runner, wh, mini_corpus, mini_judgments):
     run_id = do_run(runner, wh, mini_corpus, mini_judgments, "--pipeline", "dense", "--chunk-size", "120")
     out = invoke(runner, "calibrate", run_id, "--format", "json", "--warehouse", wh)
@@ -291,6 +298,7 @@ def test_calibration_unknown_id(runner, wh, mini_corpus, mini_judgments):
     assert result.exit_code == 1 and "no calibration 'cal-x'" in result.stderr
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_export_command(runner, wh, mini_corpus, mini_judgments, tmp_path):
     run_id = do_run(runner, wh, mini_corpus, mini_judgments)
     out = invoke(runner, "export", run_id, "--format", "csv", "--out", tmp_path / "csv", "--warehouse", wh)

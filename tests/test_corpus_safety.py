@@ -146,6 +146,7 @@ def test_the_default_limit_is_50_mb(root):
     assert f"{big}: 50.0 MB (50,000,001 bytes), over the limit of 50 MB per file" in load_error(root)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_run_and_judgments_check_take_the_limit_from_the_flag_and_assay_toml(tmp_path, mini_corpus, mini_judgments):
     import shutil
 

@@ -59,6 +59,7 @@ def test_nothing_else_changes():
                    min_size=6, max_size=24),
        choices=st.lists(st.sampled_from(["raw", "u", "U", "url", "html"]), min_size=24, max_size=24),
        around=st.text(max_size=20))
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_any_key_in_any_mixture_of_forms_is_redacted(key, choices, around):
     def spell(c, how):
         if how == "raw":

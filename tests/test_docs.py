@@ -40,6 +40,7 @@ def pages() -> list[Path]:
     return sorted(p for p in (ROOT / "docs").glob("*.md"))
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_manual_builds_in_strict_mode(tmp_path):
     done = build(ROOT / "mkdocs.yml", tmp_path / "site")
     assert done.returncode == 0, done.stderr
@@ -49,6 +50,7 @@ def test_the_manual_builds_in_strict_mode(tmp_path):
     assert 'id="five-minutes-on-your-own-files"' in started and 'id="install"' in started  # the README's parts
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_broken_anchor_fails_the_build(tmp_path):
     for name in ("mkdocs.yml", "README.md"):
         shutil.copy(ROOT / name, tmp_path / name)
@@ -116,6 +118,7 @@ def test_the_checked_transcripts_are_found():
         assert expected in commands
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("transcript", TRANSCRIPTS, ids=[t.where for t in TRANSCRIPTS])
 def test_a_checked_transcript_prints_what_the_page_shows(transcript, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("ASSAY_WAREHOUSE", "ASSAY_QUIET", "COLUMNS")}

@@ -211,6 +211,7 @@ def test_whole_documents_and_external_spans_are_document_text(runs):
     assert doc["text"][doc["marks"][0]["start"]:doc["marks"][0]["end"]] == "Every page is 4096 bytes."
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_one_question_equals_its_entry_among_all_questions(runs):
     wh, ids = runs
     for name in ("hybrid", "spans"):

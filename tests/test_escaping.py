@@ -196,6 +196,7 @@ def test_export_csv_cells_neutralised_numbers_kept(hostile):
     assert all(isinstance(float(m["value"]), float) for m in metrics if m["value"])
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_export_trec_refuses_an_id_with_whitespace_and_names_it(tmp_path):
     corpus = tmp_path / "corpus"
     shutil.copytree(MINI / "corpus", corpus)
@@ -210,6 +211,7 @@ def test_export_trec_refuses_an_id_with_whitespace_and_names_it(tmp_path):
     assert not (tmp_path / "trec").exists() and not list(tmp_path.glob(".trec*"))
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_sweep_table_and_csv(hostile):
     wh = hostile["root"] / "sweep.duckdb"
     args = ["sweep", "--corpus", MINI / "corpus", "--judgments", hostile["judgments"], "--config", hostile["config"],
@@ -348,6 +350,7 @@ def test_html_examples():
     assert escape.html("a\x00b\x1bc\ufffe") == "a\ufffdb\ufffdc\ufffd"
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_runs_listing_and_error_lines_escape_control_characters(tmp_path):
     from click.testing import CliRunner
 
@@ -370,6 +373,7 @@ def test_runs_listing_and_error_lines_escape_control_characters(tmp_path):
     assert bad.exit_code == 1 and "\x1b" not in bad.stderr and "nope\\x1b[2J" in bad.stderr
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_lake_listing_and_means_escape_a_hostile_pipeline_name(tmp_path):
     from click.testing import CliRunner
 

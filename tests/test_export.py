@@ -67,6 +67,7 @@ def read_partitioned(out, table):
     return [str(d[1]) for d in cur.description], cur.fetchall()
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_parquet_round_trip_loses_nothing(runs, tmp_path):
     import pyarrow as pa
     import pyarrow.dataset as ds
@@ -99,6 +100,7 @@ def test_parquet_round_trip_loses_nothing(runs, tmp_path):
     assert files[f"hits/run_id={bm25.run_id}/part-0.parquet"]["rows"] == len(expected_rows(wh, "hits", bm25)[1])
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_csv_and_json(runs, tmp_path):
     wh, bm25, hybrid = runs
     ids = [bm25.run_id, hybrid.run_id]
@@ -250,6 +252,7 @@ def test_refuses_a_non_empty_out_dir(runs, tmp_path):
     assert export_runs(wh, [bm25.run_id], "csv", out)["tables"]["runs"] == 1
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_resolves_runs_and_refuses_unknown_ones_and_formats(runs, tmp_path):
     wh, bm25, hybrid = runs
     with pytest.raises(RunNotFound, match="no run 'nope'"):
@@ -261,6 +264,7 @@ def test_resolves_runs_and_refuses_unknown_ones_and_formats(runs, tmp_path):
     assert manifest["runs"] == [hybrid.run_id, bm25.run_id]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_failure_midway_leaves_no_out_dir(runs, tmp_path, monkeypatch):
     wh, bm25, _ = runs
     real, written = export.WRITERS["parquet"], []
@@ -287,6 +291,7 @@ def test_docs_describe_every_exported_column():
         assert documented == list(cols), table
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_hits_carry_their_relevance_and_gold_spans_export_as_a_table(runs, tmp_path):
     """relevance and grade, recomputed here from the exported gold spans: overlap at chunk level, the best grade."""
     wh, bm25, hybrid = runs

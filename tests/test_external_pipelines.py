@@ -44,6 +44,7 @@ def _stages(wh, run_id):
                                [run_id]).fetchall())
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_command_pipeline_through_the_cli(tmp_path, mini_corpus, mini_judgments, ranker_script):
     wh = tmp_path / "w.duckdb"
     out = CliRunner().invoke(cli, ["run", "--pipeline", "command", "--command", ranker_script, "--corpus",

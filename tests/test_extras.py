@@ -117,6 +117,7 @@ def test_a_sweep_with_a_dense_point_stops_before_its_first_point(without, tmp_pa
     assert "-- point" not in result.stderr
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_an_ablation_skips_the_rungs_whose_extra_is_missing(without, tmp_path, mini_corpus, mini_judgments):
     """As a rung whose model is missing: the BM25 rung runs, each dense rung says what to install."""
     without("fastembed")

@@ -82,6 +82,7 @@ def test_config_diff_shows_whole_missing_sections():
         ("x.y", 2, 3), ("z", "<absent>", {"k": 1})]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_not_comparable_says_so(demo_wh, mini_corpus, mini_judgments):
     wh, a, _ = demo_wh
     other = run(wh, mini_corpus, mini_judgments, RunOptions())
@@ -173,6 +174,7 @@ def graded_z(d, delta):
     return 0.0 if abs(num) < 1e-12 else num / math.sqrt(n * spread / (n + 1))
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_regression_in_one_slice_is_caught(tmp_path):
     wh = Warehouse.open(tmp_path / "w.duckdb")
     if True:
@@ -211,6 +213,7 @@ def test_regression_in_one_slice_is_caught(tmp_path):
         assert fine.exit_code == 0 and "no significant regression" in fine.stdout
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_history_points_to_the_lasting_drop(tmp_path):
     with Warehouse.open(tmp_path / "w.duckdb") as wh:
         base = execute_run(CORPUS, JUDGMENTS, RunOptions())
@@ -229,6 +232,7 @@ def test_history_points_to_the_lasting_drop(tmp_path):
     assert "no lasting drop" in out.stdout and len(points) == 5
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_rescore_changes_exactly_the_affected_questions(demo_wh, tmp_path):
     wh, a, _ = demo_wh
     lines = JUDGMENTS.read_text().splitlines()
@@ -266,6 +270,7 @@ def test_rescore_refuses_new_questions(demo_wh, tmp_path):
     assert out.exit_code == 1 and "were never asked in run" in out.stderr and "zz-new" in out.stderr
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_small_drop_on_the_demo_is_a_candidate_but_not_lasting(tmp_path):
     """Two questions' rankings reversed in two runs: nDCG@10 falls beyond a tolerance of 0.005, but two questions
     of 56 cannot be told from noise; p is that of the exact sign-flip enumeration of the per-question changes."""

@@ -48,6 +48,7 @@ def n_rows(wh) -> int:
     return wh.con.execute("SELECT COUNT(*) FROM hit_rows").fetchall()[0][0]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_every_stage_reads_back_exactly_and_a_copy_of_its_input_is_stored_once(warehouse, mini_corpus,
                                                                                 mini_judgments):
     whole = run(warehouse, mini_corpus, mini_judgments, RunOptions(chunk_size=120))
@@ -165,6 +166,7 @@ def tables(con) -> dict:
             for n in names if n not in ("hits", "schema_migrations")}
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_an_old_warehouse_migrates_with_every_hit_exactly(old_warehouse, capsys):
     size = old_warehouse.stat().st_size
     con = duckdb.connect(str(old_warehouse), read_only=True)
@@ -211,6 +213,7 @@ def test_an_old_warehouse_migrates_with_every_hit_exactly(old_warehouse, capsys)
         assert stored(wh.con) == sorted(before + written(record))
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_an_upgrade_that_cannot_rewrite_the_file_keeps_it_whole(old_warehouse, monkeypatch, capsys):
     con = duckdb.connect(str(old_warehouse), read_only=True)
     before = stored(con)

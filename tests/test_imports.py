@@ -104,6 +104,7 @@ def _gappy_beir(tmp_path):
     return d
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_beir_import_reports_dropped_queries_and_keeps_an_empty_judged_document(tmp_path):
     wh = tmp_path / "w.duckdb"
     out = CliRunner().invoke(cli, ["import", "beir", str(_gappy_beir(tmp_path)), "--warehouse", str(wh)])

@@ -37,6 +37,11 @@ for line in sys.stdin:
 '''
 
 
+# How long a process may take before the test calls it hung: a bound no loaded machine reaches while the process
+# works (a dense run of the demo corpus among them), never a measure of its speed.
+HANG_S = 600
+
+
 class Assay:
     """A real `assay` process whose stderr is read as it comes."""
 
@@ -52,7 +57,7 @@ class Assay:
         for line in self.proc.stderr:
             self.lines.append(line.rstrip("\n"))
 
-    def wait_for(self, text: str, timeout: float = 60) -> None:
+    def wait_for(self, text: str, timeout: float = HANG_S) -> None:
         deadline = time.monotonic() + timeout
         while not any(text in line for line in self.lines):
             assert self.proc.poll() is None or self._reader.is_alive(), f"exited before {text!r}: {self.lines}"
@@ -62,16 +67,16 @@ class Assay:
     def interrupt(self) -> None:
         self.proc.send_signal(signal.SIGINT)
 
-    def finish(self, timeout: float = 60):
+    def finish(self, timeout: float = HANG_S):
         out = self.proc.stdout.read()  # not communicate(): that would read stderr away from the reader thread
         self.proc.wait(timeout)
         self._reader.join(5)
         return self.proc.returncode, out, self.lines
 
 
-def assay(wh, *args, env=None):
+def assay(wh, *args, env=None, timeout=HANG_S):
     return subprocess.run([sys.executable, "-m", "assay", *map(str, args)], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "ASSAY_WAREHOUSE": str(wh), **(env or {})}, timeout=60)
+                          env={**os.environ, "ASSAY_WAREHOUSE": str(wh), **(env or {})}, timeout=timeout)
 
 
 def gated_run(wh, tmp_path, name, **env):
@@ -83,7 +88,7 @@ def gated_run(wh, tmp_path, name, **env):
     return proc, gate
 
 
-def wait_started(proc, gate, timeout=60):
+def wait_started(proc, gate, timeout=HANG_S):
     proc.wait_for("pipeline command")
     deadline = time.monotonic() + timeout
     while not os.path.exists(str(gate) + ".started"):
@@ -109,6 +114,7 @@ def wh(tmp_path):
 
 # -- the lock is held only while writing ------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_reads_succeed_while_a_run_computes(wh, tmp_path):
     running, gate = gated_run(wh, tmp_path, "gate")
     wait_started(running, gate)
@@ -125,6 +131,7 @@ def test_reads_succeed_while_a_run_computes(wh, tmp_path):
     assert out.strip() in run_ids(wh) and len(run_ids(wh)) == 2
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_two_concurrent_runs_are_both_stored(wh, tmp_path):
     first, gate = gated_run(wh, tmp_path, "gate")
     second, _ = gated_run(wh, tmp_path, "gate")
@@ -137,6 +144,7 @@ def test_two_concurrent_runs_are_both_stored(wh, tmp_path):
     assert len(stored) == 2 and stored <= run_ids(wh)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_held_lock_is_waited_for_then_named_in_one_line(wh):
     holder = duckdb.connect(str(wh))  # another process's write lock: this test process holds it
     try:
@@ -157,6 +165,7 @@ def test_a_held_lock_is_waited_for_then_named_in_one_line(wh):
         "error: ASSAY_LOCK_WAIT='soon' is not a number of seconds (0 or more)"]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_run_waits_for_the_lock_at_its_write_and_is_stored(wh, tmp_path):
     running, gate = gated_run(wh, tmp_path, "gate")
     wait_started(running, gate)
@@ -233,6 +242,7 @@ def test_sigint_around_the_write_keeps_all_or_nothing(wh, tmp_path, delay):
         assert len(run_ids(wh)) == 1
 
 
+@pytest.mark.slow  # embeds the demo corpus (chunks of 300) with the offline model, in two processes
 def test_interrupted_embedding_resumes_where_it_stopped(tmp_path):
     wh = tmp_path / "dense.duckdb"
     args = ("run", "--pipeline", "dense", "--chunk-size", "300", "--corpus", DEMO / "corpus",
@@ -379,11 +389,12 @@ def test_a_read_only_old_warehouse_says_how_to_upgrade(open_dir):
                          "or read it with the assay version that wrote it")
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_fifo_is_refused_without_blocking(tmp_path):
     fifo = tmp_path / "w.duckdb"
     os.mkfifo(fifo)
     for args in (["runs"], ["sql", "SELECT 1"], ["ingest", MINI / "corpus"]):
-        result = assay(fifo, *args)  # a blocking open would hang until the 60 s timeout fails the test
+        result = assay(fifo, *args, timeout=120)  # a blocking open would hang until the timeout fails the test
         assert result.returncode == 1
         assert result.stderr.splitlines() == [
             f"error: warehouse {fifo} is a FIFO; give --warehouse the path of a warehouse file"]

@@ -39,6 +39,7 @@ def demo_copy(demo, tmp_path):
     return tmp_path / "w.duckdb", run_id
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_run_stores_every_default_measure_equal_to_the_measure_sql(demo):
     path, run_id = demo
     with Warehouse.open(path, read_only=True) as wh:
@@ -53,6 +54,7 @@ def test_a_run_stores_every_default_measure_equal_to_the_measure_sql(demo):
     assert n == 1247  # 13 ranking measures over 56 answerable questions (8 at both levels), 15 + 56 for abstention
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_answer_measures_store_a_value_per_citation_and_claim(tmp_path, mini_corpus, mini_judgments):
     with Warehouse.open(tmp_path / "w.duckdb") as wh:
         rec = run(wh, mini_corpus, mini_judgments, RunOptions("bm25", chunk_size=120, generator="extractive"))
@@ -64,6 +66,7 @@ def test_answer_measures_store_a_value_per_citation_and_claim(tmp_path, mini_cor
     assert units and all(unit.startswith(qid + "|") and unit.count("|") == 2 for qid, unit in units)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_revalidated_run_stores_its_own_answer_values(tmp_path, mini_corpus, mini_judgments):
     from assay.answer.revalidate import revalidate
 
@@ -75,6 +78,7 @@ def test_a_revalidated_run_stores_its_own_answer_values(tmp_path, mini_corpus, m
             assert stored_values(wh, new, measure) == expected(wh, new, measure) != {}, name
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_rescore_computes_its_own_values_against_its_own_judgments(demo_copy, tmp_path):
     path, run_id = demo_copy
     fewer = tmp_path / "first_gold_only.jsonl"
@@ -94,6 +98,7 @@ def test_a_rescore_computes_its_own_values_against_its_own_judgments(demo_copy, 
     assert changed >= 4  # R, AP, nDCG and the span measures see fewer gold units
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_compute_restores_deleted_values_exactly_and_again_changes_nothing(demo_copy):
     path, run_id = demo_copy
     with Warehouse.open(path, read_only=True) as wh:
@@ -112,6 +117,7 @@ def test_compute_restores_deleted_values_exactly_and_again_changes_nothing(demo_
         assert sorted(wh.con.execute("SELECT * FROM measure_values").fetchall()) == before
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_compute_stores_any_measure_at_any_stage_and_says_what_it_skips(demo_copy):
     path, run_id = demo_copy
     out = invoke("measures", "compute", "nDCG@5", "R@100", "Abstain", "--stage", "bm25", "--run", run_id[:10],

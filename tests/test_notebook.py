@@ -66,6 +66,7 @@ def test_evaluate_stores_the_name_the_caller_chose(evaluated):
     assert [(r["run_id"], r["pipeline"]) for r in runs] == [(result["run_id"], HOSTILE)]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_evaluate_without_a_name_stays_python(tmp_path):
     from conftest import MINI
 

@@ -74,6 +74,7 @@ def test_the_python_api_checks_the_same_ranges():
         execute_run(CORPUS, JUDGMENTS, RunOptions(timeout_s=float("nan")))
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_largest_seed_runs_and_reports(tmp_path):
     wh = tmp_path / "w.duckdb"
     out = invoke(*RUN, "--seed", str(INT_MAX), "--chunk-size", "120", "--warehouse", wh)

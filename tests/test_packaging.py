@@ -24,6 +24,9 @@ import pytest
 
 from assay.metrics import stats
 
+
+pytestmark = pytest.mark.slow  # builds the wheel and the sdist, and pip-installs them into new venvs
+
 ROOT = Path(__file__).resolve().parents[1]
 BUILD_TIMEOUT = 600
 INSTALL_TIMEOUT = 1200

@@ -112,6 +112,7 @@ def run_args(wh, *extra):
 # -- the CLI on a terminal ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_run_draws_each_long_step_on_stderr_and_erases_it(tmp_path):
     code, out, err = assay(*run_args(tmp_path / "w.duckdb", "--pipeline", "hybrid"))
     assert code == 0, err
@@ -132,6 +133,7 @@ def test_a_run_draws_each_long_step_on_stderr_and_erases_it(tmp_path):
     assert any(line.startswith("embedding 4 chunk texts with ") for line in shown)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_json_on_stdout_stays_clean_while_bars_draw(tmp_path):
     code, out, err = assay("sweep", "--corpus", MINI / "corpus", "--judgments", MINI / "judgments.jsonl",
                            "--size", "200", "--size", "400", "--format", "json", "--warehouse", tmp_path / "w.duckdb")
@@ -156,6 +158,7 @@ def _trec_files(tmp_path, queries=40, depth=500):
     return qrels, run
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_eval_trec_shows_reading_the_run_file_and_prints_clean_json(tmp_path):
     qrels, run = _trec_files(tmp_path)
     code, out, err = assay("eval-trec", qrels, run, "-m", "nDCG@10", "--format", "json")
@@ -187,6 +190,7 @@ def test_import_beir_shows_each_file_read(tmp_path):
 # -- not a terminal, or quiet ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_no_bars_when_stderr_is_not_a_terminal(tmp_path):
     code, out, err = assay(*run_args(tmp_path / "w.duckdb"), tty=False)
     assert code == 0, err
@@ -198,6 +202,7 @@ def test_no_bars_when_stderr_is_not_a_terminal(tmp_path):
     assert re.fullmatch(rb"\d{8}T\d{6}-[0-9a-f]{6}\n", out)
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_quiet_on_a_terminal_prints_nothing_but_the_result(tmp_path):
     wh = tmp_path / "w.duckdb"
     code, out, err = assay("--quiet", *run_args(wh))
@@ -207,6 +212,7 @@ def test_quiet_on_a_terminal_prints_nothing_but_the_result(tmp_path):
     assert code == 0 and err == b""
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_quiet_keeps_warnings_and_errors(tmp_path):
     wh = tmp_path / "w.duckdb"
     code, out, err = assay("sweep", "--corpus", MINI / "corpus", "--judgments", MINI / "judgments.jsonl",

@@ -94,6 +94,7 @@ def test_warehouse_table_is_checked(tmp_path, text, message):
         load_config(tmp_path / "assay.toml")
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_commands_from_a_subfolder_use_the_projects_config_and_warehouse(proj, monkeypatch):
     monkeypatch.chdir(proj / "notes" / "deep")
     run = invoke("run", "--corpus", proj / "corpus", "--judgments", proj / "judgments" / "golden.jsonl")
@@ -134,6 +135,7 @@ def test_group_verbose_and_a_commands_own_verbose_keep_their_meanings(proj, monk
         in both.stderr
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_given_config_brings_its_warehouse(proj, tmp_path, monkeypatch):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -145,6 +147,7 @@ def test_a_given_config_brings_its_warehouse(proj, tmp_path, monkeypatch):
     assert (proj / "warehouse" / "assay.duckdb").is_file() and not (elsewhere / "warehouse").exists()
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_evaluate_from_a_subfolder_writes_into_the_projects_warehouse(proj, monkeypatch, caplog):
     import assay
 

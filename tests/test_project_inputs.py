@@ -45,6 +45,7 @@ def test_init_writes_the_project_table(made):
                                                           "pipeline": "bm25"}
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_run_report_gate_and_judgments_need_no_flags_in_a_project(made):
     out = invoke("run")
     assert out.exit_code == 0, out.output
@@ -77,6 +78,7 @@ def test_from_a_subfolder_the_inputs_are_the_projects(made, monkeypatch):
     assert not (made / "notes" / "warehouse").exists()
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_flags_replace_the_project_table(made):
     shutil.copytree(MINI / "corpus", made / "other-corpus")
     shutil.copy(MINI / "judgments.jsonl", made / "other.jsonl")
@@ -100,6 +102,7 @@ def test_flags_replace_the_project_table(made):
     assert (other / "warehouse" / "assay.duckdb").is_file()
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_sweep_and_ablate_need_no_flags_in_a_project(made):
     toml = made / "assay.toml"
     toml.write_text(toml.read_text().replace("[ablate] ", "[ablate]\nrungs = [{ pipeline = \"bm25\", label = "
@@ -134,6 +137,7 @@ def test_outside_a_project_commands_say_no_assay_toml_was_found(tmp_path, monkey
     assert not (tmp_path / "warehouse").exists()
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_outside_a_project_a_new_warehouse_is_announced_and_stdout_stays_clean(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     args = ["--quiet", "run", "--corpus", MINI / "corpus", "--judgments", MINI / "judgments.jsonl"]
@@ -189,6 +193,7 @@ def test_the_project_table_is_checked(tmp_path, text, message):
     assert str(exc.value) == f"{tmp_path / 'assay.toml'}: {message}"
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_evaluate_takes_the_projects_inputs_too(made, monkeypatch, caplog):
     import logging
 
@@ -210,6 +215,7 @@ def test_evaluate_takes_the_projects_inputs_too(made, monkeypatch, caplog):
                                "new warehouse (`assay init` makes a project)"]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_history_follows_the_projects_pipeline(made):
     toml = made / "assay.toml"
     toml.write_text(toml.read_text().replace('pipeline = "bm25"', 'pipeline = "short"')

@@ -51,6 +51,7 @@ def compare_p_values(path, first, other) -> dict:
     return {(r["metric"], r["level"]): r["p_value"] for r in rows if r["slice"] == "all"}
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_table_exactly(demo):
     path, ids, _ = demo
     a, b, c = ids[400], ids[800], ids[1600]
@@ -119,6 +120,7 @@ def test_the_table_exactly(demo):
     assert out.stdout == expected
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_marks_say_which_way_a_significant_difference_goes(demo):
     path, ids, _ = demo
     # on the demo, 800-character chunks find more at chunk level in the top 3 than 400 (McNemar's p < 0.05)
@@ -130,6 +132,7 @@ def test_marks_say_which_way_a_significant_difference_goes(demo):
     assert "▼ [" in down and "▲" not in down.split("\n\n")[1]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_values_equal_each_runs_own_report(demo):
     path, ids, _ = demo
     got = report_json(path, ids[400], ids[800], ids[1600])
@@ -157,6 +160,7 @@ def test_deltas_are_against_the_first_run(demo):
             assert r["delta"] == pytest.approx(r["value"] - first[(r["metric"], r["level"])])
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_p_values_are_those_of_compare_then_holm_across_the_table(demo):
     path, ids, _ = demo
     got = report_json(path, ids[400], ids[800], ids[1600])
@@ -243,6 +247,7 @@ def test_markdown(demo):
     assert sum(x.startswith("| AP | ") for x in lines) == 2
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_one_run_with_measures_is_its_report_restricted(demo):
     path, ids, _ = demo
     measures = [parse_measure("nDCG@5"), parse_measure("Success@3")]
@@ -277,6 +282,7 @@ def test_measure_errors_are_the_registrys(demo, text):
         assert out.stderr == f"error: {exc.value}\n"
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_incomparable_runs_are_refused(demo, tmp_path):
     path, ids, _ = demo
     copy = tmp_path / "w.duckdb"

@@ -73,6 +73,7 @@ def _queries(run_id: str):
         {"run_id": run_id}
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_every_scan_of_a_run_keyed_table_is_filtered_to_the_run(warehouse, tmp_path):
     wh, runs = warehouse
     keyed = {t for t, in wh.con.execute(

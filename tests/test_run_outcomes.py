@@ -84,6 +84,7 @@ def test_no_key_fails_the_run_with_exit_8_and_it_is_stored_for_inspection(projec
     assert listed.stdout.endswith("FAILED: stored for inspection (`assay answers show RUN_ID`), not used by reports\n")
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_an_unreachable_endpoint_on_every_question_fails_the_run(project, mini_corpus, mini_judgments):
     wh, cfg = project
     out = invoke(*run_args(wh, cfg, mini_corpus, mini_judgments, closed_port_url()))
@@ -93,6 +94,7 @@ def test_an_unreachable_endpoint_on_every_question_fails_the_run(project, mini_c
     assert st == "failed" and answers.count(("failed", "error", "generation")) == SENT
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_run_where_only_some_questions_failed_stays_complete(project, mini_corpus, mini_judgments):
     wh, cfg = project
     # the first question is answered "insufficient evidence"; every later request gets HTTP 500
@@ -105,6 +107,7 @@ def test_a_run_where_only_some_questions_failed_stays_complete(project, mini_cor
     assert ("refused", "insufficient_evidence", "generation") in answers
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_blocked_run_exits_8_and_gate_and_regress_latest_fail_on_it(project, mini_corpus, mini_judgments):
     wh, cfg = project
     first = invoke(*run_args(wh, cfg, mini_corpus, mini_judgments))
@@ -154,6 +157,7 @@ def test_a_blocked_run_exits_8_and_gate_and_regress_latest_fail_on_it(project, m
     assert blocked not in history.stdout and good in history.stdout and newest in history.stdout
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_library_stores_a_failed_run_with_its_reason(project, mini_corpus, mini_judgments):
     wh, cfg = project
     with Warehouse.open(wh) as w:
@@ -165,6 +169,7 @@ def test_the_library_stores_a_failed_run_with_its_reason(project, mini_corpus, m
     assert stored(wh, rec.run_id)[0] == "failed"
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_real_assay_process_exits_8_on_a_failed_run(project, mini_corpus, mini_judgments):
     wh, cfg = project
     args = [str(a) for a in run_args(wh, cfg, mini_corpus, mini_judgments, closed_port_url())]
@@ -176,6 +181,7 @@ def test_a_real_assay_process_exits_8_on_a_failed_run(project, mini_corpus, mini
     assert stored(wh, run_id)[0] == "failed"
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_sweep_whose_point_could_not_answer_exits_8_naming_it(tmp_path, monkeypatch, mini_corpus, mini_judgments):
     monkeypatch.setenv(KEY_ENV, "sk-outcome-test")
     cfg = tmp_path / "assay.toml"

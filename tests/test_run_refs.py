@@ -103,6 +103,7 @@ def test_a_lake_resolves_the_same_way(four_runs):
             lake.resolve_run_id("baseline")  # a lake keeps no names
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_every_command_that_names_a_run_takes_every_form(four_runs):
     w = four_runs / "w.duckdb"
     for ref, run_id in (("previous", IDS[1]), ("latest~2", IDS[0]), ("ff33", IDS[3])):
@@ -156,6 +157,7 @@ def test_names_that_would_read_as_other_references_are_refused(name, why):
         run_refs.check_name(name)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_tag_names_moves_and_deletes(four_runs, tmp_path):
     w = tmp_path / "w.duckdb"
     w.write_bytes((four_runs / "w.duckdb").read_bytes())
@@ -195,6 +197,7 @@ def test_tag_names_moves_and_deletes(four_runs, tmp_path):
         con.close()
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_run_name_names_the_new_run_and_refuses_a_taken_name_before_running(tmp_path):
     w = tmp_path / "w.duckdb"
     args = ["run", "--corpus", MINI / "corpus", "--judgments", MINI / "judgments.jsonl", "--warehouse", w]

@@ -49,6 +49,7 @@ def test_hits_are_ordered_by_score_then_chunk_id(warehouse, mini_corpus, mini_ju
         assert hits == sorted(hits, key=lambda h: (-h[0], h[1]))
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_rechunking_needs_no_judgment_change(warehouse, mini_corpus, mini_judgments):
     a = run(warehouse, mini_corpus, mini_judgments, RunOptions(chunk_size=80))
     b = run(warehouse, mini_corpus, mini_judgments, RunOptions(chunker="fixed", chunk_size=60, overlap=20))

@@ -66,6 +66,7 @@ def test_gold_text_is_between_double_brackets_exactly(runs):
     assert '  0  storage/design.md [' in out.stdout and 'grade 1  "Every page is 4096 bytes."' in out.stdout
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("name", ["bm25", "hybrid"])
 def test_every_marked_piece_is_the_gold_overlap_of_its_hit(runs, name):
     wh, ids = runs

@@ -87,6 +87,7 @@ def test_views_limit_a_migration_to_the_named_statements(tool):
         tool.mutants("m.sql", sql, ("x",))
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_runner_kills_a_broken_mutant_and_lets_an_equivalent_one_live(tool, tmp_path):
     project = tmp_path / "project"
     (project / "src" / "assay").mkdir(parents=True)

@@ -194,6 +194,7 @@ def _has_open(pid: int, path) -> bool:
         return False
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_ctrl_c_stops_an_endless_query(wh):
     proc = subprocess.Popen([sys.executable, "-m", "assay", "sql", ENDLESS, "--warehouse", str(wh)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)

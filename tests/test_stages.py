@@ -21,6 +21,7 @@ def stage_rows(wh, run_id):
                           [run_id]).fetchall()
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_hybrid_rerank_records_every_stage(warehouse, mini_corpus, mini_judgments, tiny_ce):
     rec = run(warehouse, mini_corpus, mini_judgments,
               RunOptions("hybrid-rerank", chunk_size=120, reranker_path=str(tiny_ce), rerank_top_n=3))
@@ -42,6 +43,7 @@ def test_hybrid_rerank_records_every_stage(warehouse, mini_corpus, mini_judgment
     assert lat[0][0] == 6 * 5
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_repeated_dense_run_reuses_every_vector(warehouse, mini_corpus, mini_judgments):
     first = run(warehouse, mini_corpus, mini_judgments, RunOptions("dense", chunk_size=120))
     assert first.stats["embeddings"]["computed"] > 0 and first.stats["embeddings"]["reused"] == 0
@@ -57,6 +59,7 @@ def test_repeated_dense_run_reuses_every_vector(warehouse, mini_corpus, mini_jud
     assert third.stats["embeddings"]["reused"] == len(texts & seen)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_stage_that_returns_nothing(warehouse, mini_corpus, mini_judgments):
     # BM25 returns nothing for the tulip question; dense always answers; fusion keeps dense's list
     rec = run(warehouse, mini_corpus, mini_judgments, RunOptions("hybrid", chunk_size=120))
@@ -66,6 +69,7 @@ def test_a_stage_that_returns_nothing(warehouse, mini_corpus, mini_judgments):
     assert "bm25" not in counts and counts["dense"] == counts["fusion"] == counts["final"] > 0
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_weakened_pipeline_returns_three(warehouse, mini_corpus, mini_judgments):
     rec = run(warehouse, mini_corpus, mini_judgments, RunOptions("dense-top3", chunk_size=120))
     assert all(n == 3 for _, _, n in rec.query_rows)

@@ -64,6 +64,7 @@ WRITING = {
 }
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("name", list(COMMANDS) + list(WRITING))
 def test_a_command_loads_no_pandas(tmp_path, warehouse, name):
     args = COMMANDS.get(name) or WRITING[name]
@@ -85,16 +86,19 @@ def test_a_command_loads_no_pandas(tmp_path, warehouse, name):
     # which no stored interval replaces
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_parquet_export_loads_pyarrow_but_no_pandas(tmp_path, warehouse):
     modules = loaded(tmp_path, "export", "latest", "--out", "exported", "--warehouse", warehouse)
     assert "pyarrow.parquet" in modules and "pandas" not in modules
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_html_report_loads_altair_and_no_pandas(tmp_path, warehouse):
     modules = loaded(tmp_path, "report", "latest", "--format", "html", "--output", "r.html", "--warehouse", warehouse)
     assert "altair" in modules and "pandas" not in modules
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_normal_and_t_functions_load_without_scipys_packages_and_scipy_imports_whole_after():
     """metrics.stats loads scipy.special's compiled ufuncs under bare stand-ins of scipy, scipy._lib and
     scipy.special (their imports cost more than a report): the functions are scipy's own, and a later plain

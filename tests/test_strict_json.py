@@ -99,6 +99,7 @@ def _invocations(s):
     }
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_every_json_output_is_strict_json(small):
     invocations = _invocations(small)
     assert set(invocations) == set(_json_commands()), "a command that writes JSON has no strict-JSON check here"
@@ -148,6 +149,7 @@ def test_two_questions_report_finite_intervals_in_every_format(small):
         assert "inf" not in text.lower().replace("info", ""), fmt
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_small_run_prints_no_numpy_warning(tmp_path):
     """A real process, so Python's own warning printer writes to the real stderr (pytest's capture is not in the way)."""
     four = _judgments(tmp_path, 4)

@@ -112,6 +112,7 @@ def test_best_indistinguishable_and_pareto_recomputed_independently(demo_sweep):
     assert tokens == sorted(tokens)  # bigger units fill more of the prompt
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_report_sweep_shows_it_again_in_every_format(demo_sweep):
     path, result = demo_sweep
     table = invoke("report", "--sweep", result["sweep_id"], "--warehouse", path)
@@ -147,6 +148,7 @@ def test_report_sweep_shows_it_again_in_every_format(demo_sweep):
     assert {r["verdict"] for r in rows} == {p["verdict"] for p in result["points"]}
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_table_reads_the_same_values_with_sql_as_through_ibis(demo_sweep, monkeypatch):
     """On a DuckDB warehouse the points' values are read with SQL (assay.analytics.direct), so a sweep needs no
     Ibis; any other source goes through the Ibis expression (assay.analytics.sweeps). Both give one table."""
@@ -162,6 +164,7 @@ def test_the_table_reads_the_same_values_with_sql_as_through_ibis(demo_sweep, mo
     assert fast["points"] == result["points"]
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_sweep_table_from_assay_toml_and_skipped_combinations(tmp_path, monkeypatch):
     (tmp_path / "assay.toml").write_text('[sweep]\nchunkers = ["fixed"]\nsizes = [300, 600]\noverlaps = [0, 300]\n'
                                          'budget = 500\nk = 3\n')
@@ -200,6 +203,7 @@ def test_a_bad_number_on_the_command_line_is_a_usage_error(tmp_path):
     assert not (tmp_path / "w.duckdb").exists()
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_failing_point_writes_nothing(tmp_path):
     path = tmp_path / "w.duckdb"
     out = invoke("sweep", "--corpus", CORPUS, "--judgments", JUDGMENTS, "--size", 400, "--pipeline", "bm25",
@@ -217,6 +221,7 @@ def test_a_failing_point_writes_nothing(tmp_path):
         assert {t: wh.con.execute(f"SELECT COUNT(*) FROM {t}").fetchall() for t in before} == before
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_embeddings_are_reused_across_points_with_the_same_chunk_texts(tmp_path):
     path = tmp_path / "w.duckdb"
     out = invoke("sweep", "--corpus", CORPUS, "--judgments", JUDGMENTS, "--size", 800, "--pipeline", "dense",

@@ -43,6 +43,7 @@ def _short(path, run_id, budget):
     return sum(t < budget for t in tokens), sum(tokens) / len(tokens), sum(max(0, budget - t) for t in tokens) / len(tokens)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_points_that_cannot_reach_the_budget_are_named(short_sweep):
     path, result = short_sweep
     small, large = result["points"]

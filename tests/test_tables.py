@@ -123,6 +123,7 @@ cells = st.one_of(st.none(), st.integers(-10**6, 10**6), st.floats(allow_nan=Fal
     st.lists(st.text(max_size=8), min_size=n, max_size=n),
     st.lists(st.lists(cells, min_size=n, max_size=n), max_size=6),
     st.lists(st.sampled_from(["left", "right", None]), min_size=n, max_size=n))))
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_any_table_is_laid_out_as_rich_lays_it_out(table):
     headers, rows, align = table
     assert render(headers, rows, align=align) == reference_tables.render(headers, rows, align=align)

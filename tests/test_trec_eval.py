@@ -243,6 +243,7 @@ def same_rows(got, want):
     return True
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_separators_line_ends_and_blank_lines_read_the_same(tmp_path):
     qrels, run = random_collection(random.Random(5))
     expected = evaluate_trec(*write_trec(tmp_path, qrels, run, name="space"), MEASURES)
@@ -407,6 +408,7 @@ def test_empty_run_scores_nothing_unless_complete(tmp_path):
         {"metric": "AP", "query_id": "all", "value": 0.0, "n": 1}]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_scoring_files_does_not_import_pandas(tmp_path):
     """pyarrow imports pandas (0.4 s) on to_numpy and wherever it converts Python objects; the ranking
     reads Arrow buffers instead (assay.trec_ranking)."""

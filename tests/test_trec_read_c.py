@@ -167,6 +167,7 @@ def run_file(lines: list[list[str]], seps: list[str], newline: str, lead: str) -
 @given(scores=st.lists(grammar_scores, min_size=1, max_size=6),
        seps=st.lists(st.sampled_from([" ", "\t", "  ", " \t ", "\t\t"]), min_size=1, max_size=3),
        newline=st.sampled_from(["\n", "\r\n"]), lead=st.sampled_from(["", " ", "\t "]), parts=st.integers(1, 3))
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_every_generated_score_is_read_to_the_nearest_double(tmp_path, reader, scores, seps, newline, lead, parts):
     """Each generated score s (document p<i>) sits beside three documents whose scores are written exactly without
     an exponent: the double float(s) reads (q<i>), the next one up (m<i>) and the next one down (r<i>). Their ids
@@ -194,6 +195,7 @@ def test_every_generated_score_is_read_to_the_nearest_double(tmp_path, reader, s
     assert ranks(reader, qrels_path, run_path, parts) == want
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(scores=st.lists(grammar_scores, min_size=2, max_size=8), parts=st.integers(1, 3))
 def test_generated_runs_score_as_duckdbs_reading_scores_them(tmp_path, reader, scores, parts):
@@ -221,6 +223,7 @@ refused_scores = st.one_of(
 )
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(score=refused_scores)
 def test_the_c_reader_takes_a_score_exactly_when_it_is_in_its_grammar(tmp_path, reader, score):

@@ -40,6 +40,7 @@ def values(root, run_id, level=None):
     return {(lv, m, u): v for lv, m, u, v in rows if level is None or lv == level}
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_chunk_level_export_reads_back_with_identical_values(exported):
     root, run_id, manifest = exported
     chunk_file = root / "export" / f"{run_id}.final.trec"

@@ -54,6 +54,7 @@ def test_document_results_are_whole_document_spans_and_pay_for_their_size(runs):
         assert whole == [(0,)]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_compare_says_when_units_differ(runs):
     path, chunks, docs = runs
     with Warehouse.open(path, read_only=True) as wh:

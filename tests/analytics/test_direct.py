@@ -43,6 +43,7 @@ def through_ibis(monkeypatch):
     monkeypatch.setattr(direct, "holds_duckdb", lambda source: False)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("slice_", SLICES)
 @pytest.mark.parametrize("name, level", MEASURES)
 def test_pipeline_values_are_the_ibis_series(demo, name, level, slice_):
@@ -85,6 +86,7 @@ def test_run_values_are_the_ibis_values(demo):
     assert {run for run, _, _ in got} == set(runs)
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_history_regress_and_compare_read_the_same_either_way(demo, monkeypatch):
     wh, runs = demo
     drops = [(parse_measure("nDCG@10"), "chunk", 0.01), (parse_measure("Success@3"), "doc", 0.01)]
@@ -127,6 +129,7 @@ def reference_wilson(vals):
     return wilson(sum(vals), len(vals))
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_report_rows_are_the_reference_figures(demo):
     wh, runs = demo
     for run_id in runs[:2]:
@@ -149,6 +152,7 @@ def test_report_rows_are_the_reference_figures(demo):
         assert want == len(got)
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_compare_rows_are_the_reference_figures(demo):
     wh, runs = demo
     a, b = runs[0], runs[1]

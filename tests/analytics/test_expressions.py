@@ -91,6 +91,7 @@ def test_the_stored_run_reads_measure_values(demo):
     assert stored(con, runs, [m.name for m in MEASURES]) == {(runs[0], m.name) for m in MEASURES}
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("slice_", ["all", "form=gap"])
 def test_history_series_and_points_against_python(demo, slice_):
     from assay.regression import history
@@ -145,6 +146,7 @@ def test_pairing_against_python(demo, slices):
         assert t[4:] == pytest.approx(want_values[t[:4]])
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_compare_is_the_same_whether_values_are_stored_or_computed(demo, tmp_path):
     import shutil
 

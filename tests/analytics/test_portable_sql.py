@@ -42,6 +42,7 @@ def _expressions(w, a, b):
             "loss_funnel": loss_funnel(con, [a, b]), "fusion_effect": fusion_effect(con, [a, b])}
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("name", ["pairing", "history", "loss_funnel", "fusion_effect"])
 def test_compiles_for_duckdb_and_spark_with_standard_functions(wh, name):
     import ibis

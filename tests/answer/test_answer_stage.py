@@ -26,6 +26,7 @@ def answer_rows(wh, run_id):
     return {r[0]: dict(zip(cols, r)) for r in rows}
 
 
+@pytest.mark.slow  # a hybrid run of the demo set: its corpus embedded with the offline model
 def test_extractive_on_the_demo_reports_answer_metrics_and_gates(tmp_path):
     path = tmp_path / "w.duckdb"
     with Warehouse.open(path) as wh:
@@ -66,11 +67,14 @@ def claim(cid, quote, text="a claim"):
 
 
 def openai_options(url, **kw):
+    # every scripted reply that should come is read under a timeout no loaded machine can reach; the timeout
+    # itself is tested where no reply comes (test_a_model_that_never_answers_fails_its_question_by_timeout)
+    kw.setdefault("generator_timeout_s", 60.0)
     return RunOptions("bm25", chunk_size=120, generator="openai", generator_base_url=url, generator_model="test-model",
-                      generator_api_key_env="ASSAY_TEST_KEY", generator_timeout_s=0.5, generator_backoff_s=[0.01, 0.02],
-                      **kw)
+                      generator_api_key_env="ASSAY_TEST_KEY", generator_backoff_s=[0.01, 0.02], **kw)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_every_failure_reason_against_a_loopback_server(tmp_path, monkeypatch, mini_corpus, mini_judgments, contexts):
     monkeypatch.setenv("ASSAY_TEST_KEY", KEY)
     # questions in id order: backup-readers, cache-size, page-size, restore, (tulips: no results, no request),
@@ -110,7 +114,8 @@ def test_every_failure_reason_against_a_loopback_server(tmp_path, monkeypatch, m
         status(429), tool_call({"claims": [claim(c["page-size"][0], c["page-size"][1][:20].strip())],
                                 "insufficient_evidence": False}),                         # 429 then success
         status(503), status(503), status(503),                                            # 503 x3: error
-        hang(2.0),                                                                        # past the timeout: error
+        tool_call({"claims": [claim(c["wal-purpose"][0], c["wal-purpose"][1][:20].strip())],
+                   "insufficient_evidence": False}),                                     # answered
     ]
     with ChatServer(second) as server:
         with Warehouse.open(tmp_path / "w.duckdb") as wh:
@@ -125,10 +130,29 @@ def test_every_failure_reason_against_a_loopback_server(tmp_path, monkeypatch, m
     assert json.loads(a["cache-size"]["parse_errors"])
     assert a["page-size"]["status"] == "answered"
     assert (a["restore"]["status"], a["restore"]["refusal"], a["restore"]["http_status"]) == ("failed", "error", 503)
-    assert "timeout" in a["wal-purpose"]["error"]
+    assert a["wal-purpose"]["status"] == "answered"
     assert (429, True, 0) in reqs and (503, False, 2) in reqs
 
 
+def test_a_model_that_never_answers_fails_its_question_by_timeout(tmp_path, monkeypatch, mini_corpus,
+                                                                  mini_judgments):
+    """One question, whose request the server holds for 60 s (its shutdown cuts that short): the timeout ends the
+    question as an error, with no retry. No reply that should come is under the short timeout."""
+    monkeypatch.setenv("ASSAY_TEST_KEY", KEY)
+    one = tmp_path / "one.jsonl"
+    one.write_text("".join(line + "\n" for line in mini_judgments.read_text().splitlines()
+                           if json.loads(line)["query_id"] == "wal-purpose"))
+    with ChatServer([hang(60.0), content("never asked")]) as server:
+        with Warehouse.open(tmp_path / "w.duckdb") as wh:
+            rec = run(wh, mini_corpus, one, openai_options(server.url, generator_timeout_s=0.5))
+            a = answer_rows(wh, rec.run_id)
+        requests = len(server.requests)
+    assert requests == 1 and list(a) == ["wal-purpose"]
+    assert (a["wal-purpose"]["status"], a["wal-purpose"]["refusal"]) == ("failed", "error")
+    assert "timeout" in a["wal-purpose"]["error"]
+
+
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_key_never_reaches_the_warehouse_even_when_echoed(tmp_path, monkeypatch, mini_corpus, mini_judgments):
     monkeypatch.setenv("ASSAY_TEST_KEY", KEY)
     with ChatServer([echo_headers() for _ in range(5)]) as server:
@@ -141,6 +165,7 @@ def test_the_key_never_reaches_the_warehouse_even_when_echoed(tmp_path, monkeypa
             assert answer_rows(wh, rec.run_id)["page-size"]["http_status"] == 400
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_three_429s_mark_the_run_blocked(tmp_path, monkeypatch, mini_corpus, mini_judgments):
     monkeypatch.setenv("ASSAY_TEST_KEY", KEY)
     with ChatServer([status(429)] * 3) as server:
@@ -152,6 +177,7 @@ def test_three_429s_mark_the_run_blocked(tmp_path, monkeypatch, mini_corpus, min
             assert len(server.requests) == 3
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_revalidation_needs_no_model_call(tmp_path, monkeypatch, mini_corpus, mini_judgments, contexts):
     monkeypatch.setenv("ASSAY_TEST_KEY", KEY)
     c = contexts
@@ -174,6 +200,7 @@ def test_revalidation_needs_no_model_call(tmp_path, monkeypatch, mini_corpus, mi
     assert old["all"] == 1.0 and new["all"] == 0.0 and drops == [("bad_quote",)]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_forced_generation_is_never_a_gate_run(tmp_path, mini_corpus, mini_judgments):
     path = tmp_path / "w.duckdb"
     with Warehouse.open(path) as wh:
@@ -194,6 +221,7 @@ def test_forced_generation_is_never_a_gate_run(tmp_path, mini_corpus, mini_judgm
     assert out.exit_code == 6 and "never a gate run" in out.stdout
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_judge_model_judges_kept_claims_and_an_unavailable_judge_is_recorded(
         tmp_path, monkeypatch, mini_corpus, mini_judgments, contexts):
     monkeypatch.setenv("ASSAY_TEST_KEY", KEY)

@@ -6,6 +6,7 @@ import urllib.parse
 
 from chat_server import ChatServer, echo_key, status, tool_call_completion
 from click.testing import CliRunner
+import pytest
 
 from assay.cli import cli
 from assay.credentials import redact
@@ -51,6 +52,7 @@ def in_header(form):
                     headers=lambda key: {"X-Echo": FORMS[form](key), "Retry-After": FORMS[form](key)})
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_an_echoed_key_is_never_stored_nor_printed(tmp_path, monkeypatch, mini_corpus, mini_judgments):
     monkeypatch.setenv("ASSAY_ECHO_KEY", KEY)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")

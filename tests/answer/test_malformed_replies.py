@@ -90,6 +90,7 @@ def options(url):
                       generator_timeout_s=5, generator_backoff_s=[0.0, 0.0])
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_malformed_reply_is_recorded_and_the_run_completes(case, warehouse_path, monkeypatch, mini_corpus,
                                                              mini_judgments):
@@ -122,6 +123,7 @@ def test_a_malformed_reply_is_recorded_and_the_run_completes(case, warehouse_pat
     assert all(redact(v, [KEY]) == v for v in stored)  # no form of the key anywhere
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_content_type_that_lies_is_ignored(tmp_path, monkeypatch, mini_corpus, mini_judgments):
     monkeypatch.setenv("ASSAY_TEST_KEY", KEY)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")

@@ -84,6 +84,7 @@ FRAGMENTS = [
 TEXT = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=4)), max_size=150).map("".join)
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("spans", IMPLEMENTATIONS)
 @settings(max_examples=600, deadline=None, derandomize=True, database=None)
 @given(TEXT, st.integers(1, 120), st.data())

@@ -139,6 +139,7 @@ def test_options_and_assay_toml_choose_the_files_and_the_encoding(corp, tmp_path
     assert "Invalid value for '--exclude': '/' is not a glob; give one like '*.pdf' or 'docs/**'" in bad.stderr
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_run_resolves_quotes_copied_from_each_format_to_their_page_and_span(corp, judgments, tmp_path):
     wh = tmp_path / "w.duckdb"
     out = invoke("run", "--corpus", corp, "--judgments", judgments, "--warehouse", wh, "--chunk-size", "120")
@@ -213,6 +214,7 @@ def test_an_empty_file_can_be_retrieved_and_judged_whole(corp, judgments, tmp_pa
     assert found["empty"] == 1.0 and found["laptops"] == 1.0 and report["run"]["run_id"] == run_id
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_judgments_check_and_sweep_read_with_the_options_and_say_it_once(corp, judgments, tmp_path):
     out = invoke("judgments", "check", judgments, "--corpus", corp, "--verbose", "--exclude", "*.png")
     lines = out.stderr.splitlines()

@@ -100,6 +100,7 @@ def test_an_encrypted_pdf_fails_the_load_naming_it(tmp_path):
                                     "qpdf --decrypt) or remove it")
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_extraction_speed(tmp_path, capsys):
     """Not a limit: the figure the README gives (dense two-column pages)."""
     lines = [" ".join(["retrieval", "evaluation", "passage", "quote", "span", "chunk"])] * 55

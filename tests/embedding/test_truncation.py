@@ -88,6 +88,7 @@ def test_what_is_counted_as_embedded_is_what_the_model_embeds(embedder):
     assert whole == pytest.approx(prefix, abs=1e-6)  # the rest of the text changed nothing
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_max_length_changes_the_count_and_is_refused_past_the_models_limit(embedder, demo_texts):
     longer = Embedder("offline", max_length=512)
     assert longer.identity.max_tokens == 512 and longer.identity.hash != embedder.identity.hash
@@ -135,6 +136,7 @@ def report(wh, fmt="table"):
     return result.stdout
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_dense_run_of_whole_documents_counts_warns_and_reports(tmp_path, embedder):
     whole = make_chunker("document", None, None)  # a document's text, trimmed
     docs = [c.text for d in load_corpus(DEMO / "corpus").documents for c in whole.chunk(d.doc_id, d.text)]
@@ -168,6 +170,7 @@ def test_a_dense_run_of_whole_documents_counts_warns_and_reports(tmp_path, embed
     assert "(max_length is already the model's limit, 512)" in longer.stderr
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_short_chunks_record_zero_and_warn_of_nothing(tmp_path, mini_corpus, mini_judgments):
     wh, result = run(tmp_path, mini_corpus, mini_judgments, "--pipeline", "dense")
     assert "warning" not in result.stderr

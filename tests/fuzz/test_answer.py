@@ -8,6 +8,7 @@ import json
 
 from hypothesis import example, given
 from hypothesis import strategies as st
+import pytest
 
 from assay.answer.contract import Claim, parse_claims, validate
 from assay.answer.generate import _tool_payload, content_payload, message_text
@@ -27,6 +28,7 @@ def _is_problem(value) -> bool:
     return value is None or isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @fuzz(300)
 @given(MESSAGE)
 @example({"tool_calls": [{"function": {"name": "submit_answer", "arguments": "[" * 100_000}}]})
@@ -54,6 +56,7 @@ PAYLOAD = st.one_of(JSON_VALUES, st.fixed_dictionaries({}, optional={
 CONTEXT = {"c1": "Every page is 4096 bytes.", "c2": "Its size is set with cache_size"}
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @fuzz(300)
 @given(PAYLOAD, st.integers(1, 300))
 def test_claims_parse_and_validate_never_raise(payload, max_quote):

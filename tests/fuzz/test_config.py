@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hypothesis import example, given
 from hypothesis import strategies as st
+import pytest
 
 from assay import gate
 from assay.ablation import ladder_from
@@ -89,6 +90,7 @@ def only_assay_errors(call) -> None:
         pass
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @fuzz(200)
 @given(st.one_of(st.binary(max_size=80), TOML_TEXT, CONFIG.map(config_text)))
 @example(b"\xff = 1\n")
@@ -98,6 +100,7 @@ def test_load_config_any_file(text):
     loaded(text)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @fuzz(150)
 @given(CONFIG)
 @example({"pipelines": {"mine": {"extends": 3}}})
@@ -109,6 +112,7 @@ def test_every_pipeline_resolves_or_is_a_config_error(config):
         only_assay_errors(lambda: resolve_pipeline(name, data, {}))
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @fuzz(150)
 @given(CONFIG, st.lists(SCALAR.map(str), max_size=2))
 @example({"gate": {"rules": [1]}}, [])
@@ -119,6 +123,7 @@ def test_gate_rules_from(config, cli_rules):
         only_assay_errors(lambda: gate.rules_from(data, tuple(cli_rules), required=False))
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @fuzz(150)
 @given(CONFIG)
 @example({"ablate": 3})
@@ -128,6 +133,7 @@ def test_ablate_ladder_from(config):
         only_assay_errors(lambda: ladder_from(data))
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @fuzz(150)
 @given(CONFIG)
 @example({"sweep": {"alpha": "x"}})

@@ -13,6 +13,7 @@ import duckdb
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
+import pytest
 
 from assay.cli import cli
 from conftest import MINI
@@ -64,6 +65,7 @@ LINES = st.one_of(
     st.lists(st.one_of(HOSTILE_JSON, TEXT), min_size=1, max_size=3))
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @fuzz(15)
 @given(LINES)
 def test_a_failed_run_changes_no_table(lines):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hypothesis import example, given
 from hypothesis import strategies as st
+import pytest
 
 from assay.errors import FormatError
 from assay.formats import beir, trec
@@ -58,6 +59,7 @@ TAG = st.sampled_from(["<DOC>", "</DOC>", "<DOCNO>", "</DOCNO>", "<TEXT>", "</TE
 SGML = st.lists(st.one_of(TAG, TEXT, st.just("\n")), max_size=20).map("".join)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @fuzz(200)
 @given(st.data())
 def test_near_valid_lines(data):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hypothesis import example, given
 from hypothesis import strategies as st
+import pytest
 
 from assay.errors import JudgmentsError
 from assay.judgments.model import JudgmentSet
@@ -73,6 +74,7 @@ RECORD = st.one_of(
 @fuzz(300)
 @given(st.lists(st.one_of(RECORD.map(json.dumps), HOSTILE_JSON, TEXT), min_size=1, max_size=5),
        st.sampled_from(["\n", "\r\n", "\n\n"]))
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @example(["1" * 5000], "\n")
 @example(["[" * 100_000], "\n")
 @example([json.dumps(dict(VALID, gold=[{"doc": "a.md", "grade": 2**64}]))], "\n")

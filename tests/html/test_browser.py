@@ -28,11 +28,15 @@ if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
                 "root (or apt-get install chromium; ASSAY_CHROMIUM=PATH names another binary)",
                 allow_module_level=True)
 
+# A real Chromium, and the demo's reports built first (a hybrid run of the hostile corpus among them)
+pytestmark = pytest.mark.slow
+
 KINDS = ["run", "runs", "sweep", "history", "hostile", "odd"]
 DATA_REPORT = {"run": "run", "runs": "runs", "sweep": "sweep", "history": "history", "hostile": "run", "odd": "run"}
 CHARTS = {"run": {"headline", "slices-*", "funnel", "latency"}, "runs": {"deltas", "slice-deltas-2"},
           "sweep": {"pareto"}, "history": {"history"}, "hostile": {"headline"}, "odd": {"headline", "latency"}}
 SHAPES = "path, rect, line, circle, ellipse, polygon, polyline"
+WAIT_MS = 120_000
 
 # Recorded before any of the page's own script runs (Playwright's init scripts are exempt from its CSP).
 CSP_RECORDER = """
@@ -80,7 +84,9 @@ def open_report(browser):
 
     def open_(path: Path, javascript: bool = True, width: int = 1280) -> Opened:
         ctx = browser.new_context(java_script_enabled=javascript, viewport={"width": width, "height": 900})
-        ctx.set_default_timeout(5000)  # a page that is all there at load needs no long waits
+        # Every wait below ends on a page event (a load, a selector, an attribute, a frame where the element is in
+        # view); this is only the bound on each, long enough that no loaded machine reaches it while the page works.
+        ctx.set_default_timeout(WAIT_MS)
         contexts.append(ctx)
         opened = Opened(page=None, url=path.as_uri())
 
@@ -141,7 +147,7 @@ def test_page_loads_offline_renders_its_charts_and_screenshots(kind, reports, op
         assert svg_box["width"] >= 100, (name, svg_box)
 
     shot = tmp_path / f"{kind}.png"
-    page.screenshot(path=shot, full_page=True, timeout=30000)  # a tall page, on a loaded machine
+    page.screenshot(path=shot, full_page=True)
     assert distinct_colours(shot) > 8, f"{shot} looks blank"
     o.assert_quiet()
 
@@ -233,7 +239,7 @@ def open_drill(page, qid: str | None = None):
     assert drill.count() == 1
     assert drill.get_attribute("open") is None
     drill.locator(":scope > summary").click()
-    assert drill.get_attribute("open") is not None
+    wait_open(drill)
     return drill
 
 
@@ -338,10 +344,25 @@ def test_the_page_reads_without_javascript(reports, open_report):
 # -- a question's link and anchor --------------------------------------------------------------------------
 
 
+# The element's top, and its first 40 pixels, inside the window.
+IN_VIEW = """el => { const b = el.getBoundingClientRect();
+                     return b.height > 0 && 0 <= b.top && b.top + Math.min(b.height, 40) <= innerHeight; }"""
+
+
 def in_view(page, locator) -> bool:
-    b = locator.bounding_box()
-    height = page.evaluate("innerHeight")
-    return b is not None and b["height"] > 0 and 0 <= b["y"] and b["y"] + min(b["height"], 40) <= height
+    """Whether the element comes into view: checked on every animation frame until it is (a click on a link, or
+    a script reacting to hashchange, scrolls after the click returns), False if it never is within WAIT_MS."""
+    try:
+        page.wait_for_function(IN_VIEW, arg=locator.element_handle(), polling="raf")
+    except sync_api.TimeoutError:
+        return False
+    return True
+
+
+def wait_open(drill) -> None:
+    """The <details> gets its open attribute (at once on a click on its summary; on a link or an anchor in the URL
+    when the browser or the page's hashchange handler, which runs after the navigation, opens it)."""
+    sync_api.expect(drill).to_have_attribute("open", re.compile(".*"))
 
 
 def drill_of(page, qid: str):
@@ -351,11 +372,11 @@ def drill_of(page, qid: str):
 def assert_opened_in_view(page, qid: str) -> None:
     drill = drill_of(page, qid)
     assert drill.count() == 1 and drill.get_attribute("data-qid") == qid
-    assert drill.get_attribute("open") is not None, qid
+    wait_open(drill)
     summary = drill.locator(":scope > summary")
     assert in_view(page, summary), (qid, summary.bounding_box(), page.evaluate("scrollY"))
     assert in_view(page, drill.locator(".question").first), qid
-    assert page.locator("details.drill[open]").count() == 1  # that one, no other
+    sync_api.expect(page.locator("details.drill[open]")).to_have_count(1)  # that one, no other
 
 
 @pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
@@ -397,6 +418,7 @@ def test_the_link_opens_a_drill_down_the_reader_closed(reports, open_report):
     row = page.locator("table#questions tr.q").nth(3)
     qid = row.get_attribute("data-qid")
     row.locator("a.qid").click()
+    wait_open(drill_of(page, qid))  # opened (by the hashchange handler) before the reader closes it
     drill_of(page, qid).locator(":scope > summary").click()
     assert drill_of(page, qid).get_attribute("open") is None
     page.evaluate("scrollTo(0, 0)")
@@ -418,7 +440,7 @@ def test_odd_question_ids_link_and_anchor_safely(javascript, reports, open_repor
         row.locator("a.qid").click()
         assert_opened_in_view(page, qid)
         page.goto(o.url + "#" + anchor(qid))
-        assert drill_of(page, qid).get_attribute("open") is not None
+        wait_open(drill_of(page, qid))
     long_id = max(ODD_QUESTIONS, key=len)
     page.goto(o.url)
     link = page.locator(f'table#questions a.qid[title="{css_string(long_id)}"]')

@@ -53,6 +53,7 @@ def svg_of(dom, name):
     return svg
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_several_runs(wh):
     a, b = wh["ids"]
     text, dom = page(wh, "runs.html", "report", a, b)
@@ -92,6 +93,7 @@ def _norm(text):
     return " ".join(text.split())
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_sweep(wh):
     text, dom = page(wh, "sweep.html", "report", "--sweep", "latest")
     assert dom.find("body").attrs["data-report"] == "sweep"
@@ -151,6 +153,7 @@ def test_a_lasting_drop_is_marked():
         dom.find("section", id="header").text())
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_one_run_with_answers_shows_them(wh):
     text, dom = page(wh, "answers.html", "report", wh["ids"][1])
     assert [f.attrs["data-chart"] for f in dom.find_all("figure", cls="chart")].count("funnel") == 1
@@ -164,6 +167,7 @@ def test_one_run_with_answers_shows_them(wh):
     assert re.search(r"Through the answer stage", dom.find("section", id="attribution").text())
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_several_runs_break_the_headline_deltas_down_by_slice_as_compare_does(wh):
     """Every by-slice row `assay compare` prints (its headline measures in each category, form and hard class) is
     on the page with the same figures, and the page opens with the summary of those runs."""

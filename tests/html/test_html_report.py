@@ -58,6 +58,7 @@ def test_html_needs_an_output_and_dash_prints_the_page(demo):
     assert out.stdout.startswith("<!DOCTYPE html>") and 'data-report="run"' in out.stdout
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_output_writes_any_format_to_a_file(demo, tmp_path):
     target = tmp_path / "r.json"
     out = invoke("report", demo["run_id"], "--format", "json", "--output", target, "--warehouse", demo["wh"])

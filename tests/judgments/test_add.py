@@ -138,6 +138,7 @@ def test_missing_options_without_a_terminal_are_a_usage_error(golden, corpus, mo
                                   "ask for it)\n")
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_terminal_is_asked_until_the_answers_resolve(golden, corpus, monkeypatch):
     answers = ["-bad id", "m-fsync", "", "how often does the log reach the disk", "gap", "storage/wall.md", "storage/wal.md",
                "fsynced every 200 ms", "fsynced every 100 ms"]

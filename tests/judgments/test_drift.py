@@ -3,6 +3,7 @@
 import shutil
 
 from click.testing import CliRunner
+import pytest
 
 from assay.cli import cli
 from assay.corpus import load_corpus
@@ -23,6 +24,7 @@ def test_compare_names_documents_added_removed_and_changed():
     assert not compare({"a": "1"}, {"a": "1"})
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_run_on_a_changed_corpus_names_the_changes_and_the_rebase(tmp_path):
     from test_rebase import JUDGMENTS, record  # noqa: F401  (the golden set of the rebase tests)
     import json

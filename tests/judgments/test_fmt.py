@@ -220,6 +220,7 @@ def messy_file(draw):
     return (bom + "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n\n"]))).encode("utf-8"), records
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(messy_file())
 def test_fmt_is_idempotent_and_keeps_the_meaning(case):

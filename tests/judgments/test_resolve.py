@@ -200,6 +200,7 @@ def test_a_mistyped_document_names_the_closest_paths(tmp_path):
         where.format(5, "q-refund-2", "corpus/return.md") + "; closest: returns.md"]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_mistyped_document_through_the_cli_and_a_run_that_writes_nothing(tmp_path):
     import duckdb
     from click.testing import CliRunner

@@ -240,6 +240,7 @@ def splits_a_cluster(text, quote, spans):
         end < len(text) and unicodedata.combining(text[end]) for _, end in spans)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @settings(max_examples=400, deadline=None)
 @given(exact_quotes(PLAIN), st.sampled_from(["a.txt", None]))
 @example(("a  b\n a b", "a b"), "a.txt")
@@ -249,6 +250,7 @@ def test_plain_text_gives_exactly_the_old_spans(case, doc_id):
     assert find_quote(text, quote, doc_id) == old_find_quote(text, quote)
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 @settings(max_examples=600, deadline=None)
 @given(exact_quotes(VARIANTS), st.sampled_from(["a.txt", "a.md", "a.rst"]))
 @example(("x\u200bab\u200b", "\u200bab\u200b"), "a.txt")
@@ -278,6 +280,7 @@ def cli_files(tmp_path, gold):
     return path, root
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_check_and_run_accept_curly_and_markdown_quotes(tmp_path):
     path, root = cli_files(tmp_path, [("notes/faq.txt", "it's safe to restart"),
                                       ("guide.md", "has support for both HTTP/1.1 and HTTP/2")])

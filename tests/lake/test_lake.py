@@ -59,6 +59,7 @@ def both(demo_records, tmp_path_factory):
     return wh_path, lake, [r.run_id for r in demo_records]
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_four_concurrent_lake_runs_write_four_complete_partitions(tmp_path):
     lake = tmp_path / "lake"
     procs = [subprocess.Popen(lake_run_argv(lake, "--chunk-size", str(100 + 20 * i)), cwd=tmp_path,
@@ -87,6 +88,7 @@ def test_four_concurrent_lake_runs_write_four_complete_partitions(tmp_path):
     assert {r["kind"] for r in as_json} == {"run"} and tuple(as_json[0]) == FIELDS  # the warehouse listing's columns
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_writer_killed_before_its_runs_partition_leaves_no_visible_run(tmp_path):
     lake = tmp_path / "lake"
     proc = subprocess.Popen(lake_run_argv(lake), cwd=tmp_path, env={**os.environ, PAUSE_VAR: "60"},
@@ -170,6 +172,7 @@ def test_lake_compute_prints_each_runs_means(both):
     assert {r["level"]: r["value"] for r in rows if r["run_id"] == b} == pytest.approx(want, abs=1e-12)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_failed_run_is_written_to_the_lake_with_its_status_and_exits_8(tmp_path, monkeypatch):
     monkeypatch.delenv("ASSAY_LAKE_NO_KEY", raising=False)
     lake = tmp_path / "lake"

@@ -20,6 +20,7 @@ from assay.cli import cli
 from assay.lake import PARTITION_FILE, RUN_TABLES, SHARED_KEYS, open_lake, partition_dir
 from assay.lake.reader import visible_runs
 from assay.metrics.registry import DEFAULT_MEASURES
+from conftest import SPARK_MASTER
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "judgments" / "demo"
@@ -27,6 +28,8 @@ SCIFACT = ROOT.parent / "shared" / "collections" / "scifact"
 DEMO_RUNS = ([], ["--chunk-size", "400"], ["--chunker", "document"], ["--pipeline", "dense"],
              ["--generator", "extractive"])
 TOLERANCE = 1e-12
+
+pytestmark = pytest.mark.slow  # a JVM, and five demo runs (one dense) written to the lake first
 
 
 def invoke(*args):
@@ -93,10 +96,10 @@ def lake(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def engines(lake):
+def engines(lake, spark_root):
     directory, _ = lake
     duck = open_lake(directory)
-    spark = open_lake(directory, engine="spark", spark_master="local[2]")
+    spark = open_lake(directory, engine="spark", spark_master=SPARK_MASTER)  # a child of conftest's session
     yield duck, spark
     spark.close()
     duck.close()

@@ -198,6 +198,7 @@ def test_every_alias_gives_the_canonical_values_through_report(mini_run):
 
 
 # -- every output shows the canonical name ------------------------------------------------------------------
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_gate_regress_history_export_and_compute_show_the_canonical_name(mini_run, tmp_path):
     path, run_id = mini_run
     gated = invoke("gate", run_id, "--rule", "ndcg_cut_10:chunk >= 0", "--rule", "hit_rate@3:doc>=0",

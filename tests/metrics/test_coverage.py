@@ -61,6 +61,7 @@ def coverage(low, high, truth):
     return float(np.mean((low <= truth) & (truth <= high)))
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("n", NS)
 @pytest.mark.parametrize("name", GRADED)
 def test_graded_interval_covers(name, n):

@@ -114,6 +114,7 @@ def _degenerate_samples():
             yield rng.random(n)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("with_scipy", [True, False])
 def test_degenerate_samples_give_finite_intervals_around_the_mean_without_warnings(monkeypatch, with_scipy):
     """Every small or degenerate sample, any seed and resample count (1 included), with and without scipy: a finite

@@ -96,6 +96,7 @@ def _expected_note(path, run_id, budget):
             f"{sum(budget - t for t in short) / len(tokens):,.0f}; {len(short)} of {len(tokens)} questions short)")
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_report_marks_the_measure_and_says_the_shortfall_in_every_format(demo):
     path, run_id, _ = demo
     args = ("report", run_id, "-m", "SpanRecall@1000tok", "-m", "SpanRecall@4000tok", "-m", "nDCG@10",
@@ -161,6 +162,7 @@ def test_several_runs_mark_the_run_that_fell_short(demo):
     assert all(r["budget_filled"] is None for r in rows if r["metric"] == "Success@3")
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_html_report_marks_and_warns(demo, tmp_path):
     pytest.importorskip("altair", reason="the html extra is not installed")
     path, first, second = demo
@@ -177,6 +179,7 @@ def test_the_html_report_marks_and_warns(demo, tmp_path):
     assert "run 1: SpanRecall@1000tok" not in page
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_gate_rule_on_an_unfilled_budget_says_so_in_its_reason_and_junit(demo, tmp_path):
     from assay import gate
     from assay.warehouse import Warehouse
@@ -198,6 +201,7 @@ def test_a_gate_rule_on_an_unfilled_budget_says_so_in_its_reason_and_junit(demo,
     assert not set(fill.FIELDS) & set(results[1])  # a rule without a budget carries no budget fields
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_compare_marks_the_run_that_did_not_fill_a_standard_budget(demo):
     path, first, second = demo
     out = invoke("compare", first, second, "--warehouse", path)
@@ -234,6 +238,7 @@ def test_regress_names_the_side_that_did_not_fill_a_guarded_budget(demo):
     assert budgets["SpanRecall@1000tok"]["candidate"]["questions_short"] == 56
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_history_marks_each_run_that_did_not_fill_the_budget_in_every_format(demo, tmp_path):
     path, first, second = demo
     base = ("history", "--pipeline", "bm25", "--warehouse", path)
@@ -279,6 +284,7 @@ def test_history_marks_each_run_that_did_not_fill_the_budget_in_every_format(dem
     assert f"run {first}: SpanRecall" not in page
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
 def test_export_carries_the_fields_on_budgeted_rows_and_nulls_elsewhere(demo, tmp_path, fmt):
     import duckdb

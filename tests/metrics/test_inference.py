@@ -105,6 +105,7 @@ def test_graded_changes_get_the_score_interval_with_one_pseudo_question(seed):
                                      abs=1e-9)
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_the_interval_excludes_the_null_exactly_when_p_is_below_alpha(data):
@@ -224,6 +225,7 @@ def test_an_unknown_alternative_is_refused():
         infer([0.1], [0.2], alternative="greater")
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("n", [10, 30])
 def test_mcnemars_test_keeps_its_size_near_alpha_whatever_share_changes(n):
     """Under no change (as many questions won as lost in expectation), the exact chance that p < 0.05, summed over

@@ -135,6 +135,7 @@ def test_a_user_measure_scores_runs_in_memory_and_trec_files(tmp_path):
         load_user_measures({})
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_measure_file_added_later_scores_runs_recorded_before_it(tmp_path, old_run, monkeypatch):
     path, run_id = old_run
     project(tmp_path, {"hits.sql": HITS})

@@ -103,6 +103,7 @@ def check_parity(wh, syn):
         assert ndcg[(q.query_id, "chunk")] == pytest.approx(want, abs=1e-9)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
 def test_randomized_runs_match_pytrec_eval(warehouse, seed):
     check_parity(warehouse, random_synthetic(random.Random(seed)))
@@ -131,12 +132,14 @@ def _fixture():
     return Synthetic(["a.md", "b.md", "c.md"], chunks, queries)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_fixture_run_matches_pytrec_eval(warehouse):
     syn = _fixture()
     syn.queries = [q for q in syn.queries if q.category != "no_answer"]
     check_parity(warehouse, syn)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_fixture_hand_values(warehouse):
     write_synthetic(warehouse, _fixture())
     v = lambda m: per_query(warehouse, "synthetic-run", parse_measure(m))  # noqa: E731
@@ -157,6 +160,7 @@ def test_fixture_hand_values(warehouse):
     assert v("RR@10")[("graded", "doc")] == pytest.approx(1 / 2)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_no_metric_exceeds_one(warehouse):
     syn = random_synthetic(random.Random(99), n_queries=60)
     write_synthetic(warehouse, syn)

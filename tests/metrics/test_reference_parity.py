@@ -35,6 +35,7 @@ def _same(x, y) -> bool:
     return bool(np.all(np.isfinite(x))) and np.array_equal(x, y)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_bootstrap_and_paired_delta_are_bit_identical_to_the_reference(monkeypatch):
     monkeypatch.setattr(stats, "_KEPT_BYTES", 3 * 8 * 950 * 200)  # a few kept at once: eviction is exercised
     stats._kept.clear()
@@ -64,6 +65,7 @@ def test_several_rows_share_the_weights_of_one_seed():
     assert np.array_equal(low, low_g) and np.array_equal(high, high_g)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_randomization_p_values_are_identical_to_the_reference():
     for n, i, a, b in _cases(2, 40):
         samples = (1, 999, 10000)[i % 3]
@@ -71,6 +73,7 @@ def test_randomization_p_values_are_identical_to_the_reference():
             reference.fisher_randomization(a, b, seed=i, samples=samples), (n, i)
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_many_randomization_tests_at_once_are_those_made_one_by_one():
     cases = list(_cases(3, 30))
     pairs = [(a, b) for _, _, a, b in cases]
@@ -105,6 +108,7 @@ def test_intervals_are_each_samples_own():
         stats.intervals([[0.5]], "normal", [0])
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("margin", ["as computed", "never near", "always near"])
 def test_batched_counts_are_the_reference_whatever_the_margin(monkeypatch, margin):
     """The batched product is trusted only away from the threshold; near it the one-vector product decides.
@@ -124,6 +128,7 @@ def test_batched_counts_are_the_reference_whatever_the_margin(monkeypatch, margi
     assert got == [reference.fisher_randomization(a, b, 3, 3000) for a, b in pairs]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_paired_deltas_together_are_each_pairs_own():
     pairs = [(a, b) for _, _, a, b in _cases(6, 30)]
     got = stats.paired_bootstrap_deltas(pairs, seed=4)

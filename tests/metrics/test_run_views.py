@@ -27,6 +27,7 @@ def two_runs(tmp_path_factory):
     return path, ids
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_stored_values_equal_each_measure_over_the_plain_views(two_runs):
     path, ids = two_runs
     with Warehouse.open(path, read_only=True) as wh:

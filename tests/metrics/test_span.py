@@ -95,6 +95,7 @@ def expected(syn, tokens, q, k, budget):
             "SpanIoU": inter / len(retrieved | gold), "Success": 1.0 if inter else 0.0, "nDCG": dcg / idcg}
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_span_measures_agree_with_character_sets_on_random_rankings(warehouse, seed):
     rng = random.Random(seed)

@@ -135,6 +135,7 @@ def _stored_sets(wh, run_id, k):
     return answerable, retrieved, gold
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("k", [1, 3, 5, 10, 20])
 def test_span_measures_at_k_equal_character_sets_on_the_demo(demo_run, k):
     from assay.warehouse import Warehouse

@@ -70,6 +70,7 @@ def test_below_25_questions_it_is_corrected():
     assert hand_wilson(1, 6) == pytest.approx((0.0301, 0.5635), abs=5e-5)
 
 
+@pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_averaged_coverage_is_93_to_97_at_every_n_from_25_to_1000():
     """docs/measures.md: from 25 questions on the interval covers 93.2-96.7% in every cell (every n, 25 ... 1,000)."""
     lowest, highest = 1.0, 0.0

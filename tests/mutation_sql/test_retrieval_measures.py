@@ -40,6 +40,7 @@ FAMILIES = [("Success", CUTOFFS), ("R", CUTOFFS), ("P", CUTOFFS), ("RR", (None, 
             ("nDCG", (None, *CUTOFFS)), ("AP", (None, 3, 5, 10))]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("family, cutoffs", FAMILIES, ids=[f for f, _ in FAMILIES])
 def test_every_run_and_stage_matches_pytrec_eval(world, family, cutoffs):
     wh, questions = world
@@ -57,6 +58,7 @@ def test_every_run_and_stage_matches_pytrec_eval(world, family, cutoffs):
                 assert got[key] == pytest.approx(value, abs=1e-12), (name, run, stage, key)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_edge_questions_by_hand(world):
     """The boundary cases, with values worked out by hand (not only through the reference)."""
     wh, _ = world

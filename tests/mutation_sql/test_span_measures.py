@@ -87,6 +87,7 @@ def _exact_budgets(syn, tokens, n=3):
 FAMILIES = ("SpanRecall", "SpanPrecision", "SpanIoU", "Success", "nDCG")
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_run_and_stage_matches_character_sets(world, family):
     wh, lists, tokens = world

@@ -59,6 +59,7 @@ def reference(chunks: list[Chunk], question: str, limit: int) -> list[Hit]:
 QUESTIONS = ["apple", "pear plum", "fig fig kiwi", "lime apple pear plum fig kiwi", "banana", "the", ""]
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("path", ["one segment", "general"])
 def test_hits_match_a_plain_index_sorted_by_score_then_chunk_id(seed, path):
@@ -158,6 +159,7 @@ class _SegmentedIndex:
         return Index()
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("seed", range(3))
 def test_an_index_of_several_segments_gives_the_same_hits(seed, monkeypatch):
     import tantivy

@@ -76,6 +76,7 @@ def stored(path, run_id: str) -> dict:
     RunOptions(chunker="document", depth=3, doc_depth=6),  # deepened past depth until six documents
     RunOptions("hybrid", chunk_size=120, depth=4),  # bm25 as columns beside dense and fusion hits
 ], ids=["bm25", "cut", "deepened", "hybrid"])
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_run_written_from_columns_stores_what_its_hit_rows_store(tmp_path, mini_corpus, mini_judgments, options):
     record = execute_run(mini_corpus, mini_judgments, options)
     assert isinstance(record.hits, RunHits)
@@ -92,6 +93,7 @@ def test_a_run_written_from_columns_stores_what_its_hit_rows_store(tmp_path, min
     assert len(columns["rows"]) < len(rows)  # final is read from its input's rows, not stored again
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_bm25_run_is_written_without_making_a_hit(tmp_path, mini_corpus, mini_judgments, monkeypatch):
     record = execute_run(mini_corpus, mini_judgments, RunOptions(chunk_size=120))
     expected = list(record.hits)
@@ -119,6 +121,7 @@ def test_a_list_given_twice_for_one_question_and_stage_is_refused(tmp_path, mini
         wh.write_run(record)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_ranking_over_another_table_is_written_by_its_chunks(tmp_path, mini_corpus, mini_judgments):
     """A ranking whose table is not the run's first index's (a second index) is written by the chunks it names,
     not by its positions taken as the first table's."""
