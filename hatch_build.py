@@ -2,9 +2,9 @@
 (pip install -e .) or building a wheel runs it. Two modules, each with a pure-Python (and DuckDB) path that
 computes the same results without it:
 
-- the recursive chunker (src/assay/chunking/_recursive.c); without it the chunker computes the same spans
+- the recursive chunker (src/assay/inputs/chunking/_recursive.c); without it the chunker computes the same spans
   in Python, 4 to 30 times slower (docs/benchmarks.md);
-- eval-trec's reader (src/assay/_trec_read.c); without it DuckDB reads the files and numpy ranks the run,
+- eval-trec's reader (src/assay/measures/_trec_read.c); without it DuckDB reads the files and numpy ranks the run,
   the same values at several times the CPU time (docs/benchmarks.md).
 
 Without a compiler, or if one module fails to compile, the install goes on and says so. Each module lands
@@ -30,11 +30,11 @@ except ImportError:  # tests/test_trec_read_c.py compiles the C code with compil
 
 # source -> what runs instead when it is not built
 SOURCES = {
-    Path("src", "assay", "chunking", "_recursive.c"): "the recursive chunker runs in Python (same spans, slower)",
-    Path("src", "assay", "_trec_read.c"): "eval-trec reads files with DuckDB (same values, slower)",
+    Path("src", "assay", "inputs", "chunking", "_recursive.c"): "the recursive chunker runs in Python (same spans, slower)",
+    Path("src", "assay", "measures", "_trec_read.c"): "eval-trec reads files with DuckDB (same values, slower)",
 }
 # Only the reader starts threads of its own.
-FLAGS = {Path("src", "assay", "_trec_read.c"): ["-pthread"]}
+FLAGS = {Path("src", "assay", "measures", "_trec_read.c"): ["-pthread"]}
 
 
 def compile_extension(root: Path, source: Path = next(iter(SOURCES))) -> Path | None:

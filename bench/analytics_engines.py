@@ -20,10 +20,10 @@ DEMO = ROOT / "judgments" / "demo"
 
 def main() -> None:
     from assay.cli import cli
-    from assay.comparison import paired_rows
-    from assay.lake import open_lake
-    from assay.metrics.registry import parse_measure
-    from assay.regression import history
+    from assay.verdicts.comparison import paired_rows
+    from assay.store.lake import open_lake
+    from assay.measures.registry import parse_measure
+    from assay.verdicts.regression import history
 
     lake = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/assay-analytics-lake")
     if not lake.exists():

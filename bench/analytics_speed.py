@@ -23,8 +23,8 @@ DEMO = ROOT / "judgments" / "demo"
 
 
 def build(path: Path, n: int) -> None:
-    from assay.runner import RunOptions, run
-    from assay.warehouse import Warehouse
+    from assay.runs.runner import RunOptions, run
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(path) as wh:
         for i in range(n):

@@ -18,9 +18,9 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "metrics")]
 
 import pytrec_eval  # noqa: E402
 
-from assay.metrics.compute import per_query  # noqa: E402
-from assay.metrics.registry import parse_measure  # noqa: E402
-from assay.warehouse import Warehouse  # noqa: E402
+from assay.measures.compute import per_query  # noqa: E402
+from assay.measures.registry import parse_measure  # noqa: E402
+from assay.store.warehouse import Warehouse  # noqa: E402
 from synthetic import QuerySpec, Synthetic, write_synthetic  # noqa: E402
 from test_pytrec_parity import chunk_level_inputs  # noqa: E402  (the independent credit rule)
 
@@ -28,7 +28,7 @@ MEASURES = {"nDCG@10": "ndcg_cut_10", "AP": "map", "P@5": "P_5", "R@10": "recall
 
 
 def synthetic(n: int, rng: random.Random) -> Synthetic:
-    from assay.chunking import Chunk
+    from assay.inputs.chunking import Chunk
 
     docs = [f"d{i}.md" for i in range(200)]
     chunks = [Chunk(d, j, j * 200, j * 200 + 250, "x" * 250) for d in docs for j in range(4)]

@@ -75,10 +75,10 @@ def spread(values: list[float], digits: int = 3) -> dict:
 # ---------------------------------------------------------------- the collections, read once as a run sees them
 def collection(name: str):
     """(chunks, [(query_id, question)], qrels) as assay imports and chunks them (whole documents)."""
-    from assay.chunking import make_chunker
-    from assay.imports import import_beir, import_trec
-    from assay.stored import stored_corpus, stored_judgments
-    from assay.warehouse import Warehouse
+    from assay.inputs.chunking import make_chunker
+    from assay.store.imports import import_beir, import_trec
+    from assay.store.collections import stored_corpus, stored_judgments
+    from assay.store.warehouse import Warehouse
 
     with tempfile.TemporaryDirectory() as tmp, Warehouse.open(Path(tmp) / "w.duckdb") as wh:
         if name == "scifact":

@@ -12,7 +12,7 @@ Chunkers, each over every document, making the ``Chunk`` objects a run gets:
 
 - before: tests/chunking/reference_recursive.py (the chunker as it was, kept verbatim) with the
   frozen-dataclass Chunk it had (constructing those is part of what it cost);
-- C: today's chunker with its compiled code (src/assay/chunking/_recursive.c), when built;
+- C: today's chunker with its compiled code (src/assay/inputs/chunking/_recursive.c), when built;
 - python: today's chunker without it (python_spans), what runs where no C compiler was at hand.
 
 Each repeat times every chunker on the same batches of 250 documents, one after another in turn
@@ -40,10 +40,10 @@ sys.path.insert(0, str(ROOT / "tests" / "chunking"))
 
 import reference_recursive  # noqa: E402  (the old chunker, verbatim)
 
-from assay.chunking import chunk_document  # noqa: E402
-from assay.chunking import document as document_module  # noqa: E402
-from assay.chunking import fixed as fixed_module  # noqa: E402
-from assay.chunking.recursive import compiled_spans, python_spans  # noqa: E402
+from assay.inputs.chunking import chunk_document  # noqa: E402
+from assay.inputs.chunking import document as document_module  # noqa: E402
+from assay.inputs.chunking import fixed as fixed_module  # noqa: E402
+from assay.inputs.chunking.recursive import compiled_spans, python_spans  # noqa: E402
 
 SCIFACT = ROOT.parent / "shared" / "collections" / "scifact" / "corpus.jsonl"
 BATCH, PASSES = 250, 3
@@ -70,8 +70,8 @@ def dataclass_chunks(doc_id, text, spans):
 # -- texts ------------------------------------------------------------------------------------------
 def prose() -> tuple[str, list[str]]:
     if SCIFACT.exists():
-        from assay.formats.beir import read_corpus
-        from assay.imports import _doc_text
+        from assay.inputs.formats.beir import read_corpus
+        from assay.store.imports import _doc_text
 
         return "SciFact (5,183 abstracts)", [_doc_text(d.title, d.text) for d in read_corpus(SCIFACT)]
     rng = random.Random(7)

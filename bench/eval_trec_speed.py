@@ -106,8 +106,8 @@ def write_collection(directory: Path, n_queries: int, depth: int) -> tuple[Path,
 
 # -- one tool, in a child process ------------------------------------------------------------------
 def run_assay(qrels_path: str, run_path: str) -> dict[str, dict[str, float]]:
-    from assay import trec_eval
-    from assay.trec_eval import evaluate_trec
+    from assay.measures import trec_eval
+    from assay.measures.trec_eval import evaluate_trec
 
     if os.environ.get("ASSAY_BENCH_REFERENCE"):
         trec_eval._COMPILED[:] = [None]
@@ -177,7 +177,7 @@ def main() -> None:
     parser.add_argument("--reference", action="store_true",
                         help="assay reads with DuckDB even where its C reader is built (the path without it)")
     args = parser.parse_args()
-    from assay.trec_eval import compiled_reader
+    from assay.measures.trec_eval import compiled_reader
 
     if args.reference:
         os.environ["ASSAY_BENCH_REFERENCE"] = "1"  # the children read it

@@ -3,7 +3,7 @@ the bar (the test's size; nominal 0.05), for distributions real measures have.
 
     PYTHONPATH=src python bench/gate_test_size.py [--reps 400]
 
-The graded test is the one-sample sign-flip test of "mean = bar" (assay.metrics.bar_test), which assumes the values
+The graded test is the one-sample sign-flip test of "mean = bar" (assay.verdicts.bar_test), which assumes the values
 spread symmetrically about the mean under H0. Per distribution and n, the share of ``reps`` samples whose p is below
 0.05, for a `>=` rule (evidence the mean is above the bar) and a `<=` rule, at bar = the true mean. 0/1 measures use
 the exact binomial test, whose size is at most 0.05 by construction, so they are not simulated.
@@ -15,7 +15,7 @@ import argparse
 
 import numpy as np
 
-from assay.metrics.bar_test import Sample
+from assay.verdicts.bar_test import Sample
 
 
 def distributions(rng):

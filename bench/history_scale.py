@@ -5,7 +5,7 @@ What it builds (under --dir, default /tmp/assay-history-scale; kept and reused):
 - a synthetic collection: --docs documents of sentences drawn from a Zipf vocabulary, and --questions judged
   questions (85% normal with one gold sentence, 5% ambiguous with two, 5% adversarial, 5% no_answer; forms
   match/gap, three hard classes), each asking a few words of its gold sentence plus noise;
-- ten real BM25 runs of it through `assay.runner.run` (depth 100, chunk sizes 300, 340, ... 660), each with
+- ten real BM25 runs of it through `assay.runs.runner.run` (depth 100, chunk sizes 300, 340, ... 660), each with
   its hits at stages ``bm25`` and ``final`` and its stored ``measure_values``, as any run writes them;
 - warehouses of N runs, by SQL: run i is a copy of real run ``i % 10`` under a new id, --spacing seconds
   after run i - 1 (30 s by default, about what one such run takes; run ids carry their start time), its hit
@@ -89,8 +89,8 @@ def collection(target: Path, questions: int, docs: int, seed: int = 0) -> None:
 TEMPLATE_RUNS = """
 import sys, time
 from pathlib import Path
-from assay.runner import RunOptions, run
-from assay.warehouse import Warehouse
+from assay.runs.runner import RunOptions, run
+from assay.store.warehouse import Warehouse
 path, data, variants = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 with Warehouse.open(path) as wh:
     for i in range(variants):
@@ -175,7 +175,7 @@ def up_to_date(path: Path) -> None:
     """Apply any migration this checkout has that the file lacks, before anything is timed on it."""
     import duckdb
 
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     def version() -> int:
         con = duckdb.connect(str(path), read_only=True)
@@ -211,10 +211,10 @@ def scanned(path: Path, run_id: str) -> dict[str, int]:
     import json
     import tempfile
 
-    from assay.sqlfiles import load_sql
-    from assay.warehouse import Warehouse
+    from assay.core.sqlfiles import load_sql
+    from assay.store.warehouse import Warehouse
 
-    # the report's own queries (assay.report.run_header and attribution; the answer funnel only for a run with
+    # the report's own queries (assay.present.report.run_header and attribution; the answer funnel only for a run with
     # answers, which these BM25 runs have not)
     queries = [(load_sql(f"reports/{name}"), {"run_id": run_id})
                for name in ("run_summary", "latency", "stages", "attribution", "answer_reasons")]

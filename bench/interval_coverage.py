@@ -7,7 +7,7 @@ Two tables, written as markdown (to --out, else stdout), with the command that m
 - **0/1 measures** (Success, Abstain, answer rate, ...): coverage and expected width are *exact* (the
   binomial probabilities of every count, no simulation), at p = 0.02 ... 0.98 and n = 2 ... 1,000, for
   Wald, Wilson, Wilson with continuity correction, Agresti-Coull, Jeffreys, Clopper-Pearson and assay's rule
-  (``assay.metrics.stats.wilson``: plain Wilson from n = 25 on, continuity-corrected below). Coverage at one
+  (``assay.measures.stats.wilson``: plain Wilson from n = 25 on, continuity-corrected below). Coverage at one
   fixed p jumps up and down with p (the counts are discrete), so each cell is the coverage averaged over p
   within +-20% of the cell's p (81 points), as Brown, Cai and DasGupta (2001) judge intervals, and the table
   gives beside it the lowest coverage over p in 0.01 ... 0.99. A last table takes every n from 2 to 1,000
@@ -28,7 +28,7 @@ Methods for graded values (each a 95% interval of the mean, clipped to [0, 1]): 
 the percentile bootstrap, BCa, expanded BCa (Hesterberg), bootstrap-t (clipped to Wilson on the sum),
 Wilson on the sum (the worst case a value in [0, 1] allows), assay's interval before issue 25 (the
 hull of expanded BCa and bootstrap-t, widened by a share u = Wilson(0 of n) of questions that could
-score anything), and assay's interval now (``assay.metrics.stats.bootstrap_mean``: the same hull,
+score anything), and assay's interval now (``assay.measures.stats.bootstrap_mean``: the same hull,
 widened by u = 2 / (n + 2)). Each row ends with the narrowest method that reaches 93% in that cell,
 and the summary says, per method, in how many cells it reaches 93-97% and how often it is within 1.3x
 of that narrowest width.
@@ -52,7 +52,7 @@ from scipy.special import ndtr, ndtri, stdtrit
 from scipy.stats import beta as beta_dist
 from scipy.stats import binom
 
-from assay.metrics.stats import PLAIN_FROM, Z95, _graded, _wilson, _wilson_one, resample_weights, wilson
+from assay.measures.stats import PLAIN_FROM, Z95, _graded, _wilson, _wilson_one, resample_weights, wilson
 
 NS = (2, 3, 5, 10, 20, 50, 100, 300, 1000)
 QUICK_NS = (2, 5, 10, 20, 50, 100)
@@ -88,7 +88,7 @@ def jeffreys(k, n):
 
 
 def assay_rule(k, n):
-    """assay.metrics.stats.wilson itself, count by count: plain Wilson from PLAIN_FROM on, corrected below."""
+    """assay.measures.stats.wilson itself, count by count: plain Wilson from PLAIN_FROM on, corrected below."""
     low, high = zip(*(wilson(int(c), n) for c in k))
     return np.array(low), np.array(high)
 
@@ -189,10 +189,10 @@ def write_demo_values(path: Path = DEMO_VALUES) -> None:
     measure's per-question values, {"measure:level": [values in question order]}."""
     import tempfile
 
-    from assay.demo import run_options
-    from assay.metrics.compute import stored_values
-    from assay.runner import run
-    from assay.warehouse import Warehouse
+    from assay.runs.demo import run_options
+    from assay.measures.compute import stored_values
+    from assay.runs.runner import run
+    from assay.store.warehouse import Warehouse
 
     demo = Path(__file__).resolve().parents[1] / "judgments" / "demo"
     with tempfile.TemporaryDirectory(prefix="assay-coverage-") as scratch:

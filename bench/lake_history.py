@@ -1,13 +1,13 @@
 """`assay lake history` on DuckDB and on local Spark, over a synthetic lake of N runs x Q questions x H hits.
 
-The lake is written straight into Parquet partitions with numpy and pyarrow, in the layout of ``assay.lake``
+The lake is written straight into Parquet partitions with numpy and pyarrow, in the layout of ``assay.store.lake``
 (``LAKE/<table>/run_id=<RUN_ID>/part-0.parquet``, the warehouse's column types): per run its ``runs`` row
 (one pipeline, one start time a minute apart), ``run_queries``, ``hits`` (stage ``final``, H per question) and
 ``measure_values`` (nDCG@10 at chunk level, one value per question), which history reads.
 
 Timed, on each engine: opening the lake (Spark: session start and view registration), the history query
 alone (the pipeline's runs, then the per-question values of the measure as Arrow: ``assay.analytics.history``,
-what history asks the engine), and ``assay.regression.history`` whole (the query, then a mean and interval per
+what history asks the engine), and ``assay.verdicts.regression.history`` whole (the query, then a mean and interval per
 run in Python: what `assay lake history` prints). The query is repeated (--repeats), history whole --whole-repeats
 times (its intervals are the same Python on both engines); min, median and max are printed.
 
@@ -39,7 +39,7 @@ def schemas() -> dict:
     """The warehouse's column types of the tables written, as Arrow schemas (from the migrations)."""
     import pyarrow as pa
 
-    from assay.lake.writer import memory_warehouse
+    from assay.store.lake.writer import memory_warehouse
 
     con = memory_warehouse().con
     out = {}
@@ -55,7 +55,7 @@ def build(lake: Path, runs: int, questions: int, hits: int, seed: int = 0) -> No
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from assay.lake import PARTITION_FILE, partition_dir
+    from assay.store.lake import PARTITION_FILE, partition_dir
 
     schema = schemas()
     rng = np.random.default_rng(seed)
@@ -122,7 +122,7 @@ def history_query(reader):
     """What history asks the engine: the pipeline's runs, then the measure's per-question values as Arrow."""
     from assay.analytics import connect
     from assay.analytics.history import ordered_runs, series
-    from assay.metrics.registry import parse_measure
+    from assay.measures.registry import parse_measure
 
     con = connect(reader)
     rows = ordered_runs(con, PIPELINE)
@@ -147,8 +147,8 @@ def main() -> None:
     parser.add_argument("--skip-full", action="store_true", help="time only the query, not history's statistics")
     args = parser.parse_args()
 
-    from assay.lake import open_lake
-    from assay.regression import history
+    from assay.store.lake import open_lake
+    from assay.verdicts.regression import history
 
     shape = f"{args.runs} runs x {args.questions} questions x {args.hits} hits"
     scratch = None

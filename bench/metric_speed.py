@@ -78,7 +78,7 @@ def write_collection(directory: Path, n_queries: int, depth: int) -> tuple[Path,
 
 
 def run_assay(qrels_path: Path, run_path: Path) -> dict[str, dict[str, float]]:
-    from assay.trec_eval import evaluate_trec
+    from assay.measures.trec_eval import evaluate_trec
 
     rows = evaluate_trec(qrels_path, run_path, list(MEASURES), per_query=True)
     out: dict[str, dict[str, float]] = {m: {} for m in MEASURES}

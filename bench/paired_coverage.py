@@ -1,4 +1,4 @@
-"""Coverage and width of the paired inference every comparison uses (assay.metrics.inference: Tango's score
+"""Coverage and width of the paired inference every comparison uses (assay.verdicts.inference: Tango's score
 interval for 0/1 changes, the score interval with one pseudo-question for graded ones), by simulation.
 
     .venv/bin/python bench/paired_coverage.py [--reps 2000] [--seed 1]
@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from assay.metrics.inference import infer  # noqa: E402
+from assay.verdicts.inference import infer  # noqa: E402
 
 BINARY = [(0.15, 0.05), (0.10, 0.08), (0.05, 0.05), (0.30, 0.10), (0.03, 0.01)]
 GRADED = [(0.6, 0.05), (0.3, 0.0), (0.8, 0.02), (0.5, -0.1), (0.95, 0.0), (0.9, 0.05)]  # (share unchanged, mean step)

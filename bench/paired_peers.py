@@ -9,7 +9,7 @@ multinomial probability; coverage is the total weight of the tables whose interv
 p_won - p_lost, width the weighted mean width. The intervals (Fagerland, Lydersen & Laake, Statistics in Medicine
 33:2850, 2014, recommend the first three):
 
-- assay: Tango's score interval (assay.metrics.inference, what every comparison prints);
+- assay: Tango's score interval (assay.verdicts.inference, what every comparison prints);
 - Newcombe's hybrid score interval (Newcombe 1998, method 10: Wilson intervals of both runs' hit rates combined
   with the phi coefficient of the 2x2 table);
 - Bonett & Price's adjusted Wald interval (2012: a Wald interval after adding 1 won and 1 lost question);
@@ -29,7 +29,7 @@ from scipy.stats import multinomial, norm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from assay.metrics.inference import infer  # noqa: E402
+from assay.verdicts.inference import infer  # noqa: E402
 
 Z = norm.ppf(0.975)
 CELLS = [(0.5, 0.15, 0.05), (0.5, 0.10, 0.08), (0.5, 0.05, 0.05), (0.3, 0.30, 0.10), (0.8, 0.03, 0.01),

@@ -45,10 +45,10 @@ def timed(fn, *args):
 
 
 def main() -> None:
-    from assay.judgments.markup import markup_syntax
-    from assay.judgments.nearest import nearest_passage
-    from assay.judgments.normalize import views
-    from assay.judgments.resolve import find_quote
+    from assay.inputs.judgments.markup import markup_syntax
+    from assay.inputs.judgments.nearest import nearest_passage
+    from assay.inputs.judgments.normalize import views
+    from assay.inputs.judgments.resolve import find_quote
 
     rng = random.Random(3)
     words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9))) for _ in range(5000)]

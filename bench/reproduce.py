@@ -50,8 +50,8 @@ PUBLISHED = {
 
 
 def _means(wh, run_id: str, names) -> dict:
-    from assay.metrics.compute import per_query
-    from assay.metrics.registry import parse_measure
+    from assay.measures.compute import per_query
+    from assay.measures.registry import parse_measure
 
     out = {}
     for name in names:
@@ -82,9 +82,9 @@ def missing(name: str, data: Path) -> str | None:
 
 
 def reproduce(name: str, dense: bool = False, data: Path | None = None) -> dict:
-    from assay.imports import import_beir, import_trec
-    from assay.runner import RunOptions, execute_run
-    from assay.warehouse import Warehouse
+    from assay.store.imports import import_beir, import_trec
+    from assay.runs.runner import RunOptions, execute_run
+    from assay.store.warehouse import Warehouse
 
     data = default_data() if data is None else data
     out = {"collection": name, "level": "doc"}

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(argv=None) -> None:
-    from assay.runner import RunOptions, execute_run
-    from assay.warehouse import Warehouse
+    from assay.runs.runner import RunOptions, execute_run
+    from assay.store.warehouse import Warehouse
 
     ap = argparse.ArgumentParser()
     ap.add_argument("corpus", nargs="?", default=str(ROOT / "judgments/demo/corpus"))

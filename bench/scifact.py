@@ -58,8 +58,8 @@ def write_collection(dest: Path) -> tuple[Path, Path]:
 
 
 def doc_metrics(wh, run_id: str) -> dict:
-    from assay.metrics.compute import per_query
-    from assay.metrics.registry import parse_measure
+    from assay.measures.compute import per_query
+    from assay.measures.registry import parse_measure
 
     out = {}
     for name in ("nDCG@10", "R@100", "RR@10", "AP@10", "R@10"):
@@ -74,8 +74,8 @@ def peak_rss_mb() -> float:
 
 
 def main() -> None:
-    from assay.runner import RunOptions, execute_run
-    from assay.warehouse import Warehouse
+    from assay.runs.runner import RunOptions, execute_run
+    from assay.store.warehouse import Warehouse
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-dense", action="store_true")

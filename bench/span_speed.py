@@ -18,11 +18,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "metrics")]
 
-from assay.budget import token_spans  # noqa: E402
-from assay.chunking import Chunk  # noqa: E402
-from assay.metrics.compute import per_query  # noqa: E402
-from assay.metrics.registry import NO_CUTOFF, parse_measure  # noqa: E402
-from assay.warehouse import Warehouse  # noqa: E402
+from assay.store.tokens import token_spans  # noqa: E402
+from assay.inputs.chunking import Chunk  # noqa: E402
+from assay.measures.compute import per_query  # noqa: E402
+from assay.measures.registry import NO_CUTOFF, parse_measure  # noqa: E402
+from assay.store.warehouse import Warehouse  # noqa: E402
 from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic  # noqa: E402
 from test_span import WORDS, expected  # noqa: E402  (the independent reference)
 

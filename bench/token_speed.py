@@ -4,7 +4,7 @@ the first `assay run` of a corpus (which writes them) against the second (which 
 Part 1, in this process: a warehouse holding a corpus and its document-chunker chunks (made once by `assay import
 beir` and `assay run --chunker document`, its token rows then deleted) is copied for every timing. "before" is
 write_tokens as it was before migration 015 (below, verbatim but for its name and imports) writing into the tables
-as schema 014 made them, with their primary keys; "now" is assay.budget.write_tokens into the tables of this
+as schema 014 made them, with their primary keys; "now" is assay.store.tokens.write_tokens into the tables of this
 checkout's schema. Each writes doc_tokens and chunk_tokens in one transaction, committed and checkpointed; the rows
 are checked equal. Also timed: the tokenizer's own offsets (what "before" tokenized with) against
 budget.piece_offsets (what "now" uses), and the chunk_tokens SQL for chunk sets of whole documents and of
@@ -66,9 +66,9 @@ CREATE TABLE chunk_tokens (
 
 def write_tokens_before(warehouse, corpus_hash: str, chunk_set: str) -> str:
     """write_tokens as it was before migration 015 (commit 12da6cf), verbatim but for its name and imports."""
-    from assay.budget import TOKENIZER_NAME, token_spans, tokenizer_id
-    from assay.rows import registered
-    from assay.sqlfiles import load_sql
+    from assay.store.tokens import TOKENIZER_NAME, token_spans, tokenizer_id
+    from assay.store.rows import registered
+    from assay.core.sqlfiles import load_sql
 
     tid, con = tokenizer_id(), warehouse.con
     if not con.execute("SELECT COUNT(*) FROM tokenizers WHERE tokenizer_id = ?", [tid]).fetchall()[0][0]:
@@ -183,7 +183,7 @@ def timed(fn) -> tuple[float, float, object]:
 def write_once(source: Path, work: Path, writer, corpus_hash: str, chunk_set: str):
     import duckdb
 
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     path = work / f"timed-{source.name}"
     shutil.copy(source, path)
@@ -207,7 +207,7 @@ def write_once(source: Path, work: Path, writer, corpus_hash: str, chunk_set: st
 def part1(work: Path, collection: Path, repeats: int) -> None:
     import duckdb
 
-    from assay import budget
+    from assay.store import tokens as budget
 
     before, now, corpus_hash, chunk_set = template(work, collection)
     print(f"part 1: write_tokens, {collection} (load before: {load()})")
@@ -248,8 +248,8 @@ def part1(work: Path, collection: Path, repeats: int) -> None:
           f"{statistics.median(tok['piece_offsets'][0]) / statistics.median(tok['tokenizer offsets'][0]):.3f}")
 
     # the chunk_tokens SQL (a range join of chunks against doc_tokens) for chunk sets of several sizes
-    from assay.sqlfiles import load_sql
-    from assay.warehouse import Warehouse
+    from assay.core.sqlfiles import load_sql
+    from assay.store.warehouse import Warehouse
 
     path = work / "chunks.duckdb"
     shutil.copy(now, path)

@@ -87,7 +87,7 @@ def simulated_hybrid(bm25, depth: int, seed: int = 0):
     at ``depth`` and a final list equal to it."""
     import numpy as np
 
-    from assay.fusion.rrf import rrf
+    from assay.retrieval.fusion.rrf import rrf
     from assay.retrieval import Hit
 
     rng = np.random.default_rng(seed)
@@ -115,8 +115,8 @@ def old_warehouse(path: Path):
     """A warehouse file of schema 012: the migrations up to it, applied as Warehouse._migrate applies them."""
     import duckdb
 
-    from assay.sqlfiles import migrations
-    from assay.warehouse import Warehouse
+    from assay.core.sqlfiles import migrations
+    from assay.store.warehouse import Warehouse
 
     wh = Warehouse(path, duckdb.connect(str(path)), read_only=False)
     with wh.transaction(journal=False):
@@ -132,7 +132,7 @@ def old_warehouse(path: Path):
 @contextmanager
 def old_write_path():
     """Runs written as before migration 013: every hit a row of the hits table, no chunk keys."""
-    import assay.hit_store as store
+    import assay.store.hits as store
 
     saved = store.write_hits, store.write_chunk_keys
 
@@ -182,7 +182,7 @@ HIT_TABLES = {"old": ("hits",), "new": ("hit_rows", "hit_lists")}
 
 def fill(layout: str, path: Path, record, runs: int) -> dict:
     """Write ``record`` twice, then ``runs`` times more under new run ids; what each of those added."""
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     wh = old_warehouse(path) if layout == "old" else Warehouse.open(path)
     with old_write_path() if layout == "old" else _nothing():
@@ -209,8 +209,8 @@ def _nothing():
 
 
 def measure_sql(wh, run_id: str) -> float:
-    from assay.metrics.compute import per_query
-    from assay.metrics.registry import DEFAULT_MEASURES
+    from assay.measures.compute import per_query
+    from assay.measures.registry import DEFAULT_MEASURES
 
     t0 = time.perf_counter()
     for measure in DEFAULT_MEASURES:
@@ -229,7 +229,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
 
     os.environ["ASSAY_QUIET"] = "1"
-    from assay.runner import RunOptions, execute_run
+    from assay.runs.runner import RunOptions, execute_run
 
     base = args.dir or Path(tempfile.mkdtemp(prefix="assay-warehouse-size-"))
     coll = base / "collection"

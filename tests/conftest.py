@@ -24,7 +24,7 @@ DEMO = ROOT / "judgments" / "demo"
 
 @pytest.fixture
 def warehouse(tmp_path):
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     wh = Warehouse.open(tmp_path / "wh.duckdb")
     yield wh
@@ -35,8 +35,8 @@ def warehouse(tmp_path):
 def mini_bm25(tmp_path_factory):
     """One BM25 run (chunk size 120) of the mini corpus and judgments in a warehouse of its own: (path, the
     run's record). Shared by every test that asks: copy the file before writing to it."""
-    from assay.runner import RunOptions, run
-    from assay.warehouse import Warehouse
+    from assay.runs.runner import RunOptions, run
+    from assay.store.warehouse import Warehouse
 
     path = tmp_path_factory.mktemp("mini-bm25") / "mini.duckdb"
     with Warehouse.open(path) as wh:
@@ -52,7 +52,7 @@ def spark_root():
     """The one SparkSession every Spark test shares: the JVM starts once per test process (each xdist worker: keep
     Spark tests in few files), whichever module asks first. A lake opened with ``open_lake(path, engine="spark",
     spark_master=SPARK_MASTER)`` gets a child session of it, with views of its own."""
-    from assay.lake.spark import spark_session
+    from assay.store.lake.spark import spark_session
 
     return spark_session(spark_master=SPARK_MASTER)
 

@@ -16,9 +16,9 @@ DEMO = Path(__file__).resolve().parents[1] / "judgments" / "demo"
 
 def demo_report(warehouse) -> dict:
     """The demo's run (`assay demo`'s options) over the demo golden set, written into ``warehouse``, and its report."""
-    from assay.demo import run_options
-    from assay.report import build_report
-    from assay.runner import run
+    from assay.runs.demo import run_options
+    from assay.present.report import build_report
+    from assay.runs.runner import run
 
     record = run(warehouse, DEMO / "corpus", DEMO / "judgments.jsonl", run_options())
     return build_report(warehouse, record.run_id)
@@ -32,7 +32,7 @@ def metrics_text(report: dict) -> str:
 def table_text(report: dict) -> str:
     """The report's table without the run id line and the latency line two below it (they change from run to run);
     the verdict in words above them is kept."""
-    from assay.report import render
+    from assay.present.report import render
 
     text = render(report, "table").splitlines()
     first = next((i for i, line in enumerate(text) if line.startswith("run ")), None)

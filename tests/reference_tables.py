@@ -1,5 +1,5 @@
 """The table renderer as it stood before issue 14 (commit 52b760e): rich's Table and Console, kept verbatim
-below this docstring as the reference assay.tables must match character for character (tests/test_tables.py).
+below this docstring as the reference assay.core.tables must match character for character (tests/test_tables.py).
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import re
 from collections.abc import Sequence
 from numbers import Number
 
-from assay import escape
+from assay.core import escape
 
 ALIGNS = ("left", "right")
 # A cell that reads as a figure: a number, a signed delta, a p-value like <0.001, an interval like
-# [0.416, 0.684] or a value with one, marked ▲ or ▼ (assay.report_runs). Such columns are right-aligned
+# [0.416, 0.684] or a value with one, marked ▲ or ▼ (assay.present.report_runs). Such columns are right-aligned
 # unless the caller says otherwise.
 _FIGURE = re.compile(r"[<>=≈]?[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?[▲▼]?")
 _PLACEHOLDERS = frozenset({"", "-", "n/a", "NULL"})

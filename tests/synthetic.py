@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from assay.chunking import Chunk
-from assay.corpus import Corpus, Document
-from assay.hashing import config_hash
-from assay.judgments.model import GoldEntry, GoldSpan, Judgment, JudgmentSet
+from assay.inputs.chunking import Chunk
+from assay.inputs.corpus import Corpus, Document
+from assay.core.hashing import config_hash
+from assay.inputs.judgments.model import GoldEntry, GoldSpan, Judgment, JudgmentSet
 from assay.retrieval import TIE_BREAK
-from assay.runner import RunRecord, dependency_versions
+from assay.runs.runner import RunRecord, dependency_versions
 
 DOC_LEN = 1000
 

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 from scipy.stats import chi2
 
-from assay import gate
+from assay.verdicts import gate
 from assay.cli import cli
-from assay.errors import ConfigError
+from assay.core.errors import ConfigError
 from conftest import DEMO, ROOT
 
 CORPUS, JUDGMENTS = DEMO / "corpus", DEMO / "judgments.jsonl"
@@ -63,9 +63,9 @@ def full_ladder(wh):
 def stored_figures(path, pipeline: str) -> tuple[str, str]:
     """Success@3 (doc), nDCG@10 and R@10 (chunk) of the warehouse's last run of ``pipeline``, as the ladder prints
     them."""
-    from assay.metrics.compute import evaluate
-    from assay.metrics.registry import parse_measure
-    from assay.warehouse import Warehouse
+    from assay.measures.compute import evaluate
+    from assay.measures.registry import parse_measure
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(path, read_only=True) as w:
         run_id = w.con.execute("SELECT run_id FROM runs WHERE pipeline = ? ORDER BY started_at DESC LIMIT 1",
@@ -116,8 +116,8 @@ def test_rules_that_cannot_see_a_top_3_cut_leave_it_uncaught_exit_6(wh, config):
 
 
 def test_rungs_are_tagged_as_an_ablation_and_left_out_of_history(full_ladder, wh):
-    from assay.regression import history
-    from assay.warehouse import Warehouse
+    from assay.verdicts.regression import history
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(wh, read_only=True) as w:
         tags = w.con.execute("SELECT pipeline, json_extract_string(stats, '$.ablation.label') FROM runs "
@@ -299,8 +299,8 @@ def test_preset_retrieval_passes_bm25_and_fails_its_top_3_cut_on_scifact(tmp_pat
     nDCG@10 0.684, R@10 0.813 >= 0.75); the same BM25 cut to its top 3 has R@10 = its R@3, 0.716 < 0.75, and is
     caught (exit 0). The built-in ladder's dense rungs are left out here (embedding 5,183 abstracts takes 10-40
     minutes on 2 cores); docs/ablate.md gives its figures on SciFact."""
-    from assay.imports import import_beir
-    from assay.warehouse import Warehouse
+    from assay.store.imports import import_beir
+    from assay.store.warehouse import Warehouse
 
     wh = tmp_path / "w.duckdb"
     with Warehouse.open(wh) as w:

@@ -1,4 +1,4 @@
-"""assay.abstention's rules, from hand-built identities and calibrations: which scores a calibration may be applied
+"""assay.runs.abstention's rules, from hand-built identities and calibrations: which scores a calibration may be applied
 to, how that is said, and the text `assay calibrate` prints. (Fitting and applying one on real runs: the end of
 tests/test_calibration.py.)"""
 
@@ -9,11 +9,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from assay.abstention import _differences, _rates, check_applies, describe_identity, fit_and_store, render
-from assay.calibration import CAVEAT, calibrate
-from assay.chunking import Chunk
-from assay.errors import ConfigError
-from assay.hashing import canonical_json
+from assay.runs.abstention import _differences, _rates, check_applies, describe_identity, fit_and_store, render
+from assay.retrieval.calibration import CAVEAT, calibrate
+from assay.inputs.chunking import Chunk
+from assay.core.errors import ConfigError
+from assay.core.hashing import canonical_json
 from synthetic import QuerySpec, Synthetic, write_synthetic
 
 BM25 = {"stage": "bm25", "config": {"engine": "tantivy", "k1": 1.2, "b": 0.75,

@@ -1,4 +1,4 @@
-"""The token tables (assay.budget): the word pieces piece_offsets computes are the tokenizer's own, the tables
+"""The token tables (assay.store.tokens): the word pieces piece_offsets computes are the tokenizer's own, the tables
 write_tokens fills are row for row those of the algorithm before migration 015 (kept below as the reference), every
 span and budgeted measure reads the same values from them, and a warehouse of schema 014 keeps its rows."""
 
@@ -15,14 +15,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay import budget
-from assay.corpus import load_corpus
-from assay.metrics.compute import per_query
-from assay.metrics.registry import builtin_families, parse_measure
-from assay.rows import registered
-from assay.runner import RunOptions, run
-from assay.sqlfiles import load_sql, migrations
-from assay.warehouse import Warehouse
+from assay.store import tokens as budget
+from assay.inputs.corpus import load_corpus
+from assay.measures.compute import per_query
+from assay.measures.registry import builtin_families, parse_measure
+from assay.store.rows import registered
+from assay.runs.runner import RunOptions, run
+from assay.core.sqlfiles import load_sql, migrations
+from assay.store.warehouse import Warehouse
 from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ SCIFACT = ROOT.parent / "shared" / "collections" / "scifact" / "corpus.jsonl"
 
 def reference_write_tokens(warehouse, corpus_hash: str, chunk_set: str) -> str:
     """write_tokens as it was before migration 015 (commit 12da6cf), verbatim but for its name and imports."""
-    from assay.budget import TOKENIZER_NAME, token_spans, tokenizer_id
+    from assay.store.tokens import TOKENIZER_NAME, token_spans, tokenizer_id
 
     tid, con = tokenizer_id(), warehouse.con
     if not con.execute("SELECT COUNT(*) FROM tokenizers WHERE tokenizer_id = ?", [tid]).fetchall()[0][0]:
@@ -246,7 +246,7 @@ def _synthetic(rng: random.Random):
     for i, text in enumerate(_generated(rng, 40)):
         text = (text * (DOC_LEN // max(len(text), 1) + 1))[:DOC_LEN] if text else " " * DOC_LEN
         texts[f"d{i:02d}.md"] = text
-    from assay.chunking import Chunk
+    from assay.inputs.chunking import Chunk
 
     docs, chunks = sorted(texts), []
     for d in docs:
@@ -374,7 +374,7 @@ def test_a_chunk_costs_the_pieces_its_span_overlaps_counted_by_hand(warehouse):
     """alpha [0, 5), beta [6, 10), gamma [11, 16): a chunk cut inside a word pays for that word (as does the chunk
     on the other side of the cut), one that only touches a piece at its edge does not, a blank between pieces costs
     nothing, and overlapping chunks each pay their whole length."""
-    from assay.chunking import Chunk
+    from assay.inputs.chunking import Chunk
 
     text = ("alpha beta gamma " * 60)[:DOC_LEN]
     assert budget.token_spans([text[:17]])[0] == [(0, 5), (6, 10), (11, 16)]

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from assay.calibration import (
+from assay.retrieval.calibration import (
     CAVEAT,
     CalibrationResult,
     best_threshold,
@@ -15,8 +15,8 @@ from assay.calibration import (
     platt_fit,
     platt_predict,
 )
-from assay.errors import AssayError, CalibrationError
-from assay.hashing import canonical_json
+from assay.core.errors import AssayError, CalibrationError
+from assay.core.hashing import canonical_json
 
 # Overlapping scores, so the optimum is interior and both parameters matter.
 SCORES = [0.2, 0.5, 0.9, 1.1, 1.4, 1.8, 2.0, 2.3, 2.7, 3.1, 0.7, 1.6]
@@ -360,7 +360,7 @@ def _run_config(stages, **retrieval):
 
 
 def test_score_identity_of_a_single_first_stage_is_its_whole_config():
-    from assay.abstention import score_identity
+    from assay.runs.abstention import score_identity
 
     assert score_identity(_run_config(["bm25"], bm25=BM25_CONFIG)) == {"stage": "bm25", "config": BM25_CONFIG}
     assert score_identity(_run_config(["dense"], dense=DENSE_CONFIG)) == {"stage": "dense", "config": DENSE_CONFIG}
@@ -369,7 +369,7 @@ def test_score_identity_of_a_single_first_stage_is_its_whole_config():
 
 
 def test_score_identity_of_fusion_and_rerank_is_the_last_scoring_stage():
-    from assay.abstention import score_identity
+    from assay.runs.abstention import score_identity
 
     fusion = {"method": "rrf", "k": 60}
     hybrid = _run_config(["bm25", "dense", "fusion"], bm25=BM25_CONFIG, dense=DENSE_CONFIG, fusion=fusion)
@@ -385,7 +385,7 @@ def test_score_identity_of_fusion_and_rerank_is_the_last_scoring_stage():
 
 
 def test_score_identity_changes_with_the_scale_and_only_with_it():
-    from assay.abstention import score_identity
+    from assay.runs.abstention import score_identity
 
     dense = _run_config(["dense"], dense=DENSE_CONFIG)
     other_model = {**DENSE_CONFIG, "embedding": {**DENSE_CONFIG["embedding"], "model": "n", "onnx_sha256": "ef" * 32}}
@@ -428,10 +428,10 @@ def _judgments_file(path, items):
 def test_a_dense_calibration_applied_to_a_bm25_run_is_refused(tmp_path, mini_corpus, mini_judgments):
     from click.testing import CliRunner
 
-    from assay.abstention import fit_and_store
+    from assay.runs.abstention import fit_and_store
     from assay.cli import cli
-    from assay.runner import RunOptions, run
-    from assay.warehouse import Warehouse
+    from assay.runs.runner import RunOptions, run
+    from assay.store.warehouse import Warehouse
 
     path = tmp_path / "wh.duckdb"
     with Warehouse.open(path) as wh:
@@ -457,10 +457,10 @@ def test_a_dense_calibration_applied_to_a_bm25_run_is_refused(tmp_path, mini_cor
 
 @pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_the_same_pipeline_is_accepted_and_an_in_sample_fit_says_so(tmp_path, mini_corpus, mini_judgments):
-    from assay.abstention import fit_and_store
-    from assay.report import build_report, render
-    from assay.runner import RunOptions, run
-    from assay.warehouse import Warehouse
+    from assay.runs.abstention import fit_and_store
+    from assay.present.report import build_report, render
+    from assay.runs.runner import RunOptions, run
+    from assay.store.warehouse import Warehouse
 
     other = _judgments_file(tmp_path / "other.jsonl", LEXICAL_JUDGMENTS[:4] + LEXICAL_JUDGMENTS[5:])
     with Warehouse.open(tmp_path / "wh.duckdb") as wh:
@@ -481,10 +481,10 @@ def test_the_same_pipeline_is_accepted_and_an_in_sample_fit_says_so(tmp_path, mi
 
 @pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_abstained_counts_only_what_the_calibration_emptied(tmp_path, mini_corpus):
-    from assay.abstention import fit_and_store
-    from assay.report import build_report, render
-    from assay.runner import RunOptions, run
-    from assay.warehouse import Warehouse
+    from assay.runs.abstention import fit_and_store
+    from assay.present.report import build_report, render
+    from assay.runs.runner import RunOptions, run
+    from assay.store.warehouse import Warehouse
 
     judgments = _judgments_file(tmp_path / "lexical.jsonl", LEXICAL_JUDGMENTS)
     with Warehouse.open(tmp_path / "wh.duckdb") as wh:
@@ -508,10 +508,10 @@ def test_abstained_counts_only_what_the_calibration_emptied(tmp_path, mini_corpu
 @pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_calibration_stored_before_score_identities_uses_its_run_or_is_refused(tmp_path, mini_corpus,
                                                                                  mini_judgments):
-    from assay.abstention import fit_and_store
-    from assay.errors import ConfigError
-    from assay.runner import RunOptions, load_calibration, run
-    from assay.warehouse import Warehouse
+    from assay.runs.abstention import fit_and_store
+    from assay.core.errors import ConfigError
+    from assay.runs.runner import RunOptions, load_calibration, run
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(tmp_path / "wh.duckdb") as wh:
         fitted = run(wh, mini_corpus, mini_judgments, RunOptions("dense", chunk_size=120))

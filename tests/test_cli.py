@@ -171,7 +171,7 @@ def test_sql_is_read_only(runner, wh, mini_corpus, mini_judgments):
 
 
 def test_measures_lists_the_registry(runner):
-    from assay.metrics.registry import FAMILIES
+    from assay.measures.registry import FAMILIES
 
     out = invoke(runner, "measures").stdout
     for name in FAMILIES:
@@ -279,7 +279,7 @@ def test_calibrate_then_apply(runner, wh, mini_corpus, mini_judgments):
     # the threshold cuts the no_answer question (tulips) to nothing; every other question keeps its results
     assert {k: report["run"]["calibration"][k] for k in ("abstained", "no_results")} == {"abstained": 1,
                                                                                          "no_results": 0}
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(wh, read_only=True) as opened:
         assert opened.con.execute("SELECT query_id FROM run_queries WHERE run_id = ? AND n_results = 0",

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from assay.corpus import EXTENSIONS, corpus_files, html_to_text, load_corpus
-from assay.errors import AssayError, CorpusError
-from assay.hashing import canonical_json, config_hash, corpus_hash, sha256_bytes, sha256_text
+from assay.inputs.corpus import EXTENSIONS, corpus_files, html_to_text, load_corpus
+from assay.core.errors import AssayError, CorpusError
+from assay.core.hashing import canonical_json, config_hash, corpus_hash, sha256_bytes, sha256_text
 
 
 def write(root, rel, content):
@@ -22,7 +22,7 @@ def write(root, rel, content):
 
 
 def reference_corpus_hash(files):
-    """The corpus hash as its docstring defines it, computed independently of assay.hashing."""
+    """The corpus hash as its docstring defines it, computed independently of assay.core.hashing."""
     h = hashlib.sha256()
     for path, data in sorted(files, key=lambda pair: pair[0].encode("utf-8")):
         h.update(path.encode("utf-8") + b"\0" + str(len(data)).encode("ascii") + b"\0" + data)

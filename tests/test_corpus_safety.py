@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.corpus import corpus_files, load_corpus
-from assay.errors import CorpusError
+from assay.inputs.corpus import corpus_files, load_corpus
+from assay.core.errors import CorpusError
 
 
 def write(root, rel, text="some text\n"):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.credentials import child_environment, is_secret_name, redact, redact_all, secret_values
+from assay.core.credentials import child_environment, is_secret_name, redact, redact_all, secret_values
 
 KEY = "sk-proj/AbC+9_x\"y"  # a slash, a quote and a plus: the characters escapes treat specially
 

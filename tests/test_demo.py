@@ -13,9 +13,9 @@ import demo_snapshots
 import pytest
 from demo_snapshots import GOLDEN
 
-from assay.corpus import load_corpus
-from assay.judgments import load_judgments, resolve_gold
-from assay.judgments.resolve import find_quote
+from assay.inputs.corpus import load_corpus
+from assay.inputs.judgments import load_judgments, resolve_gold
+from assay.inputs.judgments.resolve import find_quote
 from conftest import DEMO, ROOT
 
 
@@ -54,7 +54,7 @@ def _snapshot(name, actual):
 
 @pytest.fixture(scope="module")
 def demo_report(tmp_path_factory):
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(tmp_path_factory.mktemp("demo") / "w.duckdb") as wh:
         yield demo_snapshots.demo_report(wh)

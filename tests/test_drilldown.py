@@ -1,4 +1,4 @@
-"""The drill-down data (assay.drilldown) against an independent computation: each run's hits, chunk spans read
+"""The drill-down data (assay.present.drilldown) against an independent computation: each run's hits, chunk spans read
 from the chunk ids, gold spans and document texts, read with plain SQL from a real DuckDB warehouse and
 worked out again in Python. Runs: the demo golden set with bm25, a hybrid run with an answer stage, a short
 final list (questions lost at the cutoff), whole documents, and an external retriever's spans."""
@@ -8,9 +8,9 @@ import json
 import pytest
 
 import assay
-from assay.drilldown import question_detail, question_details, question_rows, resolve_run
-from assay.errors import ConfigError, QueryNotFound, RunNotFound
-from assay.runner import RunOptions, run
+from assay.present.drilldown import question_detail, question_details, question_rows, resolve_run
+from assay.core.errors import ConfigError, QueryNotFound, RunNotFound
+from assay.runs.runner import RunOptions, run
 from conftest import DEMO, MINI
 
 FIRST_STAGES = ("bm25", "dense", "external")
@@ -30,7 +30,7 @@ def _span_retriever():
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     path = tmp_path_factory.mktemp("drill") / "w.duckdb"
     ids = {}
@@ -261,7 +261,7 @@ def test_unknown_ids_name_the_run_and_the_nearest_ids(runs):
 def test_a_run_stored_before_stage_records_takes_its_stages_from_its_hits(runs, tmp_path):
     import shutil
 
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     wh, ids = runs
     old = tmp_path / "old.duckdb"

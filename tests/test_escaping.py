@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay import escape
+from assay.core import escape
 from assay.cli import cli
 from conftest import MINI
 

@@ -10,7 +10,7 @@ import pytrec_eval
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.metrics.registry import TREC_STANDARD, parse_measure
+from assay.measures.registry import TREC_STANDARD, parse_measure
 
 # trec_eval's measures behind the standard set, at trec_eval's default cutoffs (P, recall: 5 ... 1000;
 # success: 1, 5, 10), plus ndcg_cut at 10.

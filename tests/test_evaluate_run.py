@@ -14,7 +14,7 @@ import pytrec_eval
 from test_trec_eval import MEASURES, pytrec_values
 
 import assay
-from assay.errors import ConfigError, FormatError
+from assay.core.errors import ConfigError, FormatError
 
 
 def _random(seed):

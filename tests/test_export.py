@@ -9,16 +9,16 @@ import duckdb
 import pytest
 import pytrec_eval
 
-from assay import export
-from assay.chunking import Chunk
-from assay.errors import AssayError, ConfigError, ExportError, RunNotFound
-from assay.export import TABLES, columns, export_runs
-from assay.metrics.compute import evaluate, per_query
-from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
-from assay.runner import RunOptions, run
-from assay.sqlfiles import load_sql
-from assay.metrics import fill
-from assay.warehouse import Warehouse
+from assay.present import export
+from assay.inputs.chunking import Chunk
+from assay.core.errors import AssayError, ConfigError, ExportError, RunNotFound
+from assay.present.export import TABLES, columns, export_runs
+from assay.measures.compute import evaluate, per_query
+from assay.measures.registry import DEFAULT_MEASURES, parse_measure
+from assay.runs.runner import RunOptions, run
+from assay.core.sqlfiles import load_sql
+from assay.measures import fill
+from assay.store.warehouse import Warehouse
 from conftest import MINI, ROOT
 from synthetic import QuerySpec, Synthetic, write_synthetic
 

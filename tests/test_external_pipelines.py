@@ -12,9 +12,9 @@ from click.testing import CliRunner
 
 import assay
 from assay.cli import cli
-from assay.metrics.compute import per_query
-from assay.metrics.registry import parse_measure
-from assay.runner import RunOptions, run
+from assay.measures.compute import per_query
+from assay.measures.registry import parse_measure
+from assay.runs.runner import RunOptions, run
 
 # A toy retriever shared by every transport: documents ranked by how many question words they contain.
 RANKER = '''
@@ -134,7 +134,7 @@ def test_python_api_with_spans(tmp_path, mini_corpus, mini_judgments):
     # hits at rank 1: wal-purpose (the span), restore and backup-readers (backup.rst, whole document)
     assert metrics[("Success@1", "chunk", "all")] == pytest.approx(3 / 5)
     assert result["report"]["run"]["config"]["retrieval"]["external"]["kind"] == "callable"
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(tmp_path / "w.duckdb", read_only=True) as wh:
         spans = wh.con.execute("SELECT c.start_char, c.end_char FROM hits h JOIN runs r USING (run_id) JOIN chunks c "

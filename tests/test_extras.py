@@ -11,9 +11,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from assay import extras
+from assay.core import extras
 from assay.cli import cli
-from assay.errors import AssayError, ExtraMissing
+from assay.core.errors import AssayError, ExtraMissing
 
 
 def invoke(*args):
@@ -92,7 +92,7 @@ def test_a_pdf_in_the_corpus_without_the_pdf_extra_names_the_file(without, tmp_p
 
 def test_the_spark_engine_without_the_spark_extra(without, tmp_path):
     without("pyspark")
-    from assay.lake.spark import spark_session
+    from assay.store.lake.spark import spark_session
 
     with pytest.raises(ExtraMissing, match=r"^the spark engine needs assay's spark extra: pip install 'assay\[spark\]'$"):
         spark_session()

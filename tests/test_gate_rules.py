@@ -4,11 +4,11 @@ the same rule given twice is checked once. On a real run of the mini set in a re
 import pytest
 from click.testing import CliRunner
 
-from assay import gate
+from assay.verdicts import gate
 from assay.cli import cli
-from assay.errors import UsageError
-from assay.runner import RunOptions, run
-from assay.warehouse import Warehouse
+from assay.core.errors import UsageError
+from assay.runs.runner import RunOptions, run
+from assay.store.warehouse import Warehouse
 
 SLICES = ("all, category=ambiguous, category=no_answer, category=normal, form=gap, form=match, "
           "hard_class=near-duplicate, hard_class=normal, hard_class=specific-vs-general")

@@ -12,14 +12,14 @@ from click.testing import CliRunner
 from scipy.stats import norm
 
 from assay.cli import cli
-from assay.comparison import NotComparable, compare, config_diff
-from assay.metrics.compute import per_query
-from assay.metrics.inference import infer
-from assay.metrics.registry import parse_measure
-from assay.regression import history, regress
-from assay.rescore import rescore
-from assay.runner import RunOptions, execute_run, new_run_id, run
-from assay.warehouse import Warehouse
+from assay.verdicts.comparison import NotComparable, compare, config_diff
+from assay.measures.compute import per_query
+from assay.verdicts.inference import infer
+from assay.measures.registry import parse_measure
+from assay.verdicts.regression import history, regress
+from assay.runs.rescore import rescore
+from assay.runs.runner import RunOptions, execute_run, new_run_id, run
+from assay.store.warehouse import Warehouse
 from conftest import DEMO
 
 CORPUS, JUDGMENTS = DEMO / "corpus", DEMO / "judgments.jsonl"
@@ -163,7 +163,7 @@ def _injected(wh, base_record, slice_qids, seconds):
 
 
 def graded_z(d, delta):
-    """The score statistic of graded changes from its definition (assay.metrics.inference; as in
+    """The score statistic of graded changes from its definition (assay.verdicts.inference; as in
     tests/metrics/test_inference.py): sum(d - delta) / sqrt(n V / (n + 1)), V the squared distances of the changes
     and of one pseudo-question, half at +r and half at -r (r the root mean square of the changes that are not 0),
     from delta."""

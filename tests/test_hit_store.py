@@ -1,4 +1,4 @@
-"""Hits stored compactly (assay.hit_store, migration 013) and the run tables without indexes (014): every stage's
+"""Hits stored compactly (assay.store.hits, migration 013) and the run tables without indexes (014): every stage's
 list reads back exactly, scores bit for bit; a list equal to the first rows of its input, or to its source run's,
 is stored once; any other list is stored; what no index checks any more is refused when a run is written; an old
 warehouse (schema 012, written by the code before) migrates with every hit and every other row kept."""
@@ -11,13 +11,13 @@ from dataclasses import replace
 import duckdb
 import pytest
 
-from assay.errors import WarehouseError
-from assay.metrics.compute import per_query
-from assay.metrics.registry import parse_measure
-from assay.rescore import rescore
-from assay.runner import RunOptions, execute_run, run
-from assay.sqlfiles import migrations
-from assay.warehouse import Warehouse
+from assay.core.errors import WarehouseError
+from assay.measures.compute import per_query
+from assay.measures.registry import parse_measure
+from assay.runs.rescore import rescore
+from assay.runs.runner import RunOptions, execute_run, run
+from assay.core.sqlfiles import migrations
+from assay.store.warehouse import Warehouse
 from conftest import FIXTURES, MINI
 
 OLD = FIXTURES / "warehouse-012.duckdb.gz"  # made by tests/fixtures/make_warehouse_012.py
@@ -222,7 +222,7 @@ def test_an_upgrade_that_cannot_rewrite_the_file_keeps_it_whole(old_warehouse, m
     def full_disk(*args):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("assay.warehouse.os.replace", full_disk)
+    monkeypatch.setattr("assay.store.warehouse.os.replace", full_disk)
     with Warehouse.open(old_warehouse) as wh:
         assert wh.schema_version() == migrations()[-1][0] and stored(wh.con) == before
     assert "was upgraded but not rewritten to give back the space its old hits took ([Errno 28] No space left on " \

@@ -7,7 +7,7 @@ import tracemalloc
 import pytest
 from answer.chat_server import ChatServer, content, huge, raw, redirect, status, trickle
 
-from assay.http import TransportError, post_json
+from assay.core.http import TransportError, post_json
 
 BODY = json.dumps({"model": "m", "messages": []}).encode()
 SECRET = {"Authorization": "Bearer sk-http-layer-secret"}

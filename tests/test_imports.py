@@ -7,11 +7,11 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.errors import AssayError, FormatError
-from assay.imports import import_beir, import_trec
-from assay.metrics.compute import per_query
-from assay.metrics.registry import parse_measure
-from assay.runner import RunOptions, run
+from assay.core.errors import AssayError, FormatError
+from assay.store.imports import import_beir, import_trec
+from assay.measures.compute import per_query
+from assay.measures.registry import parse_measure
+from assay.runs.runner import RunOptions, run
 from conftest import ROOT
 
 COLLECTIONS = ROOT.parent / "shared" / "collections"

@@ -86,7 +86,7 @@ def tree(tmp_path):
     if shutil.which("make") is None:
         pytest.skip("no make on this machine")
     for name in ("Makefile", "pyproject.toml", "requirements.lock", "requirements-test.lock", "tools/install.py",
-                 "src/assay/models.py"):
+                 "src/assay/retrieval/models.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     return tmp_path

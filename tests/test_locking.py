@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.errors import WarehouseError
-from assay.runner import RunOptions, run
-from assay.warehouse import WAITING, Warehouse
+from assay.core.errors import WarehouseError
+from assay.runs.runner import RunOptions, run
+from assay.store.warehouse import WAITING, Warehouse
 from conftest import DEMO, MINI, ROOT
 
 # A retriever that blocks on every question until its gate file exists, so a test decides when the run may
@@ -369,7 +369,7 @@ def test_a_read_only_file_opens_for_reading(wh, open_dir):
 
 
 def test_a_read_only_old_warehouse_says_how_to_upgrade(open_dir):
-    from assay.sqlfiles import load_sql
+    from assay.core.sqlfiles import load_sql
 
     path = os.path.join(open_dir, "old.duckdb")
     con = duckdb.connect(path)

@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.metrics.compute import per_query
-from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
-from assay.metrics.values import store_values, stored_values
-from assay.runner import RunOptions, run
-from assay.warehouse import Warehouse
+from assay.measures.compute import per_query
+from assay.measures.registry import DEFAULT_MEASURES, parse_measure
+from assay.measures.values import store_values, stored_values
+from assay.runs.runner import RunOptions, run
+from assay.store.warehouse import Warehouse
 from conftest import DEMO
 
 
@@ -68,7 +68,7 @@ def test_answer_measures_store_a_value_per_citation_and_claim(tmp_path, mini_cor
 
 @pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_revalidated_run_stores_its_own_answer_values(tmp_path, mini_corpus, mini_judgments):
-    from assay.answer.revalidate import revalidate
+    from assay.runs.revalidate import revalidate
 
     with Warehouse.open(tmp_path / "w.duckdb") as wh:
         rec = run(wh, mini_corpus, mini_judgments, RunOptions("bm25", chunk_size=120, generator="extractive"))
@@ -174,7 +174,7 @@ GROUP BY j.query_id, j.level
 
 
 def test_compute_stores_a_user_measure_named_by_the_config(demo_copy, tmp_path):
-    from assay.metrics.registry import load_user_measures
+    from assay.measures.registry import load_user_measures
 
     path, run_id = demo_copy
     (tmp_path / "m").mkdir()

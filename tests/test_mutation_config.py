@@ -29,16 +29,16 @@ def test_every_pattern_names_modules_that_exist():
 
 def test_the_modules_that_decide_verdicts_are_mutated():
     names = {mutate.module_name(f) for f in mutate.module_files()}
-    assert {"assay.gate", "assay.regression", "assay.comparison", "assay.fusion.rrf", "assay.metrics.stats",
-            "assay.chunking.recursive", "assay.judgments.resolve", "assay.judgments.normalize", "assay.sweep",
-            "assay.ablation", "assay.calibration", "assay.abstention", "assay.budget",
-            "assay.metrics.inference"} <= names
+    assert {"assay.verdicts.gate", "assay.verdicts.regression", "assay.verdicts.comparison", "assay.retrieval.fusion.rrf", "assay.measures.stats",
+            "assay.inputs.chunking.recursive", "assay.inputs.judgments.resolve", "assay.inputs.judgments.normalize", "assay.runs.sweep",
+            "assay.runs.ablation", "assay.retrieval.calibration", "assay.runs.abstention", "assay.store.tokens",
+            "assay.verdicts.inference"} <= names
     assert "assay.cli" not in names
 
 
 def test_module_names_are_mutmuts():
-    assert mutate.module_name("src/assay/chunking/__init__.py") == "assay.chunking"
-    assert mutate.module_name("src/assay/fusion/rrf.py") == "assay.fusion.rrf"
+    assert mutate.module_name("src/assay/inputs/chunking/__init__.py") == "assay.inputs.chunking"
+    assert mutate.module_name("src/assay/retrieval/fusion/rrf.py") == "assay.retrieval.fusion.rrf"
 
 
 def test_every_selected_test_path_and_copied_path_exists():
@@ -93,15 +93,15 @@ def test_the_report_reads_back():
 
 def test_a_surviving_mutant_is_found_at_its_line(tmp_path):
     """The report's line for a mutant is where its change is in the file, found from the function's diff."""
-    source = (ROOT / "src" / "assay" / "fusion" / "rrf.py").read_text(encoding="utf-8").splitlines()
+    source = (ROOT / "src" / "assay" / "retrieval" / "fusion" / "rrf.py").read_text(encoding="utf-8").splitlines()
     real = [" def rrf(lists: dict[str, list[Hit]], k: int = 60) -> list[Hit]:",
             "     scores: dict[str, float] = {}", "     docs: dict[str, str] = {}",
             "-    for name in sorted(lists):  # a fixed order of summation: identical floats on every run",
             "+    for name in lists:  # a fixed order of summation: identical floats on every run"]
-    line = mutate.source_line("src/assay/fusion/rrf.py", ["@@ -1,4 +1,4 @@", *real])
+    line = mutate.source_line("src/assay/retrieval/fusion/rrf.py", ["@@ -1,4 +1,4 @@", *real])
     assert source[line - 1].strip().startswith("for name in sorted(lists):")
     # a function no longer in the file (the source changed since the run): no line rather than a wrong one
-    assert mutate.source_line("src/assay/fusion/rrf.py", ["@@ -1,2 +1,2 @@", " def gone():", "-    x = 1",
+    assert mutate.source_line("src/assay/retrieval/fusion/rrf.py", ["@@ -1,2 +1,2 @@", " def gone():", "-    x = 1",
                                                           "+    x = 2"]) == 0
 
 
@@ -119,22 +119,22 @@ def test_only_a_change_of_case_in_sql_text_is_taken_as_equivalent():
 def test_a_resumed_run_names_only_the_mutants_it_must_test(tmp_path, monkeypatch):
     """--not-run names the untested mutants only; --survivors every one not detected (untested included);
     killed and timed-out mutants are never named again (mutmut would test them anew)."""
-    meta = tmp_path / "src" / "assay" / "gate.py.meta"
+    meta = tmp_path / "src" / "assay" / "verdicts" / "gate.py.meta"
     meta.parent.mkdir(parents=True)
-    codes = {"assay.gate.x_a__mutmut_1": 1, "assay.gate.x_a__mutmut_2": 0, "assay.gate.x_a__mutmut_3": None,
-             "assay.gate.x_a__mutmut_4": 36, "assay.gate.x_a__mutmut_5": 33, "assay.gate.x_a__mutmut_6": 3}
+    codes = {"assay.verdicts.gate.x_a__mutmut_1": 1, "assay.verdicts.gate.x_a__mutmut_2": 0, "assay.verdicts.gate.x_a__mutmut_3": None,
+             "assay.verdicts.gate.x_a__mutmut_4": 36, "assay.verdicts.gate.x_a__mutmut_5": 33, "assay.verdicts.gate.x_a__mutmut_6": 3}
     meta.write_text(__import__("json").dumps({"exit_code_by_key": codes}), encoding="utf-8")
     monkeypatch.setattr(mutate, "MUTANTS", tmp_path)
-    files = ["src/assay/gate.py", "src/assay/regression.py"]  # the second has no record yet: nothing to name
-    assert mutate.to_rerun(files, survivors=False, not_run=True) == ["assay.gate.x_a__mutmut_3"]
+    files = ["src/assay/verdicts/gate.py", "src/assay/verdicts/regression.py"]  # the second has no record yet: nothing to name
+    assert mutate.to_rerun(files, survivors=False, not_run=True) == ["assay.verdicts.gate.x_a__mutmut_3"]
     assert mutate.to_rerun(files, survivors=True, not_run=False) == [
-        "assay.gate.x_a__mutmut_2", "assay.gate.x_a__mutmut_3", "assay.gate.x_a__mutmut_5"]
+        "assay.verdicts.gate.x_a__mutmut_2", "assay.verdicts.gate.x_a__mutmut_3", "assay.verdicts.gate.x_a__mutmut_5"]
     assert mutate.to_rerun(files, survivors=True, not_run=True) == mutate.to_rerun(files, survivors=True,
                                                                                   not_run=False)
     assert mutate.to_rerun(files, survivors=False, not_run=False) == []
     # the survivors listed as equivalent are not run again: no test can kill them
-    assert mutate.to_rerun(files, survivors=True, not_run=False, skip={"assay.gate.x_a__mutmut_2"}) == [
-        "assay.gate.x_a__mutmut_3", "assay.gate.x_a__mutmut_5"]
+    assert mutate.to_rerun(files, survivors=True, not_run=False, skip={"assay.verdicts.gate.x_a__mutmut_2"}) == [
+        "assay.verdicts.gate.x_a__mutmut_3", "assay.verdicts.gate.x_a__mutmut_5"]
 
 
 def test_under_mutmut_the_cheapest_test_modules_run_first(tmp_path, monkeypatch):
@@ -156,7 +156,7 @@ def test_under_mutmut_the_cheapest_test_modules_run_first(tmp_path, monkeypatch)
     monkeypatch.setenv("MUTANT_UNDER_TEST", "stats")  # mutmut's own full runs: untouched too
     conftest.pytest_collection_modifyitems(None, items)
     assert [i.nodeid for i in items] == names
-    monkeypatch.setenv("MUTANT_UNDER_TEST", "assay.gate.x_check__mutmut_7")
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "assay.verdicts.gate.x_check__mutmut_7")
     conftest.pytest_collection_modifyitems(None, items)
     assert [i.nodeid for i in items] == ["tests/c.py::x", "tests/b.py::one", "tests/b.py::two",
                                          "tests/a.py::slow", "tests/a.py::fast"]

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 import assay
 from assay.cli import cli
-from assay.errors import ConfigError
-from assay.notebook import EVALUATION_COLUMNS, Evaluation, Scores
+from assay.core.errors import ConfigError
+from assay.present.notebook import EVALUATION_COLUMNS, Evaluation, Scores
 
 HOSTILE = "<img src=x onerror=alert(1)>&amp;\"'"
 

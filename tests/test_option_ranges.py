@@ -1,14 +1,14 @@
 """Every number a command takes is checked before any work: on the command line a usage error (exit 2)
 naming the option, in assay.toml a configuration error (exit 1) naming the file, table and key. Nothing
-is written either way. The ranges are assay.limits'."""
+is written either way. The ranges are assay.core.limits'."""
 
 import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.errors import ConfigError
-from assay.limits import INT_MAX
-from assay.runner import RunOptions, execute_run
+from assay.core.errors import ConfigError
+from assay.core.limits import INT_MAX
+from assay.runs.runner import RunOptions, execute_run
 from conftest import MINI
 
 CORPUS, JUDGMENTS = MINI / "corpus", MINI / "judgments.jsonl"

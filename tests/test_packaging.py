@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.metrics import stats
+from assay.measures import stats
 
 
 pytestmark = pytest.mark.slow  # builds the wheel and the sdist, and pip-installs them into new venvs
@@ -70,7 +70,7 @@ def test_the_wheel_and_sdist_hold_the_sql_the_skeleton_and_the_tokenizer(built):
         assert len(sql) == len(list((ROOT / "sql").rglob("*.sql")))
         assert {"assay/sql/migrations/001_init.sql", "assay/data/minilm-wordpiece-tokenizer.json",
                 "assay/data/skeleton/assay.toml", "assay/data/skeleton/judgments/golden.jsonl",
-                "assay/html/page.css", "assay/metrics/aliases.toml", "assay/extras.py"} <= names
+                "assay/present/html/page.css", "assay/measures/aliases.toml", "assay/core/extras.py"} <= names
         metadata = zipfile.ZipFile(path).read(f"assay-0.1.0.dist-info/METADATA").decode()
         assert "Provides-Extra: dense" in metadata and "Provides-Extra: all" in metadata
         assert not any(line.startswith("Requires-Dist: scipy") and "extra" not in line
@@ -82,7 +82,7 @@ def test_the_wheel_and_sdist_hold_the_sql_the_skeleton_and_the_tokenizer(built):
     assert not [n for n in zipfile.ZipFile(bare).namelist() if n.endswith((".so", ".pyd"))]
     members = set(tarfile.open(sdist).getnames())
     assert {"assay-0.1.0/hatch_build.py", "assay-0.1.0/sql/migrations/001_init.sql",
-            "assay-0.1.0/src/assay/chunking/_recursive.c", "assay-0.1.0/pyproject.toml"} <= members
+            "assay-0.1.0/src/assay/inputs/chunking/_recursive.c", "assay-0.1.0/pyproject.toml"} <= members
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +164,7 @@ def test_a_command_needing_a_missing_extra_says_which_in_one_line(venv, tmp_path
 
 def test_intervals_without_scipy_are_scipys(venv):
     values = [0.0, 0.25, 0.5, 0.5, 1.0, 0.75, 0.2, 0.9, 0.3, 0.6, 0.45, 0.05]
-    code = ("import importlib.util, json; from assay.metrics.stats import bootstrap_mean; "
+    code = ("import importlib.util, json; from assay.measures.stats import bootstrap_mean; "
             "assert importlib.util.find_spec('scipy') is None; "
             f"print(json.dumps(bootstrap_mean({values!r}, seed=3)))")
     done = subprocess.run([str(venv / "python"), "-c", code], capture_output=True, text=True, timeout=300,

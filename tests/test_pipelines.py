@@ -1,7 +1,7 @@
 import pytest
 
-from assay.errors import ConfigError
-from assay.pipelines import BUILTIN, load_config, pipeline_names, resolve_pipeline
+from assay.core.errors import ConfigError
+from assay.retrieval.pipelines import BUILTIN, load_config, pipeline_names, resolve_pipeline
 
 
 def test_builtin_stages():

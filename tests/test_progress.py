@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from assay import progress
+from assay.core import progress
 from conftest import MINI, ROOT
 
 ASSAY = [sys.executable, "-m", "assay"]

@@ -1,4 +1,4 @@
-"""Discovery (assay.project): the assay.toml found walking up, the warehouse resolved from it, said under
+"""Discovery (assay.inputs.project): the assay.toml found walking up, the warehouse resolved from it, said under
 --verbose; the CLI and the Python API from a project's subfolder."""
 
 import json
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from assay import project
+from assay.inputs import project
 from assay.cli import cli
-from assay.errors import ConfigError
-from assay.pipelines import load_config
+from assay.core.errors import ConfigError
+from assay.retrieval.pipelines import load_config
 from conftest import MINI
 
 

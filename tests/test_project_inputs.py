@@ -1,5 +1,5 @@
 """A project made by `assay init` runs with no flags: [project] corpus, judgments and pipeline of assay.toml
-(assay.project.project_input) give run, report, gate, sweep, ablate, rescore, ingest and the judgments commands
+(assay.inputs.project.project_input) give run, report, gate, sweep, ablate, rescore, ingest and the judgments commands
 their inputs, from the project's root or any folder below it; flags replace them. Outside a project the commands
 say that no assay.toml was found, and where it was looked for."""
 
@@ -9,11 +9,11 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from assay import project
+from assay.inputs import project
 from assay.cli import cli
-from assay.errors import ConfigError, UsageError
-from assay.pipelines import load_config
-from assay.warehouse import Warehouse
+from assay.core.errors import ConfigError, UsageError
+from assay.retrieval.pipelines import load_config
+from assay.store.warehouse import Warehouse
 from conftest import MINI
 
 

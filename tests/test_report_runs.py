@@ -9,15 +9,15 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.comparison import compare
-from assay.metrics.compute import evaluate
-from assay.metrics.registry import parse_measure
-from assay.metrics.significance import holm
-from assay.report import build_report
-from assay.report_runs import ROW_FIELDS
-from assay.runner import RunOptions, run
-from assay.units import SPAN_ADVICE
-from assay.warehouse import Warehouse
+from assay.verdicts.comparison import compare
+from assay.measures.compute import evaluate
+from assay.measures.registry import parse_measure
+from assay.verdicts.significance import holm
+from assay.present.report import build_report
+from assay.present.report_runs import ROW_FIELDS
+from assay.runs.runner import RunOptions, run
+from assay.verdicts.units import SPAN_ADVICE
+from assay.store.warehouse import Warehouse
 from conftest import DEMO, MINI
 
 CORPUS, JUDGMENTS = DEMO / "corpus", DEMO / "judgments.jsonl"

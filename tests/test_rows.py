@@ -1,4 +1,4 @@
-"""assay.rows hands Python values to DuckDB as pyarrow did, without importing pandas: each column shape a writer
+"""assay.store.rows hands Python values to DuckDB as pyarrow did, without importing pandas: each column shape a writer
 passes is inserted into a typed table both ways (pyarrow is the reference) and read back equal, value and type."""
 
 import datetime as dt
@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from assay.rows import registered
+from assay.store.rows import registered
 
 WHEN = dt.datetime(2026, 11, 30, 16, 30, 34, 123456)
 CASES = [
@@ -79,7 +79,7 @@ def test_no_rows_and_a_membership_view():
 
 def test_registering_rows_imports_neither_pandas_nor_pyarrow():
     code = ("import sys, duckdb\n"
-            "from assay.rows import registered\n"
+            "from assay.store.rows import registered\n"
             "con = duckdb.connect()\n"
             "con.execute('CREATE TABLE t (a INTEGER, b VARCHAR, c DOUBLE)')\n"
             "with registered(con, 'r', {'a': [1, None], 'b': ['x', None], 'c': [0.5, 1]}):\n"

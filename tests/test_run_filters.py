@@ -5,16 +5,16 @@ the run's lists. Zone maps then skip the other runs' row groups, so the cost of 
 many runs the warehouse holds (bench/history_scale.py measures it at 10, 100 and 1,000 runs).
 
 The answer funnel (reports/answer_funnel, through the answer_attribution view) is the one query whose run filter
-does not reach the hit tables; assay.report runs it only for a run that has answers."""
+does not reach the hit tables; assay.present.report runs it only for a run that has answers."""
 
 import json
 
 import pytest
 
-from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
-from assay.runner import RunOptions, run
-from assay.sqlfiles import load_sql
-from assay.warehouse import Warehouse
+from assay.measures.registry import DEFAULT_MEASURES, parse_measure
+from assay.runs.runner import RunOptions, run
+from assay.core.sqlfiles import load_sql
+from assay.store.warehouse import Warehouse
 from conftest import DEMO
 
 EXTRA = ("nDCG@5", "R@100", "RR", "P@10", "SpanIoU@1000tok", "Success@5")
@@ -97,6 +97,6 @@ def test_the_answer_funnel_is_the_exception_and_is_skipped_without_answers(wareh
     wh, runs = warehouse
     scans = _scans(wh.con, load_sql("reports/answer_funnel"), {"run_id": runs[2]}, tmp_path)
     assert any(t == "hit_lists" and f"run_id = '{runs[2]}'" not in f for t, f in scans)  # still so: see report.py
-    from assay.report import attribution
+    from assay.present.report import attribution
 
     assert "answer_funnel" in attribution(wh, runs[2]) and "answer_funnel" not in attribution(wh, runs[0])

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.runner import RunOptions, run
-from assay.warehouse import Warehouse
+from assay.runs.runner import RunOptions, run
+from assay.store.warehouse import Warehouse
 
 sys.path.insert(0, str(Path(__file__).parent / "answer"))
 from chat_server import ChatServer, status, tool_call  # noqa: E402

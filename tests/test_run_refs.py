@@ -1,4 +1,4 @@
-"""Run references (assay.run_refs): latest, latest~N, previous, an id, any unique part of one (the random suffix
+"""Run references (assay.store.run_refs): latest, latest~N, previous, an id, any unique part of one (the random suffix
 too), and names (`assay run --name`, `assay tag`), resolved the same in a warehouse and a DuckDB lake and by every
 command that names a run; a part several ids contain lists them; a part is text, so _ and % are no wildcards."""
 
@@ -10,13 +10,13 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from assay import run_refs, run_status
+from assay.store import run_refs, run_status
 from assay.cli import cli
-from assay.errors import AmbiguousRunId, RunNotFound, UsageError, WarehouseError
-from assay.lake import open_lake
-from assay.lake.writer import write_run
-from assay.runner import RunOptions, execute_run
-from assay.warehouse import Warehouse
+from assay.core.errors import AmbiguousRunId, RunNotFound, UsageError, WarehouseError
+from assay.store.lake import open_lake
+from assay.store.lake.writer import write_run
+from assay.runs.runner import RunOptions, execute_run
+from assay.store.warehouse import Warehouse
 from conftest import MINI
 
 # ids chosen so that parts overlap: "aa11" begins the suffix of one and ends another

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from assay.errors import ConfigError, JudgmentsError, WarehouseError
-from assay.runner import RunOptions, execute_run, run
-from assay.warehouse import Warehouse
+from assay.core.errors import ConfigError, JudgmentsError, WarehouseError
+from assay.runs.runner import RunOptions, execute_run, run
+from assay.store.warehouse import Warehouse
 
 
 def count(wh, table):

@@ -1,4 +1,4 @@
-"""`assay init` (assay.scaffold): the skeleton's assay.toml is what load_config accepts, every table and
+"""`assay init` (assay.inputs.scaffold): the skeleton's assay.toml is what load_config accepts, every table and
 [run] setting in it; the install line of the CI files comes from --install or from what this assay's own
 install shows, else init asks for --install and writes nothing; existing files are never replaced without
 --force. tests/test_ci_files.py runs the generated CI files."""
@@ -12,11 +12,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from assay import ablation, gate, scaffold, sweep
+from assay.runs import ablation, sweep
+from assay.verdicts import gate
+from assay.inputs import scaffold
 from assay.cli import cli
-from assay.corpus.options import CONFIG_KEYS
-from assay.project import PROJECT_KEYS
-from assay.pipelines import RUN_DEFAULTS, RUN_READING, TABLES, load_config, resolve_pipeline
+from assay.inputs.corpus.options import CONFIG_KEYS
+from assay.inputs.project import PROJECT_KEYS
+from assay.retrieval.pipelines import RUN_DEFAULTS, RUN_READING, TABLES, load_config, resolve_pipeline
 from conftest import ROOT
 
 SPEC = "assay @ git+https://git.example.org/tools/assay.git@v0.1.0"

@@ -9,10 +9,10 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from assay import show
+from assay.present import show
 from assay.cli import cli
-from assay.drilldown import question_detail
-from assay.warehouse import Warehouse
+from assay.present.drilldown import question_detail
+from assay.store.warehouse import Warehouse
 from conftest import MINI
 
 MARKED = re.compile(r"\[\[(.*?)\]\]")

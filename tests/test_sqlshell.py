@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.runner import RunOptions, run
-from assay.warehouse import Warehouse
+from assay.runs.runner import RunOptions, run
+from assay.store.warehouse import Warehouse
 from conftest import MINI, ROOT
 
 

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from assay.chunking import Chunk
-from assay.report import build_report
-from assay.runner import RunOptions, run
+from assay.inputs.chunking import Chunk
+from assay.present.report import build_report
+from assay.runs.runner import RunOptions, run
 from rerank.tiny_cross_encoder import build_tiny_cross_encoder
 from synthetic import QuerySpec, Synthetic, write_synthetic
 

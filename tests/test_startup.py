@@ -76,11 +76,11 @@ def test_a_command_loads_no_pandas(tmp_path, warehouse, name):
     if name in COMMANDS and name not in ("sql", "export csv"):
         # a read opens the warehouse through DuckDB's compiled module: the package (~45 ms) is not loaded, nor
         # the reader of assay.toml when there is none
-        assert "_duckdb" in modules and not {"duckdb", "assay.pipelines", "tomllib"} & modules
+        assert "_duckdb" in modules and not {"duckdb", "assay.retrieval.pipelines", "tomllib"} & modules
     if name in ("runs", "show", "show question", "gate"):  # the gate's rule is a 0/1 measure: Wilson, plain floats
         assert "numpy" not in modules
     if name.startswith("report"):
-        # the run stored its report's intervals (assay.metrics.memo): no bootstrap, so no numpy
+        # the run stored its report's intervals (assay.measures.memo): no bootstrap, so no numpy
         assert "numpy" not in modules
     # "gate graded" loads numpy: a graded rule is tested against its bar with a sign-flip test (metrics.bar_test),
     # which no stored interval replaces
@@ -104,7 +104,7 @@ def test_the_normal_and_t_functions_load_without_scipys_packages_and_scipy_impor
     scipy.special (their imports cost more than a report): the functions are scipy's own, and a later plain
     import of scipy.special and scipy.stats works and gives the same values."""
     code = ("import sys\n"
-            "from assay.metrics.stats import _normal_and_t\n"
+            "from assay.measures.stats import _normal_and_t\n"
             "ndtr, ndtri, stdtrit = _normal_and_t()\n"
             "assert not {'scipy', 'scipy._lib', 'scipy.special', 'scipy._lib._testutils'} & set(sys.modules)\n"
             "import scipy.special, scipy.stats\n"

@@ -15,7 +15,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from assay import jsonout
+from assay.core import jsonout
 from assay.cli import cli
 from conftest import MINI, ROOT
 

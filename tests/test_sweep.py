@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.metrics.compute import per_query
-from assay.metrics.registry import parse_measure
-from assay.warehouse import Warehouse
+from assay.measures.compute import per_query
+from assay.measures.registry import parse_measure
+from assay.store.warehouse import Warehouse
 from conftest import DEMO
 
 CORPUS, JUDGMENTS = DEMO / "corpus", DEMO / "judgments.jsonl"
@@ -152,7 +152,7 @@ def test_report_sweep_shows_it_again_in_every_format(demo_sweep):
 def test_the_table_reads_the_same_values_with_sql_as_through_ibis(demo_sweep, monkeypatch):
     """On a DuckDB warehouse the points' values are read with SQL (assay.analytics.direct), so a sweep needs no
     Ibis; any other source goes through the Ibis expression (assay.analytics.sweeps). Both give one table."""
-    from assay import sweep
+    from assay.runs import sweep
     from assay.analytics import direct
 
     path, result = demo_sweep

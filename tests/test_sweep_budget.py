@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.metrics import fill
-from assay.metrics.compute import per_query
-from assay.metrics.registry import parse_measure
-from assay.warehouse import Warehouse
+from assay.measures import fill
+from assay.measures.compute import per_query
+from assay.measures.registry import parse_measure
+from assay.store.warehouse import Warehouse
 from conftest import DEMO
 
 
@@ -73,7 +73,7 @@ def test_points_that_cannot_reach_the_budget_are_named(short_sweep):
 
 
 def test_a_sweep_whose_every_point_fills_the_budget_says_nothing(short_sweep):
-    from assay import sweep
+    from assay.runs import sweep
 
     path, result = short_sweep
     filled = {**result, "points": [p for p in result["points"] if p["budget_filled"]]}

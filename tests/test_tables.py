@@ -1,4 +1,4 @@
-"""assay.tables: one renderer for every plain-text table, aligned whatever the cells hold."""
+"""assay.core.tables: one renderer for every plain-text table, aligned whatever the cells hold."""
 
 import subprocess
 import sys
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_tables
-from assay.tables import render
+from assay.core.tables import render
 
 LONG = [["bm25", "0.554", 56], ["dense-top3", "0.607", 5], ["hybrid-rerank-with-a-very-long-name", "-", 1234]]
 
@@ -62,7 +62,7 @@ def test_none_is_an_empty_cell():
 @pytest.mark.parametrize("columns", ["20", "5"])
 def test_never_wraps_or_truncates_on_a_narrow_terminal(columns):
     name = "a-pipeline-name-far-wider-than-any-terminal-" * 4
-    code = ("import sys; from assay.tables import render; "
+    code = ("import sys; from assay.core.tables import render; "
             f"sys.stdout.write(render(['pipeline', 'value'], [[{name!r}, '0.5'], ['x', '0.25']]))")
     env = {"COLUMNS": columns, "LINES": "5", "TERM": "xterm-256color", "FORCE_COLOR": "1", "PATH": ""}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
@@ -93,7 +93,7 @@ def test_markdown_mode_writes_a_github_table_with_escaped_cells():
 
 
 def test_importing_assay_does_not_import_rich():
-    code = "import sys, assay.tables, assay.cli; print('rich' in sys.modules)"
+    code = "import sys, assay.core.tables, assay.cli; print('rich' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 

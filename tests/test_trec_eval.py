@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 
-from assay import trec_eval
-from assay.errors import ConfigError, FormatError
-from assay.metrics.registry import parse_measure
-from assay.trec_eval import (
+from assay.measures import trec_eval
+from assay.core.errors import ConfigError, FormatError
+from assay.measures.registry import parse_measure
+from assay.measures.trec_eval import (
     evaluate_trec,
     measure_values,
     open_trec,
@@ -273,7 +273,7 @@ def test_fast_path_takes_only_what_it_reads_exactly(tmp_path, text, sep, takes):
     reference reading then decides)."""
     import duckdb
 
-    from assay.sqlfiles import load_sql
+    from assay.core.sqlfiles import load_sql
 
     path = tmp_path / "x.run"
     path.write_text(text, newline="")
@@ -308,7 +308,7 @@ def test_qrels_fast_path_takes_only_what_it_reads_exactly(tmp_path, text, sep, t
     with one kind of separator, as _single_separator hands it over)."""
     import duckdb
 
-    from assay.sqlfiles import load_sql
+    from assay.core.sqlfiles import load_sql
 
     path = tmp_path / "x.qrels"
     path.write_text(text, newline="")
@@ -411,13 +411,13 @@ def test_empty_run_scores_nothing_unless_complete(tmp_path):
 @pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_scoring_files_does_not_import_pandas(tmp_path):
     """pyarrow imports pandas (0.4 s) on to_numpy and wherever it converts Python objects; the ranking
-    reads Arrow buffers instead (assay.trec_ranking)."""
+    reads Arrow buffers instead (assay.measures.trec_ranking)."""
     import subprocess
     import sys
 
     qrels, run = random_collection(random.Random(2))
     qrels_path, run_path = write_trec(tmp_path, qrels, run)
-    code = ("import sys; from assay.trec_eval import evaluate_trec; "
+    code = ("import sys; from assay.measures.trec_eval import evaluate_trec; "
             f"evaluate_trec({str(qrels_path)!r}, {str(run_path)!r}, ['AP', 'nDCG@10']); print('pandas' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
 

@@ -1,4 +1,4 @@
-"""assay.trec_ranking and assay.trec_tables against plain Python references: trec_eval's order (score
+"""assay.measures.trec_ranking and assay.measures.trec_tables against plain Python references: trec_eval's order (score
 descending, ties by document id descending in byte order), hash collisions, and the query codes."""
 
 import math
@@ -9,8 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from assay.trec_ranking import Relevant, Rows, SortedHashes, duplicate, order_keys, ranks, retrieved_relevant, take
-from assay.trec_tables import query_codes
+from assay.measures.trec_ranking import Relevant, Rows, SortedHashes, duplicate, order_keys, ranks, retrieved_relevant, take
+from assay.measures.trec_tables import query_codes
 
 DOCS = ["d0", "d1", "d10", "d9", "D5", "a", "Z", "é1", "e1", "x-1", "d07", "d7"]
 

@@ -24,11 +24,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay import trec_eval, trec_tables
-from assay.trec_eval import evaluate_trec
+from assay.measures import trec_eval, trec_tables
+from assay.measures.trec_eval import evaluate_trec
 from conftest import ROOT
 
-SOURCE = Path("src", "assay", "_trec_read.c")
+SOURCE = Path("src", "assay", "measures", "_trec_read.c")
 # The scores the C code reads itself (the module comment of _trec_read.c); it gives up on anything else.
 GRAMMAR = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 

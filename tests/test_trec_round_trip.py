@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.export import export_runs
-from assay.runner import RunOptions, run
-from assay.warehouse import Warehouse
+from assay.present.export import export_runs
+from assay.runs.runner import RunOptions, run
+from assay.store.warehouse import Warehouse
 from conftest import DEMO
 
 

@@ -5,12 +5,12 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.comparison import compare
-from assay.metrics.compute import per_query
-from assay.metrics.registry import parse_measure
-from assay.runner import RunOptions, run
-from assay.units import describe
-from assay.warehouse import Warehouse
+from assay.verdicts.comparison import compare
+from assay.measures.compute import per_query
+from assay.measures.registry import parse_measure
+from assay.runs.runner import RunOptions, run
+from assay.verdicts.units import describe
+from assay.store.warehouse import Warehouse
 from conftest import DEMO
 
 CORPUS, JUDGMENTS = DEMO / "corpus", DEMO / "judgments.jsonl"

@@ -1,4 +1,4 @@
-"""The verdict in words (assay.verdict_text) never says what the table does not: on data where each case decides
+"""The verdict in words (assay.verdicts.verdict_text) never says what the table does not: on data where each case decides
 (better, worse, no detectable difference, n = 1, no spread, every slice the same), the sentence says "better" or
 "worse" exactly when the paired interval beside it excludes 0, names the slice only when one goes further than
 the whole, and states the minimum detectable change or why there is none."""
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay import verdict_text
-from assay.comparison import inference_row
+from assay.verdicts import verdict_text
+from assay.verdicts.comparison import inference_row
 
 
 def compared(before, after, metric="nDCG@10", level="chunk", slices=(), family=None):

@@ -3,10 +3,10 @@
 import duckdb
 import pytest
 
-from assay.errors import RunNotFound, WarehouseError
-from assay.runner import RunOptions, run
-from assay.sqlfiles import load_sql, migrations
-from assay.warehouse import Warehouse, resolve_path
+from assay.core.errors import RunNotFound, WarehouseError
+from assay.runs.runner import RunOptions, run
+from assay.core.sqlfiles import load_sql, migrations
+from assay.store.warehouse import Warehouse, resolve_path
 
 
 def test_fresh_warehouse_is_at_latest_version(tmp_path):
@@ -69,8 +69,8 @@ def test_run_lookup(warehouse, mini_corpus, mini_judgments):
 
 
 def test_sql_includes_are_text_and_refuse_cycles(tmp_path, monkeypatch):
-    from assay import sqlfiles
-    from assay.errors import AssayError
+    from assay.core import sqlfiles
+    from assay.core.errors import AssayError
 
     text = load_sql("measures/span_recall")
     assert "-- @include" not in text and "WITH context AS" in text and text.rstrip().endswith("q.answerable")

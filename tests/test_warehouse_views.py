@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.metrics.compute import evaluate
-from assay.metrics.registry import DEFAULT_MEASURES
-from assay.runner import RunOptions, execute_run, run
-from assay.warehouse import Warehouse
+from assay.measures.compute import evaluate
+from assay.measures.registry import DEFAULT_MEASURES
+from assay.runs.runner import RunOptions, execute_run, run
+from assay.store.warehouse import Warehouse
 from conftest import DEMO, ROOT
 
 sys.path.insert(0, str(Path(__file__).parent / "answer"))
@@ -51,7 +51,7 @@ def full(tmp_path_factory):
     demo = run(Warehouse.brief(path), DEMO / "corpus", DEMO / "judgments.jsonl", RunOptions())
     with Warehouse.open(path) as wh:
         run(wh, corpus, judgments, RunOptions("hybrid", chunk_size=120, generator="extractive"))
-        from assay.abstention import fit_and_store
+        from assay.runs.abstention import fit_and_store
 
         fit_and_store(wh, demo.run_id)
     replies = []  # each question's answer: one claim quoting its top chunk, so the judge has work

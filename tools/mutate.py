@@ -1,7 +1,7 @@
 """Mutation testing of the Python modules that decide verdicts and compute figures (`make mutate`).
 
     python tools/mutate.py                     mutmut over every module (one run); then the report
-    python tools/mutate.py --module assay.gate only that module (repeatable); then the report
+    python tools/mutate.py --module assay.verdicts.gate only that module (repeatable); then the report
     python tools/mutate.py --survivors         run again only the mutants that did not die (after new tests)
     python tools/mutate.py --not-run           only the mutants not tested yet (resume a run cut short)
     python tools/mutate.py --report            only the report, from the results mutmut keeps in mutants/
@@ -10,7 +10,7 @@
 The modules are the files [tool.mutmut] only_mutate names in pyproject.toml. mutmut (requirements-mutate.lock)
 copies the tree to mutants/, mutates inside functions only, and runs for each mutant only the tests that called
 its function during one run of [tool.mutmut] pytest_add_cli_args_test_selection. The C chunker
-(src/assay/chunking/_recursive.c) is not mutated: no Python tool mutates C; its Python twin is.
+(src/assay/inputs/chunking/_recursive.c) is not mutated: no Python tool mutates C; its Python twin is.
 
 The report, docs/mutation.md, gives per module the mutants killed, timed out (counted as detected), survived,
 equivalent (listed in tools/mutation_equivalent.toml with the reason) and not covered (no selected test calls the
@@ -70,7 +70,7 @@ def module_files(cfg: dict | None = None) -> list[str]:
 
 
 def module_name(path: str) -> str:
-    """src/assay/chunking/__init__.py -> assay.chunking (mutmut's mutant names start so)."""
+    """src/assay/inputs/chunking/__init__.py -> assay.inputs.chunking (mutmut's mutant names start so)."""
     parts = Path(path).with_suffix("").parts
     parts = parts[1:] if parts[0] == "src" else parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -353,7 +353,7 @@ def render(by_file: dict[str, list[Mutant]], stale: list[dict], seconds: float |
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--module", action="append", help="only this module, e.g. assay.gate (repeatable)")
+    ap.add_argument("--module", action="append", help="only this module, e.g. assay.verdicts.gate (repeatable)")
     ap.add_argument("--survivors", action="store_true", help="run again only the mutants that did not die (not "
                     "those listed as equivalent)")
     ap.add_argument("--not-run", action="store_true", help="run only the mutants not tested yet (resume a run "

@@ -25,7 +25,7 @@ A mutant equal to the original text, or to an earlier mutant of the same file, i
 
 Each mutant's SQL is written into a private copy of src/assay and sql/ (one per worker, under a temporary
 directory; the working tree is never written), and its file's tests run there (PYTHONPATH points at the
-copy, so assay.sqlfiles loads the copy's sql/) with -x and a timeout. At most --jobs (default 2) at once.
+copy, so assay.core.sqlfiles loads the copy's sql/) with -x and a timeout. At most --jobs (default 2) at once.
 A test run's warehouse is copied from one its unmutated baseline wrote (tests/mutation_sql/world.py:
 opened), except for a migration's mutants, whose views live in the warehouse.
 Results are cached in .mutation/sql-cache.json keyed by the mutant and a hash of the mutated file and every

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--into", type=Path, default=GOLDEN, help=f"where the snapshots go (default: {GOLDEN})")
     args = parser.parse_args(argv)
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     with tempfile.TemporaryDirectory(prefix="assay-goldens-") as scratch:
         with Warehouse.open(Path(scratch) / "w.duckdb") as wh:

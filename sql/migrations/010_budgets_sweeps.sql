@@ -1,6 +1,6 @@
 -- Fair chunking comparisons: context budgets in tokens, sweeps, and calibrations that know what they fit.
 
--- The tokenizer that measures context budgets (assay ships one: src/assay/data/, see assay.budget).
+-- The tokenizer that measures context budgets (assay ships one: src/assay/data/, see assay.store.tokens).
 CREATE TABLE tokenizers (
     tokenizer_id  VARCHAR PRIMARY KEY,   -- SHA-256 of the tokenizer file
     name          VARCHAR NOT NULL,

@@ -6,7 +6,7 @@
 -- A list equal to the first rows of its input stage's list (the stage before it in run_stages) points at the
 -- input's rows instead of repeating them: `final` of a BM25 run is its `bm25` list, cut or whole. A derived run
 -- (rescore, revalidation) points at its source's lists. `hits` is a view with the old table's columns.
--- Uniqueness of (run_id, query_id, stage, rank) is checked when a run is written (assay.hit_store), not by an index.
+-- Uniqueness of (run_id, query_id, stage, rank) is checked when a run is written (assay.store.hits), not by an index.
 
 CREATE TABLE chunk_keys (
     chunk_key     INTEGER NOT NULL,      -- unique in the warehouse; a chunk set's keys are consecutive

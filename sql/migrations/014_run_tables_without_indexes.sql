@@ -3,7 +3,7 @@
 -- table's own bytes, and most of what a run added to the warehouse once hits were compact (migration 013).
 -- Each key stays unique as the writes make it: a run's questions and stage latencies come one per question
 -- (and stage) of its judgments, checked when the run is written; measure values are stored only for units
--- not stored yet (assay.metrics.values). Columns, types and row order are unchanged.
+-- not stored yet (assay.measures.values). Columns, types and row order are unchanged.
 
 CREATE TABLE run_queries_014 (
     run_id         VARCHAR NOT NULL,

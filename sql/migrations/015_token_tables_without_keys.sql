@@ -1,6 +1,6 @@
 -- The token tables without their primary-key indexes. Checking the key of doc_tokens (an ART index beside the
 -- table, one entry per word piece: 1.7 million for SciFact's 5,183 abstracts) cost five times the insert itself
--- and took most of the warehouse's bytes. Each key stays unique as assay.budget.write_tokens makes it: a
+-- and took most of the warehouse's bytes. Each key stays unique as assay.store.tokens.write_tokens makes it: a
 -- corpus's pieces and a chunk set's counts are written once, when none are stored yet, inside the writing
 -- transaction that holds the warehouse's only read-write connection. Columns, types and row order are unchanged.
 

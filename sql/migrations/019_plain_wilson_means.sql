@@ -1,4 +1,4 @@
--- measure_means as 011 made it, but with the interval `assay report` prints since issue 25 (assay.metrics.stats.wilson):
+-- measure_means as 011 made it, but with the interval `assay report` prints since issue 25 (assay.measures.stats.wilson):
 -- plain Wilson score interval from 25 questions on, continuity-corrected (Newcombe 1998) below. shift is the
 -- correction, 0.5 below 25 questions and 0 from 25 on; z = 1.959963984540054, z^2 = 3.841458820694124.
 CREATE OR REPLACE VIEW measure_means AS

@@ -1,6 +1,6 @@
 -- The tokens each answerable question's $stage list holds over the run's whole depth (none returned: 0): all
 -- that any context budget can be filled from. A question whose list holds fewer tokens than a budget never
--- reaches it (assay.metrics.fill).
+-- reaches it (assay.measures.fill).
 SELECT q.query_id, COALESCE(t.tokens, 0) AS tokens
 FROM eval_questions q
 LEFT JOIN (

@@ -1,6 +1,6 @@
 -- The tables sql/measures/*.sql read, for one pseudo-run: run_id 'trec', stage 'final', level
 -- 'doc' (the only level: a TREC run ranks documents): views over the Arrow tables
--- assay.trec_tables builds, registered on the connection for its life (materializing them as
+-- assay.measures.trec_tables builds, registered on the connection for its life (materializing them as
 -- tables first cost more than the measures' own scans of them). A question's query_id is its
 -- query's code (trec_query_codes maps codes to the qrels' query ids). A unit is a relevant
 -- document (relevance >= 1, trec_eval's default relevance level), its gain its relevance, so nDCG

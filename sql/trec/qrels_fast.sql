@@ -1,6 +1,6 @@
 -- The fast path for a qrels file whose columns are separated by exactly one space (or exactly one
 -- tab, $delim) and that holds no other blank: DuckDB's CSV reader parses it in parallel into the
--- columns assay.trec_tables reads (fetched as Arrow; nothing is stored). As with run_fast.sql, an
+-- columns assay.measures.trec_tables reads (fetched as Arrow; nothing is stored). As with run_fast.sql, an
 -- empty column, a relevance that is not a whole number (qrels_lines.sql's own test: DuckDB's cast
 -- alone would take 1.5 or 1e2) or a line of another width fails the statement, and the caller
 -- falls back to the reference reading (qrels_lines.sql), which names the line.

@@ -1,6 +1,6 @@
 -- The fast path for a run file whose columns are separated by exactly one space (or exactly one
 -- tab, $delim) and that holds no other blank: DuckDB's CSV reader parses it in parallel, typed,
--- into the columns assay.trec_ranking reads (fetched as Arrow; nothing is stored). The reader is
+-- into the columns assay.measures.trec_ranking reads (fetched as Arrow; nothing is stored). The reader is
 -- more lenient than the reference reading (run_lines.sql): a separator at the start or end of a
 -- line, or two in a row, reads as an empty column, so a line of five columns and a blank can pass
 -- as six. Any empty column, or a score that is not a number, fails the statement, as does a line

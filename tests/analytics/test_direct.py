@@ -8,17 +8,17 @@ import pytest
 from scipy.stats import chi2
 
 from metrics import reference_stats as reference
-from assay import regression
+from assay.verdicts import regression
 from assay.analytics import connect, direct
 from assay.analytics.history import ordered_runs, series
 from assay.analytics.pairing import paired
-from assay.comparison import compare, metric_kind
-from assay.metrics.compute import SLICE_FIELDS, evaluate, per_query, question_labels
-from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
-from assay.metrics.inference import infer
-from assay.regression import history, regress
-from assay.runner import RunOptions, run
-from assay.warehouse import Warehouse
+from assay.verdicts.comparison import compare, metric_kind
+from assay.measures.compute import SLICE_FIELDS, evaluate, per_query, question_labels
+from assay.measures.registry import DEFAULT_MEASURES, parse_measure
+from assay.verdicts.inference import infer
+from assay.verdicts.regression import history, regress
+from assay.runs.runner import RunOptions, run
+from assay.store.warehouse import Warehouse
 from conftest import DEMO
 
 CORPUS, JUDGMENTS = DEMO / "corpus", DEMO / "judgments.jsonl"
@@ -124,7 +124,7 @@ def test_history_points_are_the_reference_figures(demo):
 
 
 def reference_wilson(vals):
-    from assay.metrics.stats import wilson
+    from assay.measures.stats import wilson
 
     return wilson(sum(vals), len(vals))
 

@@ -9,12 +9,12 @@ from assay.analytics.pairing import paired
 from assay.analytics.rollups import STEPS, fusion_effect, loss_funnel
 from assay.analytics.sweeps import point_values
 from assay.analytics.values import values
-from assay.errors import AssayError
-from assay.metrics.compute import SLICE_FIELDS, evaluate, per_query, question_labels
-from assay.metrics.registry import parse_measure
-from assay.runner import RunOptions, run
-from assay.sweep import run_sweep
-from assay.warehouse import Warehouse
+from assay.core.errors import AssayError
+from assay.measures.compute import SLICE_FIELDS, evaluate, per_query, question_labels
+from assay.measures.registry import parse_measure
+from assay.runs.runner import RunOptions, run
+from assay.runs.sweep import run_sweep
+from assay.store.warehouse import Warehouse
 from conftest import DEMO, MINI
 
 CORPUS, JUDGMENTS = DEMO / "corpus", DEMO / "judgments.jsonl"
@@ -94,7 +94,7 @@ def test_the_stored_run_reads_measure_values(demo):
 @pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("slice_", ["all", "form=gap"])
 def test_history_series_and_points_against_python(demo, slice_):
-    from assay.regression import history
+    from assay.verdicts.regression import history
 
     wh, runs, _, _ = demo
     measure = parse_measure("nDCG@10")
@@ -150,7 +150,7 @@ def test_pairing_against_python(demo, slices):
 def test_compare_is_the_same_whether_values_are_stored_or_computed(demo, tmp_path):
     import shutil
 
-    from assay.comparison import compare
+    from assay.verdicts.comparison import compare
 
     wh, runs, _, _ = demo
     copy = tmp_path / "copy.duckdb"
@@ -168,7 +168,7 @@ def test_compare_is_the_same_whether_values_are_stored_or_computed(demo, tmp_pat
 
 
 def test_regress_best_baseline_is_the_highest_python_mean(demo):
-    from assay.regression import _means
+    from assay.verdicts.regression import _means
 
     wh, runs, _, _ = demo
     measure = parse_measure("Success@3")

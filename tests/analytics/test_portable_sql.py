@@ -9,9 +9,9 @@ from assay.analytics import connect
 from assay.analytics.history import series
 from assay.analytics.pairing import paired
 from assay.analytics.rollups import fusion_effect, loss_funnel
-from assay.metrics.registry import parse_measure
-from assay.runner import RunOptions, run
-from assay.warehouse import Warehouse
+from assay.measures.registry import parse_measure
+from assay.runs.runner import RunOptions, run
+from assay.store.warehouse import Warehouse
 from conftest import MINI
 
 # what the compiled SQL may call: aggregates, CASE, COALESCE, IN, comparisons; nothing engine-specific

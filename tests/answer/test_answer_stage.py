@@ -7,10 +7,10 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.metrics.compute import evaluate
-from assay.metrics.registry import parse_measure
-from assay.runner import RunOptions, execute_run, run
-from assay.warehouse import Warehouse
+from assay.measures.compute import evaluate
+from assay.measures.registry import parse_measure
+from assay.runs.runner import RunOptions, execute_run, run
+from assay.store.warehouse import Warehouse
 from chat_server import ChatServer, content, echo_headers, hang, status, tool_call
 from conftest import DEMO
 
@@ -205,7 +205,7 @@ def test_forced_generation_is_never_a_gate_run(tmp_path, mini_corpus, mini_judgm
     path = tmp_path / "w.duckdb"
     with Warehouse.open(path) as wh:
         base = run(wh, mini_corpus, mini_judgments, RunOptions("dense", chunk_size=120))
-        from assay.abstention import fit_and_store
+        from assay.runs.abstention import fit_and_store
 
         cal_id, _ = fit_and_store(wh, base.run_id)
         forced = run(wh, mini_corpus, mini_judgments, RunOptions("dense", chunk_size=120, calibration=cal_id,
@@ -247,7 +247,7 @@ def test_a_judge_model_judges_kept_claims_and_an_unavailable_judge_is_recorded(
 
 
 def test_the_judge_must_be_another_model(mini_corpus, mini_judgments):
-    from assay.errors import ConfigError
+    from assay.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="judge must be a different model"):
         execute_run(mini_corpus, mini_judgments, openai_options("http://127.0.0.1:9", judge_base_url="http://x",

@@ -9,8 +9,8 @@ import time
 import pytest
 from chat_server import ChatServer, content, echo_headers, hang, status, tool_call
 
-from assay.answer.client import ChatClient, ChatResponse
-from assay.errors import AssayError, ModelEndpointError, RunBlocked
+from assay.retrieval.answer.client import ChatClient, ChatResponse
+from assay.core.errors import AssayError, ModelEndpointError, RunBlocked
 
 KEY_ENV = "ASSAY_TEST_MODEL_KEY"
 KEY = "sk-model-secret-9f8e7d6c"

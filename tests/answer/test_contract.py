@@ -1,6 +1,6 @@
 import pytest
 
-from assay.answer.contract import REASONS, Citation, Claim, parse_claims, validate
+from assay.retrieval.answer.contract import REASONS, Citation, Claim, parse_claims, validate
 
 CONTEXT = {
     "a.md#0": "The cache is flushed every   ten minutes.\nWrites are\tbatched before the flush.",

@@ -2,9 +2,9 @@ import random
 
 import pytest
 
-from assay.answer.contract import parse_claims, validate
-from assay.answer.extractive import ExtractiveGenerator, sentence_spans
-from assay.errors import ConfigError
+from assay.retrieval.answer.contract import parse_claims, validate
+from assay.retrieval.answer.extractive import ExtractiveGenerator, sentence_spans
+from assay.core.errors import ConfigError
 
 CONTEXT = [
     ("guide.md#0", "Install the package with pip. The cache directory holds downloaded models.\n\n"

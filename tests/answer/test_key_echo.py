@@ -9,8 +9,8 @@ from click.testing import CliRunner
 import pytest
 
 from assay.cli import cli
-from assay.credentials import redact
-from assay.warehouse import Warehouse
+from assay.core.credentials import redact
+from assay.store.warehouse import Warehouse
 
 KEY = "sk-echo/TEST+key-0123456789abcdef"
 

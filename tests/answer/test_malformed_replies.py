@@ -11,9 +11,9 @@ import json
 import pytest
 from chat_server import ChatServer, Reply, completion, echo_key, huge, raw, redirect
 
-from assay.credentials import redact
-from assay.runner import RunOptions, run
-from assay.warehouse import Warehouse
+from assay.core.credentials import redact
+from assay.runs.runner import RunOptions, run
+from assay.store.warehouse import Warehouse
 
 KEY = "sk-malformed-test-KEY-0123456789"
 ASKED = ["backup-readers", "cache-size", "page-size", "restore", "wal-purpose"]  # tulips retrieves nothing
@@ -155,8 +155,8 @@ def test_a_content_type_that_lies_is_ignored(tmp_path, monkeypatch, mini_corpus,
                                                 "stop"))), "unparsed", "is not true or false"),
 ])
 def test_the_judge_reads_any_reply_without_raising(reply, verdict, problem, monkeypatch):
-    from assay.answer.client import ChatClient
-    from assay.answer.judge import Judge
+    from assay.retrieval.answer.client import ChatClient
+    from assay.retrieval.answer.judge import Judge
 
     monkeypatch.setenv("ASSAY_TEST_KEY", KEY)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from assay.chunking import Chunk, SizedChunker, chunk_document, trim
+from assay.inputs.chunking import Chunk, SizedChunker, chunk_document, trim
 
 _SEPARATORS = (
     re.compile(r"\n[ \t]*\n\s*"),  # paragraphs

@@ -2,7 +2,7 @@
 
 import pytest
 
-from assay.chunking.document import DocumentChunker
+from assay.inputs.chunking.document import DocumentChunker
 
 
 def test_one_chunk_spanning_the_trimmed_document():

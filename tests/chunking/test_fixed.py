@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from assay.chunking.fixed import FixedChunker
-from assay.errors import ConfigError
+from assay.inputs.chunking.fixed import FixedChunker
+from assay.core.errors import ConfigError
 
 
 def assert_valid(doc_id, text, chunks):

@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from assay.chunking.recursive import RecursiveChunker, is_heading
-from assay.errors import ConfigError
+from assay.inputs.chunking.recursive import RecursiveChunker, is_heading
+from assay.core.errors import ConfigError
 
 
 def chunk(text, size, overlap=0, doc_id="d.md"):

@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from reference_recursive import RecursiveChunker as Reference  # tests/chunking is on sys.path (no __init__)
 from test_recursive import random_document
 
-from assay.chunking import chunk_document
-from assay.chunking.recursive import compiled_spans, python_spans
-from assay.corpus import load_corpus
-from assay.formats.beir import read_corpus
-from assay.imports import _doc_text
+from assay.inputs.chunking import chunk_document
+from assay.inputs.chunking.recursive import compiled_spans, python_spans
+from assay.inputs.corpus import load_corpus
+from assay.inputs.formats.beir import read_corpus
+from assay.store.imports import _doc_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SCIFACT = ROOT.parent / "shared" / "collections" / "scifact" / "corpus.jsonl"

@@ -2,11 +2,11 @@
 
 import pytest
 
-from assay.chunking import Chunk, chunk_document, chunker_label, chunker_names, make_chunker, trim
-from assay.chunking.document import DocumentChunker
-from assay.chunking.fixed import FixedChunker
-from assay.chunking.recursive import RecursiveChunker
-from assay.errors import ConfigError
+from assay.inputs.chunking import Chunk, chunk_document, chunker_label, chunker_names, make_chunker, trim
+from assay.inputs.chunking.document import DocumentChunker
+from assay.inputs.chunking.fixed import FixedChunker
+from assay.inputs.chunking.recursive import RecursiveChunker
+from assay.core.errors import ConfigError
 
 
 def test_chunk_id_is_doc_and_span():

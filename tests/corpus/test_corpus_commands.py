@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from documents import report_pdf, write_docx
 
 from assay.cli import cli
-from assay.corpus.pdf import identity as pdf_identity
-from assay.drilldown import question_detail
-from assay.warehouse import Warehouse
+from assay.inputs.corpus.pdf import identity as pdf_identity
+from assay.present.drilldown import question_detail
+from assay.store.warehouse import Warehouse
 
 LATIN1 = "The caf\u00e9 menu lists cr\u00e8me br\u00fbl\u00e9e.\n"
 
@@ -180,7 +180,7 @@ def test_a_run_resolves_quotes_copied_from_each_format_to_their_page_and_span(co
     docx_show = invoke("show", run_id, "laptops", "--warehouse", wh).stdout
     assert re.search(r"^  0  guide\.docx \[\d+, \d+\)  grade 1", docx_show, re.M)
 
-    from assay.html.drill import drill, gold_block
+    from assay.present.html.drill import drill, gold_block
 
     page = drill(columns, "q-columns", "columns")
     assert '<span class="page">p. 2</span>' in gold_block(columns["gold"][0]) and 'class="page">p' in page

@@ -1,12 +1,12 @@
-"""Word files (assay.corpus.docx), on real DOCX files written by python-docx."""
+"""Word files (assay.inputs.corpus.docx), on real DOCX files written by python-docx."""
 
 import pytest
 from documents import write_docx
 
-from assay.corpus import load_corpus
-from assay.corpus.docx import identity
-from assay.corpus.notes import notes
-from assay.errors import CorpusError
+from assay.inputs.corpus import load_corpus
+from assay.inputs.corpus.docx import identity
+from assay.inputs.corpus.notes import notes
+from assay.core.errors import CorpusError
 
 
 def test_paragraphs_and_tables_in_document_order(tmp_path):

@@ -1,4 +1,4 @@
-"""PDF files read page by page (assay.corpus.pdf), on real PDFs written by reportlab."""
+"""PDF files read page by page (assay.inputs.corpus.pdf), on real PDFs written by reportlab."""
 
 import time
 from dataclasses import replace
@@ -6,11 +6,11 @@ from dataclasses import replace
 import pytest
 from documents import LEFT, PAGE_1, PAGE_3, RIGHT, report_pdf, write_pdf
 
-from assay.corpus import load_corpus, text_digest
-from assay.corpus.notes import notes
-from assay.corpus.pdf import PAGE_GAP, extract, identity
-from assay.errors import CorpusError
-from assay.hashing import corpus_hash
+from assay.inputs.corpus import load_corpus, text_digest
+from assay.inputs.corpus.notes import notes
+from assay.inputs.corpus.pdf import PAGE_GAP, extract, identity
+from assay.core.errors import CorpusError
+from assay.core.hashing import corpus_hash
 
 
 @pytest.fixture

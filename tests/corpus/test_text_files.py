@@ -5,11 +5,11 @@ import hashlib
 
 import pytest
 
-from assay.corpus import ReadOptions, load_corpus, text_digest
-from assay.corpus.notes import notes
-from assay.corpus.text import decode
-from assay.errors import CorpusError
-from assay.hashing import corpus_hash
+from assay.inputs.corpus import ReadOptions, load_corpus, text_digest
+from assay.inputs.corpus.notes import notes
+from assay.inputs.corpus.text import decode
+from assay.core.errors import CorpusError
+from assay.core.hashing import corpus_hash
 
 LATIN1 = "The caf\u00e9 menu lists cr\u00e8me br\u00fbl\u00e9e.\n"
 

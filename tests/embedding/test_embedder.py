@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from assay.chunking import Chunk
-from assay.embedding.cache import cached_vectors, embed_chunks
-from assay.embedding.embedder import Embedder, resolve_model
-from assay.errors import ModelNotAvailable
-from assay.models import OFFLINE_FILES, OFFLINE_MODEL, check_offline_model
+from assay.inputs.chunking import Chunk
+from assay.store.vectors import cached_vectors, embed_chunks
+from assay.retrieval.embedding.embedder import Embedder, resolve_model
+from assay.core.errors import ModelNotAvailable
+from assay.retrieval.models import OFFLINE_FILES, OFFLINE_MODEL, check_offline_model
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def test_cache_reuses_and_never_mixes_identities(warehouse, embedder):
     class Other:
         identity = type(embedder.identity)(**{**embedder.identity.as_dict(), "query_prefix": "query: "})
 
-    from assay.hashing import sha256_text
+    from assay.core.hashing import sha256_text
     assert cached_vectors(warehouse, Other.identity, [sha256_text("alpha text")]) == {}
 
 

@@ -11,14 +11,14 @@ import pytest
 from click.testing import CliRunner
 from tokenizers import Tokenizer
 
-from assay.chunking import make_chunker
+from assay.inputs.chunking import make_chunker
 from assay.cli import cli
-from assay.corpus import load_corpus
-from assay.embedding.embedder import Embedder
-from assay.embedding.truncation import Truncation, warning
-from assay.errors import ConfigError
-from assay.html.run import header_facts
-from assay.models import check_offline_model, offline_model_dir
+from assay.inputs.corpus import load_corpus
+from assay.retrieval.embedding.embedder import Embedder
+from assay.retrieval.embedding.truncation import Truncation, warning
+from assay.core.errors import ConfigError
+from assay.present.html.run import header_facts
+from assay.retrieval.models import check_offline_model, offline_model_dir
 from conftest import DEMO
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -66,7 +66,7 @@ def test_questions_are_counted_as_questions_are_embedded(embedder, demo_texts):
 
 
 def test_a_prefix_takes_its_pieces_from_the_budget_but_is_not_the_texts(embedder, demo_texts):
-    from assay.embedding.truncation import count
+    from assay.retrieval.embedding.truncation import count
 
     prefix = "Represent this sentence for searching relevant passages: "  # bge-small's query prefix
     with_prefix = reference([prefix + t for t in demo_texts], 256)
@@ -116,7 +116,7 @@ def test_warning_threshold_and_advice():
 
 
 def test_a_dense_run_stored_before_the_count_says_so():
-    from assay.report import truncation_line
+    from assay.present.report import truncation_line
 
     assert truncation_line({"truncation": None}) == "truncation not recorded (the run predates assay counting it)"
 

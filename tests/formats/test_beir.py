@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from assay.errors import AssayError, FormatError
-from assay.formats import Doc, Qrel, Query
-from assay.formats.beir import read_corpus, read_qrels, read_queries, splits
+from assay.core.errors import AssayError, FormatError
+from assay.inputs.formats import Doc, Qrel, Query
+from assay.inputs.formats.beir import read_corpus, read_qrels, read_queries, splits
 
 COLLECTIONS = Path(__file__).resolve().parents[2].parent / "shared" / "collections"
 SCIFACT = COLLECTIONS / "scifact"

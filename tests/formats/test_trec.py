@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from assay.errors import AssayError, ConfigError, FormatError
-from assay.formats import Doc, Qrel, Query
-from assay.formats.trec import read_docs, read_qrels, read_run, read_topics
+from assay.core.errors import AssayError, ConfigError, FormatError
+from assay.inputs.formats import Doc, Qrel, Query
+from assay.inputs.formats.trec import read_docs, read_qrels, read_run, read_topics
 
 COLLECTIONS = Path(__file__).resolve().parents[2].parent / "shared" / "collections"
 VASWANI = COLLECTIONS / "vaswani"

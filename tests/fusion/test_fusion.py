@@ -1,9 +1,9 @@
 import pytest
 
-from assay.errors import ConfigError
-from assay.fusion import fuse
-from assay.fusion.rrf import rrf
-from assay.fusion.weighted import weighted_sum
+from assay.core.errors import ConfigError
+from assay.retrieval.fusion import fuse
+from assay.retrieval.fusion.rrf import rrf
+from assay.retrieval.fusion.weighted import weighted_sum
 from assay.retrieval import Hit
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from assay.errors import ConfigError
-from assay.fusion import METHODS, fuse
-from assay.fusion.rrf import rrf
-from assay.fusion.weighted import weighted_sum
+from assay.core.errors import ConfigError
+from assay.retrieval.fusion import METHODS, fuse
+from assay.retrieval.fusion.rrf import rrf
+from assay.retrieval.fusion.weighted import weighted_sum
 from assay.retrieval import Hit
 
 

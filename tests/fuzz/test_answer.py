@@ -10,8 +10,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 import pytest
 
-from assay.answer.contract import Claim, parse_claims, validate
-from assay.answer.generate import _tool_payload, content_payload, message_text
+from assay.retrieval.answer.contract import Claim, parse_claims, validate
+from assay.retrieval.answer.generate import _tool_payload, content_payload, message_text
 from .strategies import HOSTILE_JSON, JSON_VALUES, TEXT, fuzz
 
 ARGUMENTS = st.one_of(JSON_VALUES, HOSTILE_JSON, JSON_VALUES.map(lambda v: json.dumps(v)))

@@ -13,11 +13,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 import pytest
 
-from assay import gate
-from assay.ablation import ladder_from
-from assay.errors import AssayError
-from assay.pipelines import RUN_DEFAULTS, SETTINGS, load_config, pipeline_names, resolve_pipeline
-from assay.sweep import KEYS, spec_from
+from assay.verdicts import gate
+from assay.runs.ablation import ladder_from
+from assay.core.errors import AssayError
+from assay.retrieval.pipelines import RUN_DEFAULTS, SETTINGS, load_config, pipeline_names, resolve_pipeline
+from assay.runs.sweep import KEYS, spec_from
 from .strategies import fuzz
 
 WORKDIR = Path(tempfile.mkdtemp(prefix="assay-fuzz-config-"))

@@ -11,8 +11,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 import pytest
 
-from assay.errors import FormatError
-from assay.formats import beir, trec
+from assay.core.errors import FormatError
+from assay.inputs.formats import beir, trec
 from .strategies import HOSTILE_JSON, JSON_VALUES, TEXT, fuzz
 
 WORKDIR = Path(tempfile.mkdtemp(prefix="assay-fuzz-formats-"))

@@ -10,9 +10,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 import pytest
 
-from assay.errors import JudgmentsError
-from assay.judgments.model import JudgmentSet
-from assay.judgments.parse import parse_judgments
+from assay.core.errors import JudgmentsError
+from assay.inputs.judgments.model import JudgmentSet
+from assay.inputs.judgments.parse import parse_judgments
 from .strategies import HOSTILE_JSON, JSON_VALUES, TEXT, fuzz
 
 PATH = Path("judgments.jsonl")

@@ -5,7 +5,7 @@ for the `from conftest import ...` lines of the tests collected after it. Test m
 fixture: ``from demo_reports import reports``.
 
 One warehouse holds the demo golden set run with BM25 as `assay demo` runs it (candidate depth
-``assay.demo.DEPTH``) and a two-point chunk-size sweep at that depth (400 and 800 characters, BM25), so a
+``assay.runs.demo.DEPTH``) and a two-point chunk-size sweep at that depth (400 and 800 characters, BM25), so a
 BM25 history of three runs and a comparison of two chunk sizes. A second
 warehouse holds a hostile corpus run hybrid (the offline MiniLM model in models/) with the extractive
 answer stage: markup in a document's text, its file name, a question, a quote and a note, through every
@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.demo import DEPTH
+from assay.runs.demo import DEPTH
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "judgments" / "demo"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.html.page import anchor
+from assay.present.html.page import anchor
 from demo_reports import HOSTILE_DOC, IMG, ODD_QUESTIONS, SCRIPT, reports  # noqa: F401  (reports: the session fixture)
 
 CHROMIUM = os.environ.get("ASSAY_CHROMIUM", "/usr/bin/chromium")
@@ -244,7 +244,7 @@ def open_drill(page, qid: str | None = None):
 
 
 def gold_docs(corpus: Path, question: dict) -> dict[str, str]:
-    from assay.corpus import load_corpus
+    from assay.inputs.corpus import load_corpus
 
     docs = load_corpus(corpus).by_id()
     return {g["doc"]: docs[g["doc"]].text for g in question["gold"]}

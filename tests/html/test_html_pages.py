@@ -138,7 +138,7 @@ def test_a_history(wh):
 
 
 def test_a_lasting_drop_is_marked():
-    from assay.html import history
+    from assay.present.html import history
 
     points = [{"run_id": f"r{i}", "started_at": f"2026-01-0{i + 1}T00:00:00", "value": v, "ci_low": v - 0.1,
                "ci_high": v + 0.1, "n": 50, "judgments_hash": "j", "corpus_hash": "c"}
@@ -171,8 +171,8 @@ def test_one_run_with_answers_shows_them(wh):
 def test_several_runs_break_the_headline_deltas_down_by_slice_as_compare_does(wh):
     """Every by-slice row `assay compare` prints (its headline measures in each category, form and hard class) is
     on the page with the same figures, and the page opens with the summary of those runs."""
-    from assay.html.page import anchor
-    from assay.html.runs import flip_anchor
+    from assay.present.html.page import anchor
+    from assay.present.html.runs import flip_anchor
 
     a, b = wh["ids"]
     text, dom = page(wh, "runs-slices.html", "report", a, b)

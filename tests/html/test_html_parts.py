@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from assay.html import charts, page
-from assay.html.drill import marked
+from assay.present.html import charts, page
+from assay.present.html.drill import marked
 from html_dom import parse
 
 

@@ -226,7 +226,7 @@ def _script_body(text: str) -> str:
 
 
 def test_each_question_links_to_its_drill_down_by_its_id(demo):
-    from assay.html.page import anchor
+    from assay.present.html.page import anchor
 
     dom = demo["dom"]
     bodies = {d.attrs["data-qid"]: d.find("div", cls="drill-body") for d in dom.find_all("details", cls="drill")}
@@ -242,7 +242,7 @@ def test_each_question_links_to_its_drill_down_by_its_id(demo):
 
 
 def test_the_summary_opens_the_page_with_the_reports_figures(demo):
-    from assay.html.summary import run_summary
+    from assay.present.html.summary import run_summary
 
     body = demo["dom"].find("body").children_nodes()
     assert [n.tag for n in body[:2]] == ["h1", "section"] and body[1].attrs["id"] == "summary"

@@ -1,9 +1,9 @@
-"""The plain-language summary that opens the HTML reports (assay.html.summary), on fixed figures: each sentence
+"""The plain-language summary that opens the HTML reports (assay.present.html.summary), on fixed figures: each sentence
 says what the figures give it, with the interval and the number of questions behind it, and no more."""
 
 import pytest
 
-from assay.html.summary import pick_headline, run_summary, runs_summary
+from assay.present.html.summary import pick_headline, run_summary, runs_summary
 
 
 def row(metric, level, value, n, low, high, slice_="all"):

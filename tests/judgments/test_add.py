@@ -6,8 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.judgments.fmt import canonical_line
-from assay.judgments.parse import load_judgments
+from assay.inputs.judgments.fmt import canonical_line
+from assay.inputs.judgments.parse import load_judgments
 
 DOCS = {
     "storage/wal.md": "# WAL\n\nThe write-ahead log is fsynced every 100 ms in batch mode.\n"

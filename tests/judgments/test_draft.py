@@ -7,12 +7,12 @@ import pytest
 from answer.chat_server import ChatServer, Reply, completion, content, status
 from click.testing import CliRunner
 
-from assay.answer.client import ChatClient
+from assay.retrieval.answer.client import ChatClient
 from assay.cli import cli
-from assay.corpus import load_corpus
-from assay.judgments.draft import MIN_PASSAGE_CHARS, PASSAGE_CHARS, draft, passages, sample
-from assay.judgments.parse import load_judgments
-from assay.judgments.resolve import resolve_gold
+from assay.inputs.corpus import load_corpus
+from assay.golden.draft import MIN_PASSAGE_CHARS, PASSAGE_CHARS, draft, passages, sample
+from assay.inputs.judgments.parse import load_judgments
+from assay.inputs.judgments.resolve import resolve_gold
 
 KEY_ENV, KEY = "ASSAY_TEST_DRAFT_KEY", "sk-draft-secret-1a2b3c"
 REPEATED = "See the manual for details."

@@ -6,8 +6,8 @@ from click.testing import CliRunner
 import pytest
 
 from assay.cli import cli
-from assay.corpus import load_corpus
-from assay.judgments.drift import Changes, compare
+from assay.inputs.corpus import load_corpus
+from assay.store.drift import Changes, compare
 from test_rebase import V1, V2, write_corpus
 
 

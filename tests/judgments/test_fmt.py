@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assay.cli import cli
-from assay.errors import JudgmentsError, NotFormatted
-from assay.judgments.fmt import FIELD_ORDER, GOLD_ORDER, canonical_line, fmt, format_judgments
-from assay.judgments.parse import GOLD_FIELDS, OPTIONAL, REQUIRED, parse_judgments
+from assay.core.errors import JudgmentsError, NotFormatted
+from assay.inputs.judgments.fmt import FIELD_ORDER, GOLD_ORDER, canonical_line, fmt, format_judgments
+from assay.inputs.judgments.parse import GOLD_FIELDS, OPTIONAL, REQUIRED, parse_judgments
 from conftest import DEMO
 
 PATH = Path("j.jsonl")

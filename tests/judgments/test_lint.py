@@ -120,7 +120,7 @@ def test_the_share_rounds_half_up(golden, tmp_path):
 
 def test_the_lint_flags_exactly_the_no_answer_questions_bm25_answers(golden):
     """The independent reference: a real BM25 run over the same corpus and questions."""
-    from assay.runner import RunOptions, execute_run
+    from assay.runs.runner import RunOptions, execute_run
 
     judgments, corpus = golden
     record = execute_run(corpus, judgments, RunOptions("bm25"))
@@ -202,8 +202,8 @@ def test_a_set_nobody_labelled_lists_five_and_counts_the_rest(golden, tmp_path):
 
 
 def test_label_lints_in_the_library(tmp_path):
-    from assay.judgments import load_judgments
-    from assay.judgments.lint import Lint, label_lints, labels_summary
+    from assay.inputs.judgments import load_judgments
+    from assay.golden.lint import Lint, label_lints, labels_summary
 
     labelled = load_judgments(write(tmp_path / "a.jsonl", QUESTIONS))
     assert label_lints(labelled) == [] and labels_summary(labelled) is None

@@ -3,7 +3,7 @@
 import random
 import time
 
-from assay.judgments.nearest import Nearest, nearest_passage
+from assay.inputs.judgments.nearest import Nearest, nearest_passage
 
 DOC = (
     "Intro line.\n"
@@ -76,7 +76,7 @@ PATHS = ["about.md", "faq/payments.md", "guides/returns-policy.md", "returns.md"
 
 
 def test_a_path_in_another_case_or_under_the_corpus_directory_name_comes_first():
-    from assay.judgments.nearest import closest_paths
+    from assay.inputs.judgments.nearest import closest_paths
 
     assert closest_paths("Returns.MD", PATHS)[0] == "returns.md"
     # written from the project root, not the corpus directory: the path with its leading directories dropped
@@ -85,7 +85,7 @@ def test_a_path_in_another_case_or_under_the_corpus_directory_name_comes_first()
 
 
 def test_similar_paths_by_whole_path_or_file_name_best_first():
-    from assay.judgments.nearest import closest_paths
+    from assay.inputs.judgments.nearest import closest_paths
 
     assert closest_paths("corpus/return.md", PATHS) == ["returns.md", "guides/returns-policy.md"]
     assert closest_paths("shiping.md", PATHS) == ["shipping.md"]
@@ -95,7 +95,7 @@ def test_similar_paths_by_whole_path_or_file_name_best_first():
 
 
 def test_nothing_close_is_nothing_offered():
-    from assay.judgments.nearest import closest_paths
+    from assay.inputs.judgments.nearest import closest_paths
 
     assert closest_paths("minutes-2024.pdf", PATHS) == []
     assert closest_paths("a.md", []) == []

@@ -2,9 +2,9 @@
 
 import pytest
 
-from assay.judgments.markup import markup_edits, markup_syntax
-from assay.judgments.normalize import Rewrite, _merge, fold_char, normalize, views
-from assay.judgments.resolve import find_quote
+from assay.inputs.judgments.markup import markup_edits, markup_syntax
+from assay.inputs.judgments.normalize import Rewrite, _merge, fold_char, normalize, views
+from assay.inputs.judgments.resolve import find_quote
 
 
 def rendered(text, syntax):

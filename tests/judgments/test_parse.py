@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from assay.errors import AssayError, JudgmentsError
-from assay.judgments import load_judgments, parse_judgments
+from assay.core.errors import AssayError, JudgmentsError
+from assay.inputs.judgments import load_judgments, parse_judgments
 
 EXAMPLE = ('{"query_id": "q-refund", "query": "How long do refunds take?", "gold": [{"doc": "returns.md", '
            '"quote": "Refunds are issued within 14 days"}]}')

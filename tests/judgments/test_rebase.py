@@ -6,10 +6,10 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.corpus import load_corpus
-from assay.errors import AssayError, JudgmentsError
-from assay.judgments import load_judgments, parse_judgments
-from assay.judgments.rebase import classify, default_out, rebase, write_proposal
+from assay.inputs.corpus import load_corpus
+from assay.core.errors import AssayError, JudgmentsError
+from assay.inputs.judgments import load_judgments, parse_judgments
+from assay.golden.rebase import classify, default_out, rebase, write_proposal
 
 V1 = {
     "guide.md": "# Guide\n\nThe cache holds recently used blocks in memory.\n\n"

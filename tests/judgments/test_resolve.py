@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from assay.corpus import load_corpus
-from assay.errors import AssayError, JudgmentsError
-from assay.judgments import load_judgments, resolve_gold
-from assay.judgments.resolve import find_quote, quote_pattern
+from assay.inputs.corpus import load_corpus
+from assay.core.errors import AssayError, JudgmentsError
+from assay.inputs.judgments import load_judgments, resolve_gold
+from assay.inputs.judgments.resolve import find_quote, quote_pattern
 
 
 def setup(tmp_path, docs, records, prefix=""):

@@ -12,10 +12,10 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from assay.cli import cli
-from assay.corpus import load_corpus
-from assay.errors import JudgmentsError
-from assay.judgments import load_judgments, resolve_gold
-from assay.judgments.resolve import find_quote
+from assay.inputs.corpus import load_corpus
+from assay.core.errors import JudgmentsError
+from assay.inputs.judgments import load_judgments, resolve_gold
+from assay.inputs.judgments.resolve import find_quote
 
 
 def old_find_quote(text, quote):

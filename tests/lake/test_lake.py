@@ -14,12 +14,12 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.lake import LAKE_TABLES, SHARED_KEYS, open_lake, partition_dir
-from assay.lake.reader import visible_runs
-from assay.lake.writer import PAUSE_VAR, memory_warehouse, tables_of, write_run
-from assay.run_list import FIELDS
-from assay.runner import RunOptions, execute_run
-from assay.warehouse import Warehouse
+from assay.store.lake import LAKE_TABLES, SHARED_KEYS, open_lake, partition_dir
+from assay.store.lake.reader import visible_runs
+from assay.store.lake.writer import PAUSE_VAR, memory_warehouse, tables_of, write_run
+from assay.present.run_list import FIELDS
+from assay.runs.runner import RunOptions, execute_run
+from assay.store.warehouse import Warehouse
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "judgments" / "demo"
@@ -200,7 +200,7 @@ def test_lake_and_warehouse_together_is_a_usage_error(tmp_path):
 
 
 def test_an_unknown_engine_and_a_missing_lake_say_what_to_do(tmp_path):
-    from assay.errors import ConfigError
+    from assay.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="no lake engine 'hive'; engines: duckdb, spark"):
         open_lake(tmp_path, "hive")

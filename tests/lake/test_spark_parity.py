@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.lake import PARTITION_FILE, RUN_TABLES, SHARED_KEYS, open_lake, partition_dir
-from assay.lake.reader import visible_runs
-from assay.metrics.registry import DEFAULT_MEASURES
+from assay.store.lake import PARTITION_FILE, RUN_TABLES, SHARED_KEYS, open_lake, partition_dir
+from assay.store.lake.reader import visible_runs
+from assay.measures.registry import DEFAULT_MEASURES
 from conftest import SPARK_MASTER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +38,7 @@ def invoke(*args):
     return result.output.strip().splitlines()[-1]
 
 
-# The rows of a shared table one run needs, as `assay.lake.writer` selects them from its in-memory warehouse.
+# The rows of a shared table one run needs, as `assay.store.lake.writer` selects them from its in-memory warehouse.
 SHARED_ROWS = {
     "corpora": "t.corpus_hash = r.corpus_hash",
     "documents": "t.corpus_hash = r.corpus_hash",
@@ -58,7 +58,7 @@ assert set(SHARED_ROWS) == set(SHARED_KEYS)
 
 
 def copy_run(warehouse: Path, run_id: str, lake: Path) -> None:
-    """A warehouse run as its own partitions of the lake (the layout of `assay.lake`), `runs` last."""
+    """A warehouse run as its own partitions of the lake (the layout of `assay.store.lake`), `runs` last."""
     import pyarrow.parquet as pq
 
     con = duckdb.connect(str(warehouse), read_only=True)
@@ -159,8 +159,8 @@ def test_scifact_run_is_in_the_lake_and_scored_alike(lake, engines):
 def test_history_marks_the_same_unfilled_budgets_on_duckdb_and_spark(engines):
     """`lake history --engine spark` reads the tokens each list holds with the same SQL (reports/budget_tokens),
     so each point says the same about its budget: here BM25's chunk 800 and 400 runs."""
-    from assay.metrics import fill
-    from assay.regression import history
+    from assay.measures import fill
+    from assay.verdicts.regression import history
 
     duck, spark = engines
     on_duck, on_spark = (history(engine, "bm25", "SpanRecall@4000tok", None) for engine in (duck, spark))

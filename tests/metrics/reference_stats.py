@@ -1,7 +1,7 @@
 """The interval and randomization-test code as it stood before the speed work of issue 14 (commit e58268b),
 kept verbatim as the reference the faster code must match bit for bit: same inputs, same seed, same floats.
 
-Copied from src/assay/metrics/stats.py and significance.py at that commit, with one change (issue 25): the BCa upper
+Copied from src/assay/measures/stats.py and significance.py at that commit, with one change (issue 25): the BCa upper
 level's quantile is ``norm.isf(alpha'/2)`` where the copy had ``norm.ppf(1 - alpha'/2)``. At n = 2, alpha'/2 is
 ~1e-72, ``1 - alpha'/2`` rounds to 1 and ``norm.ppf(1)`` is inf: the copy gave two distinct values a NaN upper
 bound, and the code under test matched it NaN for NaN. The degenerate samples (n = 1 and 2, all equal, two

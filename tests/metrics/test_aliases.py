@@ -10,10 +10,11 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from assay import gate, regression, sweep
+from assay.verdicts import gate, regression
+from assay.runs import sweep
 from assay.cli import cli
-from assay.errors import ConfigError
-from assay.metrics.registry import (
+from assay.core.errors import ConfigError
+from assay.measures.registry import (
     FAMILIES,
     TREC_STANDARD,
     load_user_measures,
@@ -21,9 +22,9 @@ from assay.metrics.registry import (
     parse_measure,
     suggestions,
 )
-from assay.runner import RunOptions, run
-from assay.trec_eval import SCOPE, parse_trec_measures
-from assay.warehouse import Warehouse
+from assay.runs.runner import RunOptions, run
+from assay.measures.trec_eval import SCOPE, parse_trec_measures
+from assay.store.warehouse import Warehouse
 
 
 def examples() -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from assay.metrics.stats import _graded, wilson
+from assay.measures.stats import _graded, wilson
 
 REPS = 2000
 NS = (10, 30, 100)

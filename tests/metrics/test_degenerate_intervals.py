@@ -1,6 +1,6 @@
 """Intervals of degenerate samples (n = 1 and 2, all values equal, two distinct values, ceilings at 0 or 1) are
 finite and are the documented ones, held to computations written here from the formulas, sharing no code with
-src/assay/metrics/stats.py or tests/metrics/reference_stats.py: Wilson's closed form, and the exact bootstrap
+src/assay/measures/stats.py or tests/metrics/reference_stats.py: Wilson's closed form, and the exact bootstrap
 of two values enumerated resample by resample."""
 
 import itertools
@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from assay.metrics import special, stats
+from assay.measures import special, stats
 
 Z = 1.959963984540054  # the normal's 0.975 quantile
 

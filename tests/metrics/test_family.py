@@ -1,4 +1,4 @@
-"""Correcting a family as a whole (assay.metrics.family): each test's level agrees with its adjusted p-value, and
+"""Correcting a family as a whole (assay.verdicts.family): each test's level agrees with its adjusted p-value, and
 Holm's step-down decisions are checked against hand-computed cases and statsmodels-free brute force."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.metrics.family import correct
+from assay.verdicts.family import correct
 
 
 def test_holm_levels_by_hand():

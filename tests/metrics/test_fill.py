@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.metrics import fill
+from assay.measures import fill
 from conftest import DEMO
 
 
@@ -44,9 +44,9 @@ def test_the_words():
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     """The demo's run, and a second one cut to 3 results a question (fewer tokens than any budget here)."""
-    from assay.demo import run_options
-    from assay.runner import RunOptions, run
-    from assay.warehouse import Warehouse
+    from assay.runs.demo import run_options
+    from assay.runs.runner import RunOptions, run
+    from assay.store.warehouse import Warehouse
 
     path = tmp_path_factory.mktemp("fill") / "w.duckdb"
     with Warehouse.open(path) as wh:
@@ -58,8 +58,8 @@ def demo(tmp_path_factory):
 def _by_hand(path, run_id):
     """{query_id: tokens} of the final list, counted from the tokenizer's own pieces of each document: a result
     costs every piece that overlaps its chunk's span."""
-    from assay.budget import token_spans
-    from assay.warehouse import Warehouse
+    from assay.store.tokens import token_spans
+    from assay.store.warehouse import Warehouse
 
     with Warehouse.open(path, read_only=True) as wh:
         docs = dict(wh.con.execute("SELECT doc_id, text FROM documents").fetchall())
@@ -78,7 +78,7 @@ def _by_hand(path, run_id):
 
 
 def test_tokens_available_equal_the_tokenizer_pieces_of_the_final_list(demo):
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     path, first, second = demo
     for run_id in (first, second):
@@ -181,8 +181,8 @@ def test_the_html_report_marks_and_warns(demo, tmp_path):
 
 @pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_gate_rule_on_an_unfilled_budget_says_so_in_its_reason_and_junit(demo, tmp_path):
-    from assay import gate
-    from assay.warehouse import Warehouse
+    from assay.verdicts import gate
+    from assay.store.warehouse import Warehouse
 
     path, run_id, _ = demo
     junit = tmp_path / "gate.xml"

@@ -1,4 +1,4 @@
-"""One paired inference per comparison (assay.metrics.inference): the interval and the p-value come from one score
+"""One paired inference per comparison (assay.verdicts.inference): the interval and the p-value come from one score
 statistic, so the interval excludes the null exactly when p < alpha, on any paired data.
 
 The references are independent of the code under test:
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq, minimize_scalar
 from scipy.stats import chi2, multinomial, norm
 
-from assay.metrics.inference import infer, method_name
+from assay.verdicts.inference import infer, method_name
 
 
 def tango_z(b: int, c: int, n: int, delta: float) -> float:
@@ -135,7 +135,7 @@ def test_the_interval_excludes_the_null_exactly_when_p_is_below_alpha(data):
 @pytest.mark.parametrize("b, c, n", [(2, 1, 30), (9, 3, 40), (0, 0, 25), (20, 20, 60)])
 def test_z_falls_as_the_hypothesised_change_grows(b, c, n):
     """What makes the accepted set an interval: Z is decreasing in delta (Tango, 1998), here on a fine grid."""
-    from assay.metrics.inference import Graded, Tango
+    from assay.verdicts.inference import Graded, Tango
 
     before, after = outcomes(b, c, n)
     d = [y - x for x, y in zip(before, after)]

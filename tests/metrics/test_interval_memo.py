@@ -1,4 +1,4 @@
-"""The interval memo (assay.metrics.memo): a run stores the intervals of its report; a report reads them and gets
+"""The interval memo (assay.measures.memo): a run stores the intervals of its report; a report reads them and gets
 the same rows, to the bit, as one that bootstraps again; a key changes with every input and with the method, so
 nothing stale is ever read; and what the memo lacks is computed, as before."""
 
@@ -9,10 +9,10 @@ import shutil
 
 import pytest
 
-from assay.metrics import memo
-from assay.metrics.compute import evaluate
-from assay.metrics.stats import interval
-from assay.warehouse import Warehouse
+from assay.measures import memo
+from assay.measures.compute import evaluate
+from assay.measures.stats import interval
+from assay.store.warehouse import Warehouse
 from conftest import MINI
 
 
@@ -52,8 +52,8 @@ def test_every_stored_bound_is_the_interval_of_its_inputs(copy):
     """Each group of values the report shows, its key, and the memo's bounds for it equal stats.interval's."""
     wh, run_id, seed, samples = copy
     stored = memo_rows(wh)
-    from assay.metrics.compute import question_labels, stored_values
-    from assay.metrics.registry import parse_measure
+    from assay.measures.compute import question_labels, stored_values
+    from assay.measures.registry import parse_measure
 
     labels, values = question_labels(wh, run_id), stored_values(wh, run_id)
     checked = 0
@@ -124,7 +124,7 @@ def test_the_method_is_the_stats_code_and_the_numeric_libraries(monkeypatch, tmp
     import numpy
     import scipy
 
-    from assay.metrics import stats
+    from assay.measures import stats
 
     real = memo.method_id()
     assert real == memo.method_id() and len(real) == 64
@@ -170,7 +170,7 @@ def test_a_rescore_stores_its_own_reports_intervals(copy, tmp_path):
     has other values, so other keys, and its report reads every bound from the memo."""
     import json
 
-    from assay.rescore import rescore
+    from assay.runs.rescore import rescore
 
     wh, run_id, seed, samples = copy
     lines = (MINI / "judgments.jsonl").read_text(encoding="utf-8").splitlines()

@@ -1,4 +1,4 @@
-"""The intervals of assay.metrics.stats held to computations that share nothing with it but the random draws:
+"""The intervals of assay.measures.stats held to computations that share nothing with it but the random draws:
 
 - Wilson's bounds are the roots of its defining equation (p - pi)^2 = z^2 pi (1 - pi) / n, found by scipy's brentq
   (with the continuity correction, at p -+ 1/2n), not its closed form;
@@ -19,7 +19,7 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import norm, t
 
-from assay.metrics import stats
+from assay.measures import stats
 from test_degenerate_intervals import wilson_cc
 
 Z = 1.959963984540054

@@ -7,15 +7,15 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from assay import sqlfiles
+from assay.core import sqlfiles
 from assay.cli import cli
-from assay.errors import ConfigError
-from assay.metrics.compute import per_query
-from assay.metrics.registry import (FAMILIES, NO_CUTOFF, builtin_families, load_user_measures, parse_measure,
+from assay.core.errors import ConfigError
+from assay.measures.compute import per_query
+from assay.measures.registry import (FAMILIES, NO_CUTOFF, builtin_families, load_user_measures, parse_measure,
                                     read_header, sql_parameters)
-from assay.pipelines import load_config
-from assay.runner import RunOptions, run
-from assay.warehouse import Warehouse
+from assay.retrieval.pipelines import load_config
+from assay.runs.runner import RunOptions, run
+from assay.store.warehouse import Warehouse
 
 # Written unlike sql/measures/success.sql (EXISTS, the stage fixed), so agreeing with Success@k per
 # question is a check; its comments name $stage and $budget, which it does not use and must not be bound.

@@ -1,4 +1,4 @@
-"""The minimum detectable change (assay.metrics.power) against independent power computations: scipy's noncentral
+"""The minimum detectable change (assay.verdicts.power) against independent power computations: scipy's noncentral
 t (the paired t-test's exact power), a seeded simulation of the t-test, and a seeded simulation of the exact
 McNemar test assay runs on 0/1 measures."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from assay.metrics.power import minimum_detectable_change, paired_mdc, sample_sd
+from assay.verdicts.power import minimum_detectable_change, paired_mdc, sample_sd
 
 
 def t_test_power(delta: float, sd: float, n: int, alpha: float, sides: int) -> float:
@@ -57,7 +57,7 @@ def test_a_seeded_simulation_of_the_t_test_agrees():
 
 def test_for_0_1_measures_the_mdc_reads_the_discordant_pairs_and_mcnemar_finds_it():
     """b won, c lost of n: sd**2 = n/(n-1) ((b+c)/n - ((b-c)/n)**2). Simulating McNemar's test (no continuity
-    correction: scipy's chi-square tail of (b - c)**2 / (b + c), which assay.metrics.inference equals:
+    correction: scipy's chi-square tail of (b - c)**2 / (b + c), which assay.verdicts.inference equals:
     test_inference) at a true change of the MDC, with the discordant share held, finds it about 80% of the time
     (a discrete test: 0.74 to 0.86 here)."""
     n, won, lost = 200, 30, 20

@@ -5,10 +5,10 @@ import random
 import pytest
 import pytrec_eval
 
-from assay.metrics.compute import per_query
-from assay.metrics.registry import parse_measure
+from assay.measures.compute import per_query
+from assay.measures.registry import parse_measure
 from synthetic import QuerySpec, Synthetic, random_synthetic, write_synthetic
-from assay.chunking import Chunk
+from assay.inputs.chunking import Chunk
 
 CUTOFFS = (1, 3, 5, 10)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from assay.chunking import Chunk
-from assay.metrics.compute import evaluate, question_of
-from assay.warehouse import Warehouse
+from assay.inputs.chunking import Chunk
+from assay.measures.compute import evaluate, question_of
+from assay.store.warehouse import Warehouse
 from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 
 
@@ -40,8 +40,8 @@ def test_a_run_whose_question_ids_hold_a_bar_is_written_and_reported(tmp_path):
 
 def test_exports_and_slices_name_a_bar_holding_question_whole(tmp_path):
     from assay.analytics.direct import _labels_of
-    from assay.export import _per_query_metrics
-    from assay.metrics.registry import parse_measure
+    from assay.present.export import _per_query_metrics
+    from assay.measures.registry import parse_measure
 
     chunk = Chunk("d0.md", 0, 0, DOC_LEN, "x" * DOC_LEN)
     syn = Synthetic(["d0.md"], [chunk])

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import reference_stats as reference
-from assay.metrics import significance, stats
+from assay.verdicts import significance
+from assay.measures import stats
 
 
 def _cases(seed: int, count: int):

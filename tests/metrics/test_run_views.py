@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from assay.metrics.compute import per_query
-from assay.metrics.registry import DEFAULT_MEASURES, parse_measure
-from assay.metrics.values import RUN_VIEWS, run_views, stored_values
-from assay.runner import RunOptions, run
-from assay.warehouse import Warehouse
+from assay.measures.compute import per_query
+from assay.measures.registry import DEFAULT_MEASURES, parse_measure
+from assay.measures.values import RUN_VIEWS, run_views, stored_values
+from assay.runs.runner import RunOptions, run
+from assay.store.warehouse import Warehouse
 
 
 def temporary_tables(wh) -> list[str]:

@@ -1,4 +1,4 @@
-"""The sign-flip test of a mean (assay.metrics.signflip), which the gate's one-sample test of a graded measure
+"""The sign-flip test of a mean (assay.verdicts.signflip), which the gate's one-sample test of a graded measure
 reads: p-values and bounds against a brute-force enumeration of all 2**n sign flips, written here from the
 definition (flip the sign of d_i - delta on a subset; the p-value is the share of patterns at least as extreme as
 the observed one).
@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from assay.metrics.signflip import EXACT_CELLS, null_distribution
+from assay.verdicts.signflip import EXACT_CELLS, null_distribution
 
 
 def brute_force(d, delta):

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from assay.metrics import significance
-from assay.metrics.significance import (
+from assay.verdicts import significance
+from assay.verdicts.significance import (
     EXACT_MAX_N,
     KINDS,
     fisher_randomization,

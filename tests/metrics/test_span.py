@@ -5,10 +5,10 @@ import random
 
 import pytest
 
-from assay.budget import count_tokens, token_spans
-from assay.chunking import Chunk
-from assay.metrics.compute import per_query
-from assay.metrics.registry import NO_CUTOFF, parse_measure
+from assay.store.tokens import count_tokens, token_spans
+from assay.inputs.chunking import Chunk
+from assay.measures.compute import per_query
+from assay.measures.registry import NO_CUTOFF, parse_measure
 from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 
 WORDS = ("retrieval", "chunk", "the", "of", "budget", "naïve", "café", "tokenization", "x", "é", "東京",
@@ -138,7 +138,7 @@ def test_parsing_budgets():
     assert (m.name, m.budget, m.cutoff, m.levels) == ("SpanRecall@1000tok", 1000, None, ("chunk",))
     assert parse_measure("Success@500tok").levels == ("chunk",)
     assert parse_measure("Success@5").levels == ("chunk", "doc")
-    from assay.errors import ConfigError
+    from assay.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="takes no context budget"):
         parse_measure("AP@100tok")
@@ -147,8 +147,8 @@ def test_parsing_budgets():
 
 
 def test_runs_recorded_before_budgets_are_tokenized_when_the_migration_applies(warehouse):
-    from assay import budget
-    from assay.errors import ConfigError
+    from assay.store import tokens as budget
+    from assay.core.errors import ConfigError
 
     rng = random.Random(7)
     syn, texts = _random_run(rng, n_queries=5)

@@ -12,9 +12,9 @@ from fractions import Fraction
 
 import pytest
 
-from assay.chunking import Chunk
-from assay.metrics.compute import per_query
-from assay.metrics.registry import parse_measure
+from assay.inputs.chunking import Chunk
+from assay.measures.compute import per_query
+from assay.measures.registry import parse_measure
 from conftest import DEMO
 from synthetic import QuerySpec, Synthetic, write_synthetic
 
@@ -105,9 +105,9 @@ def test_chroma_counts_overlapping_results_twice_where_assay_counts_text_once(ha
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
-    from assay.demo import run_options
-    from assay.runner import run
-    from assay.warehouse import Warehouse
+    from assay.runs.demo import run_options
+    from assay.runs.runner import run
+    from assay.store.warehouse import Warehouse
 
     path = tmp_path_factory.mktemp("span-demo") / "w.duckdb"
     with Warehouse.open(path) as wh:
@@ -138,7 +138,7 @@ def _stored_sets(wh, run_id, k):
 @pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 @pytest.mark.parametrize("k", [1, 3, 5, 10, 20])
 def test_span_measures_at_k_equal_character_sets_on_the_demo(demo_run, k):
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     path, run_id = demo_run
     with Warehouse.open(path, read_only=True) as wh:

@@ -1,4 +1,4 @@
-"""assay.metrics.special, what computes the interval quantiles where scipy is not installed, against scipy.special
+"""assay.measures.special, what computes the interval quantiles where scipy is not installed, against scipy.special
 (the functions) and against the intervals computed with scipy (what a user sees)."""
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.special as sp
 
-from assay.metrics import special, stats
+from assay.measures import special, stats
 
 
 def test_the_normal_quantile_is_scipys():

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from assay.metrics.stats import bootstrap_mean, interval, paired_bootstrap_delta, wilson
+from assay.measures.stats import bootstrap_mean, interval, paired_bootstrap_delta, wilson
 
 
 @pytest.mark.parametrize("k, n, low, high", [

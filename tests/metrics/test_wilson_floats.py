@@ -3,7 +3,7 @@ the array computation's, bit for bit, for whole and fractional counts, every n a
 
 import numpy as np
 
-from assay.metrics.stats import Z95, _wilson, wilson
+from assay.measures.stats import Z95, _wilson, wilson
 
 
 def test_plain_float_bounds_equal_the_array_computation_bit_for_bit():

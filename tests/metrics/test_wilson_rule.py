@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import beta, binom
 
-from assay.metrics.stats import PLAIN_FROM, Z95, wilson
+from assay.measures.stats import PLAIN_FROM, Z95, wilson
 
 PS = (0.02, 0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95, 0.98)
 NEAR = np.concatenate([np.linspace(p * 0.8, min(p * 1.2, 0.999), 81) for p in PS])

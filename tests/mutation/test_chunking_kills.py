@@ -1,4 +1,4 @@
-"""Kills for surviving mutants of assay.chunking.recursive and assay.chunking (issue 16).
+"""Kills for surviving mutants of assay.inputs.chunking.recursive and assay.inputs.chunking (issue 16).
 
 The Python chunker (python_spans) is held to the verbatim reference (tests/chunking/reference_recursive.py)
 on texts built to reach the windowed searches' branches (long lines without a line break, runs of marks
@@ -17,10 +17,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "chunking"))  # reference_recursive (no __init__)
 from reference_recursive import RecursiveChunker as Reference  # noqa: E402
 
-import assay.chunking as chunking  # noqa: E402
-from assay.chunking import chunker_label  # noqa: E402
-from assay.chunking import recursive  # noqa: E402
-from assay.chunking.recursive import (  # noqa: E402
+import assay.inputs.chunking as chunking  # noqa: E402
+from assay.inputs.chunking import chunker_label  # noqa: E402
+from assay.inputs.chunking import recursive  # noqa: E402
+from assay.inputs.chunking.recursive import (  # noqa: E402
     RecursiveChunker,
     _punct_after,
     _punct_before,
@@ -68,7 +68,7 @@ CASES = [(t, size) for i, t in enumerate(generated(16, 120)) for size in ((3, 7,
 def test_python_spans_match_reference_on_long_lines():
     """python_spans == reference on long unbroken lines, overlap 0 and size - 1 and one between.
 
-    Kills the windowed-search mutants: assay.chunking.recursive.x__sentence_cuts_around__mutmut_*,
+    Kills the windowed-search mutants: assay.inputs.chunking.recursive.x__sentence_cuts_around__mutmut_*,
     x__word_cuts_around__mutmut_*, x__punct_after__mutmut_*, x__punct_before__mutmut_*,
     x__sentence_chunk__mutmut_*, xǁ_Documentǁ_run_around__mutmut_*, xǁ_Documentǁsplit__mutmut_* (those
     not listed as equivalent)."""
@@ -82,7 +82,7 @@ def test_python_spans_match_reference_on_long_lines():
 def test_chunker_label_orders_size_overlap_then_other_keys_by_name():
     """size, overlap, then the rest by name ("chars" sorts before "overlap", so overlap must keep its rank).
 
-    Kills assay.chunking.x_chunker_label__mutmut_4, x_chunker_label__mutmut_5 (overlap not in the order:
+    Kills assay.inputs.chunking.x_chunker_label__mutmut_4, x_chunker_label__mutmut_5 (overlap not in the order:
     sorted among the rest, after chars) and x_chunker_label__mutmut_16 (order.index of a key not in it)."""
     label = chunker_label({"name": "recursive", "zeta": 2, "chars": 1, "overlap": 0, "size": 800})
     assert label == "recursive(size=800, overlap=0, chars=1, zeta=2)"
@@ -92,7 +92,7 @@ def test_chunker_label_orders_size_overlap_then_other_keys_by_name():
 
 def _built():
     try:
-        from assay.chunking import _recursive
+        from assay.inputs.chunking import _recursive
     except ImportError:
         return None
     return _recursive
@@ -105,7 +105,7 @@ needs_c = pytest.mark.skipif(_built() is None, reason="_recursive.c is not built
 def test_compiled_spans_returns_the_built_module_when_current(monkeypatch):
     """A fresh lookup (empty cache) of a build whose SOURCE_SHA256 matches _recursive.c gives its spans.
 
-    Kills assay.chunking.recursive.x_compiled_spans__mutmut_1 (cache test inverted: IndexError),
+    Kills assay.inputs.chunking.recursive.x_compiled_spans__mutmut_1 (cache test inverted: IndexError),
     x_compiled_spans__mutmut_2/3/4 (no source path), _7 (current = None), _8 (and), _10 (sha256(None)),
     _11 (== inverted), _12 (always None), _13 (and False)."""
     _recursive = _built()
@@ -120,7 +120,7 @@ def test_compiled_spans_returns_the_built_module_when_current(monkeypatch):
 def test_compiled_spans_refuses_a_stale_build(monkeypatch):
     """A build whose SOURCE_SHA256 is not the hash of _recursive.c beside it is not used: None.
 
-    Kills assay.chunking.recursive.x_compiled_spans__mutmut_5 and _6 (the source file name changed: not
+    Kills assay.inputs.chunking.recursive.x_compiled_spans__mutmut_5 and _6 (the source file name changed: not
     found, so taken as current), _9 (not exists() inverted) and _14 (or True)."""
     _recursive = _built()
     monkeypatch.setattr(recursive, "_COMPILED", [])
@@ -133,7 +133,7 @@ def test_compiled_spans_refuses_a_stale_build(monkeypatch):
 def test_compiled_spans_without_the_c_source_trusts_the_build(monkeypatch, tmp_path):
     """Installed without _recursive.c beside the module (a wheel): the build is used, whatever its hash.
 
-    Kills assay.chunking.recursive.x_compiled_spans__mutmut_9 (exists() inverted: reads a missing file)."""
+    Kills assay.inputs.chunking.recursive.x_compiled_spans__mutmut_9 (exists() inverted: reads a missing file)."""
     _recursive = _built()
     monkeypatch.setattr(recursive, "_COMPILED", [])
     monkeypatch.setattr(_recursive, "SOURCE_SHA256", "0" * 64)
@@ -144,10 +144,10 @@ def test_compiled_spans_without_the_c_source_trusts_the_build(monkeypatch, tmp_p
 def test_compiled_spans_when_the_module_cannot_be_imported(monkeypatch):
     """No build (ImportError): None, cached.
 
-    Kills the ImportError-path mutants of assay.chunking.recursive.x_compiled_spans."""
+    Kills the ImportError-path mutants of assay.inputs.chunking.recursive.x_compiled_spans."""
     monkeypatch.setattr(recursive, "_COMPILED", [])
     monkeypatch.delattr(chunking, "_recursive", raising=False)
-    monkeypatch.setitem(sys.modules, "assay.chunking._recursive", None)
+    monkeypatch.setitem(sys.modules, "assay.inputs.chunking._recursive", None)
     assert recursive.compiled_spans() is None
     assert recursive._COMPILED == [None]
 
@@ -155,7 +155,7 @@ def test_compiled_spans_when_the_module_cannot_be_imported(monkeypatch):
 def test_spans_uses_the_compiled_function_when_there_is_one(monkeypatch):
     """RecursiveChunker.spans returns what the compiled function returns, called with (text, size, overlap).
 
-    Kills assay.chunking.recursive.xǁRecursiveChunkerǁspans__mutmut_1 (compiled = None: Python path) and
+    Kills assay.inputs.chunking.recursive.xǁRecursiveChunkerǁspans__mutmut_1 (compiled = None: Python path) and
     xǁRecursiveChunkerǁspans__mutmut_2 (is None inverted)."""
     calls = []
 
@@ -171,7 +171,7 @@ def test_spans_uses_the_compiled_function_when_there_is_one(monkeypatch):
 def test_spans_falls_back_to_python(monkeypatch):
     """Without a build, RecursiveChunker.spans is python_spans(text, size, overlap): the reference's spans.
 
-    Kills assay.chunking.recursive.xǁRecursiveChunkerǁspans__mutmut_9 to _14 (arguments dropped or None)."""
+    Kills assay.inputs.chunking.recursive.xǁRecursiveChunkerǁspans__mutmut_9 to _14 (arguments dropped or None)."""
     monkeypatch.setattr(recursive, "_COMPILED", [None])
     text = "One two three. Four five six seven! Eight nine ten? Eleven twelve thirteen fourteen."
     assert RecursiveChunker(20, 7).spans(text) == reference_spans(text, 20, 7)
@@ -183,7 +183,7 @@ def test_spans_falls_back_to_python(monkeypatch):
 def test_punct_after_exact():
     """The first of . ! ? in [i, end), or -1.
 
-    Kills assay.chunking.recursive.x__punct_after__mutmut_4 and _7 (end dropped), _12 (stop = -1 when no
+    Kills assay.inputs.chunking.recursive.x__punct_after__mutmut_4 and _7 (end dropped), _12 (stop = -1 when no
     '.'), _13/_14 ('.' at 0 ignored), _15 ('X' counted), _24/_25 ('!' at 0 ignored)."""
     assert _punct_after("ab.", 0, 2) == -1
     assert _punct_after("ab!", 0, 3) == 2
@@ -197,7 +197,7 @@ def test_punct_after_exact():
 def test_punct_before_exact():
     """The last of . ! ? in [lo, i), or -1.
 
-    Kills assay.chunking.recursive.x__punct_before__mutmut_13 (floor below the '.'), _14 (floor past the
+    Kills assay.inputs.chunking.recursive.x__punct_before__mutmut_13 (floor below the '.'), _14 (floor past the
     next position), _17 ('X' counted), _26/_27 ('!' at 0 ignored), _29/_30 (floor after '!' off by one)."""
     assert _punct_before("!.", 0, 2) == 1
     assert _punct_before(".!", 0, 2) == 1
@@ -212,7 +212,7 @@ def test_punct_before_exact():
 def test_sentence_chunk_pattern_is_built_once_per_size(monkeypatch):
     """The longest stretch of at most size characters ending a sentence; compiled once per size.
 
-    Kills assay.chunking.recursive.x__sentence_chunk__mutmut_1 and _2 (cache never read: a new pattern after
+    Kills assay.inputs.chunking.recursive.x__sentence_chunk__mutmut_1 and _2 (cache never read: a new pattern after
     re.purge), _3 (None returned), _4 (None stored), _5, _6, _7 (pattern text), _8, _9 and _10 (length)."""
     import re
 
@@ -242,7 +242,7 @@ def test_is_heading_piece_matches_the_reference_on_every_piece():
     """recursive._is_heading_piece (with its body-text shortcut and inlined one-line test) equals the
     reference's on every [start, end) of short texts of headings, adornments, marks and blanks.
 
-    Kills assay.chunking.recursive.x__is_heading_piece__mutmut_* (the shortcut's conditions, the space
+    Kills assay.inputs.chunking.recursive.x__is_heading_piece__mutmut_* (the shortcut's conditions, the space
     and tab scans before and after, the overline look-ahead, the 80-character limit)."""
     from reference_recursive import _is_heading_piece as reference_is_heading_piece
 
@@ -269,7 +269,7 @@ def test_cut_searches_equal_the_listing_or_give_up_exactly_as_often():
     generated lines: every answer equals the exact listing, and they give up (None) exactly 1909 and 1568
     times (a search that gives up later or sooner, or answers where it should give up, changes a count).
 
-    Kills assay.chunking.recursive.x__sentence_cuts_around__mutmut_* and x__word_cuts_around__mutmut_*
+    Kills assay.inputs.chunking.recursive.x__sentence_cuts_around__mutmut_* and x__word_cuts_around__mutmut_*
     (windows, floors, tries, the whitespace-at-x branch, the rsplit of the last word, widening)."""
     rng = random.Random(5)
     nones = [0, 0]
@@ -293,7 +293,7 @@ def test_cut_searches_equal_the_listing_or_give_up_exactly_as_often():
 def test_is_heading_piece_exact_cases():
     """Pieces the body-text shortcut must not reject, and scans that stop at anything but a space or tab.
 
-    Kills assay.chunking.recursive.x__is_heading_piece__mutmut_21 and _24 (an rST underline of closing
+    Kills assay.inputs.chunking.recursive.x__is_heading_piece__mutmut_21 and _24 (an rST underline of closing
     marks taken as a sentence end), _33 and _40 ('X' skipped like a space before / after the piece),
     _65 ('X' skipped after an overline) and _67 (the look-ahead after an overline walks backwards)."""
     assert recursive._is_heading_piece("Title\n:::", 0, 9) is True
@@ -307,7 +307,7 @@ def test_is_heading_piece_exact_cases():
 def test_sentence_cuts_around_a_mark_at_position_zero():
     """A mark at the text's first character ends a sentence too (before x, and as the first mark after x).
 
-    Kills assay.chunking.recursive.x__sentence_cuts_around__mutmut_6 (floor 1 for a part at 0), _23 and _24
+    Kills assay.inputs.chunking.recursive.x__sentence_cuts_around__mutmut_6 (floor 1 for a part at 0), _23 and _24
     (a mark at 0 taken as none, before x), _87 and _88 (the same, after x), _72 (run > a)."""
     assert _sentence_cuts_around(". b c", 0, 5, 4, 256) == (2, 5)
     assert _sentence_cuts_around("! b", 0, 3, 0, 256) == (0, 2)
@@ -320,7 +320,7 @@ def test_python_spans_carry_over_a_word_cut_at_the_size_that_ends_its_part():
     """Overlap across words longer than the size, one of them a multiple of it (its last character piece
     ends at the part's trimmed end, not the part's end): python_spans == the reference.
 
-    Kills assay.chunking.recursive.xǁ_Documentǁ_run_around__mutmut_39 (nxt <= e: the part's trimmed end
+    Kills assay.inputs.chunking.recursive.xǁ_Documentǁ_run_around__mutmut_39 (nxt <= e: the part's trimmed end
     taken for a boundary)."""
     text = ' .!xx? xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx.aaa bbaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa         ..  aaaaaaaaaaaaaaaaaaaaa.!!         aaaaaaaaaaaaaaa!  yyyyyyyy \n\n  y.. bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb  abbbbb  yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy  zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz.!yyyyy  \n\n    xx '
     assert python_spans(text, 4, 2) == reference_spans(text, 4, 2)
@@ -336,7 +336,7 @@ def test_python_spans_on_runs_whose_sub_parts_begin_with_whitespace_or_nest_deep
     """python_spans == the reference on texts whose long parts split into sub-parts that start with
     whitespace (a whitespace run longer than the size) and nest a level further.
 
-    Kills assay.chunking.recursive.xǁ_Documentǁ_run_around__mutmut_99 and _100 (a sub-part's start taken
+    Kills assay.inputs.chunking.recursive.xǁ_Documentǁ_run_around__mutmut_99 and _100 (a sub-part's start taken
     at face value, or always searched from), _116 (the next level is level - 1)."""
     for text, size, overlap in RUN_AROUND_TEXTS:
         assert python_spans(text, size, overlap) == reference_spans(text, size, overlap), (size, overlap)

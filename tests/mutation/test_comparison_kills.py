@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay import comparison
-from assay.metrics.registry import parse_measure
+from assay.verdicts import comparison
+from assay.measures.registry import parse_measure
 
 
 def test_config_diff_is_every_differing_setting_sorted_with_whole_sections_once():

@@ -1,5 +1,5 @@
-"""`assay compare` on a real warehouse, pinned whole, where mutmut's survivors in src/assay/comparison.py and
-src/assay/metrics/significance.py showed the tests checked only parts (docs/mutation.md): every key of the
+"""`assay compare` on a real warehouse, pinned whole, where mutmut's survivors in src/assay/verdicts/comparison.py and
+src/assay/verdicts/significance.py showed the tests checked only parts (docs/mutation.md): every key of the
 result, the units warning, the full text, the rows (in order, with the score test's p-values, the same on
 every path) read on each path (SQL on a Warehouse; Ibis on a brief warehouse and on a source that offers only an
 Ibis backend), the refusal's configuration lines, and paired_tests_many's results and messages.
@@ -26,11 +26,11 @@ from datetime import datetime, timedelta
 import pytest
 from scipy.stats import chi2
 
-from assay.chunking import Chunk
-from assay.comparison import NotComparable, compare, paired_rows, render, run_identity
-from assay.metrics.registry import parse_measure
-from assay.metrics.significance import fisher_randomization, holm, paired_tests_many
-from assay.warehouse import Warehouse
+from assay.inputs.chunking import Chunk
+from assay.verdicts.comparison import NotComparable, compare, paired_rows, render, run_identity
+from assay.measures.registry import parse_measure
+from assay.verdicts.significance import fisher_randomization, holm, paired_tests_many
+from assay.store.warehouse import Warehouse
 from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 
 HIT = Chunk("d0.md", 0, 0, 100, "x" * 100)
@@ -284,7 +284,7 @@ def test_render_of_a_comparison_over_one_measure_at_one_level(path):
 
 # (metric, level, slice, n, a, b, delta, ci_low, ci_high, test, p_value, p_holm, n_tests) of a against d, in order:
 # Success@1's 0/1 changes by Tango's score interval with McNemar's test (k won, none lost: p = chi2.sf(k, 1), checked
-# against scipy below), RR@10's graded ones by the score interval (assay.metrics.inference)
+# against scipy below), RR@10's graded ones by the score interval (assay.verdicts.inference)
 ROWS = [
     ('Success@1', 'chunk', 'all', 20, 0.45, 0.75, 0.3, 0.0905372945313349, 0.5189728183535234, 'tango-score', 0.014305878435429633, 0.05722351374171853, 4),
     ('Success@1', 'chunk', 'category=easy', 10, 0.5, 0.7, 0.2, -0.133039359835467, 0.5098375284633582, 'tango-score', 0.1572992070502852, 0.5400695263023002, 4),
@@ -384,7 +384,7 @@ def test_compare_on_a_duckdb_warehouse_reads_the_pairs_with_sql_without_ibis(pat
     """Kills: holds_duckdb asked of None (x_paired_tests__mutmut_7): a warehouse holding a DuckDB connection
     would be read through the Ibis expression, importing Ibis (and pandas), which the direct SQL path exists to
     skip (assay.analytics.direct). A fresh interpreter compares a with d and has not imported Ibis."""
-    code = ("import sys\nfrom assay.comparison import compare\nfrom assay.warehouse import Warehouse\n"
+    code = ("import sys\nfrom assay.verdicts.comparison import compare\nfrom assay.warehouse import Warehouse\n"
             f"with Warehouse.open({str(path)!r}, read_only=True) as wh:\n"
             "    rows = compare(wh, 'a', 'd')['rows']\n"
             "print(len(rows), 'ibis' in sys.modules)\n")

@@ -17,14 +17,14 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from assay.chunking import Chunk
-from assay.metrics import compute as cm
-from assay.metrics import values as mv
-from assay.metrics.registry import DEFAULT_MEASURES, load_user_measures, parse_measure
-from assay.metrics.stats import interval
-from assay.pipelines import load_config
-from assay.runner import RunOptions, run
-from assay.warehouse import Warehouse
+from assay.inputs.chunking import Chunk
+from assay.measures import compute as cm
+from assay.measures import values as mv
+from assay.measures.registry import DEFAULT_MEASURES, load_user_measures, parse_measure
+from assay.measures.stats import interval
+from assay.retrieval.pipelines import load_config
+from assay.runs.runner import RunOptions, run
+from assay.store.warehouse import Warehouse
 from conftest import MINI
 from synthetic import QuerySpec, Synthetic, write_synthetic
 
@@ -156,7 +156,7 @@ def test_evaluate_every_row_at_the_default_and_a_given_seed_and_sample_count(min
     """Every row of evaluate over the default measures on a run with answers whose answer measures are not stored
     (so they are computed): value, n and interval of every measure, level and slice equal the reference (each
     slice's own interval call), at seed 0 / 1000 samples by default and at seed 7 / 200 samples given; a slice
-    holding every question repeats the "all" row. Kills assay.metrics.compute.x_evaluate__mutmut_3 (seed 1),
+    holding every question repeats the "all" row. Kills assay.measures.compute.x_evaluate__mutmut_3 (seed 1),
     _4 (1001 samples), _111 (intervals' default sample count), _94 (``or``: one interval kind's groups given the
     other's), _86 (``!=``: a slice unlike "all" given its interval), _67 and _68 (the question of a
     'query_id|claim|cite' unit), _17, _26, _27, _30, _33, _35 (answer measures not computed on a run with
@@ -182,7 +182,7 @@ def test_evaluate_every_row_at_the_default_and_a_given_seed_and_sample_count(min
 def test_evaluate_reads_stored_values_instead_of_computing_them_again(mini_copy):
     """Values stored in measure_values are the ones evaluate reports: with a ranking and an answer measure's
     stored values changed, the rows show the stored ones (the SQL would give the old). Kills
-    assay.metrics.compute.x_evaluate__mutmut_12, _13, _15 (stored values of no run / stage), _19, _20 (stored
+    assay.measures.compute.x_evaluate__mutmut_12, _13, _15 (stored values of no run / stage), _19, _20 (stored
     values not looked up), _22 (a stored answer measure computed again), x_stored_values__mutmut_12 (stored
     under no measure name)."""
     path, run_id = mini_copy
@@ -204,7 +204,7 @@ def test_evaluate_reads_stored_values_instead_of_computing_them_again(mini_copy)
 def test_evaluate_asks_once_whether_the_run_has_answers_and_runs_no_answer_sql_without_them(staged):
     """On a run without answers the answer measures (not stored: no values) are no rows, found with one
     lookup of answers and none of their SQL; every other measure is read from measure_values (no measure SQL
-    run but Abstain's, which has no stored values: no question is unanswerable). Kills assay.metrics.compute.x_evaluate__mutmut_24, _25 (answer measures taken for others:
+    run but Abstain's, which has no stored values: no question is unanswerable). Kills assay.measures.compute.x_evaluate__mutmut_24, _25 (answer measures taken for others:
     their SQL run), _26 (never asked), _28 (asked once per answer measure), _36 (their SQL run anyway)."""
     with Warehouse.open(staged) as wh:
         rec = _Recording(wh)
@@ -219,7 +219,7 @@ def test_evaluate_asks_once_whether_the_run_has_answers_and_runs_no_answer_sql_w
 
 def test_evaluate_asks_about_answers_once_on_a_run_with_them(mini_copy):
     """With answers and no stored answer values, one lookup of answers serves every answer measure, and each
-    answer measure's SQL runs once. Kills assay.metrics.compute.x_evaluate__mutmut_28 (asked per measure)."""
+    answer measure's SQL runs once. Kills assay.measures.compute.x_evaluate__mutmut_28 (asked per measure)."""
     path, run_id = mini_copy
     with Warehouse.open(path) as wh:
         wh.con.execute("DELETE FROM measure_values WHERE level = 'answer'")
@@ -255,7 +255,7 @@ def stage_measure(tmp_path):
 def test_evaluate_at_another_stage(staged, mini_copy, stage_measure):
     """At stage retrieve (nothing stored for it), every ranking measure is computed at that stage, and an answer
     measure reading $stage gets it: the rows equal the reference at retrieve, not the final stage's. Kills
-    assay.metrics.compute.x_evaluate__mutmut_16 (the final stage's stored values read), _50 (no stage),
+    assay.measures.compute.x_evaluate__mutmut_16 (the final stage's stored values read), _50 (no stage),
     _54 (the final stage), _40 and _44 (an answer measure given no stage / the final one)."""
     ranking = [m for m in DEFAULT_MEASURES if set(m.levels) <= {"chunk", "doc"}]
     with Warehouse.open(staged) as wh:
@@ -275,7 +275,7 @@ def test_evaluate_at_another_stage(staged, mini_copy, stage_measure):
 
 def test_stored_values_of_a_run_at_the_default_stage(staged):
     """compute.stored_values gives {measure: {(unit, level): value}} of the final stage by default. Kills
-    assay.metrics.compute.x_stored_values__mutmut_1, _2 (another default stage), _12 (no measure name)."""
+    assay.measures.compute.x_stored_values__mutmut_1, _2 (another default stage), _12 (no measure name)."""
     with Warehouse.open(staged, read_only=True) as wh:
         stored = cm.stored_values(wh, "a")
         assert stored == cm.stored_values(wh, "a", "final")
@@ -293,7 +293,7 @@ def _counts(stored):
 
 def test_complete_runs_oldest_first(staged):
     """Every complete run, oldest first (not by id; the failed run left out). Kills
-    assay.metrics.values.x_complete_runs__mutmut_1, _2 (the query broken)."""
+    assay.measures.values.x_complete_runs__mutmut_1, _2 (the query broken)."""
     with Warehouse.open(staged, read_only=True) as wh:
         assert mv.complete_runs(wh) == ["b", "c", "a"]
 
@@ -301,7 +301,7 @@ def test_complete_runs_oldest_first(staged):
 def test_compute_the_runs_named_at_the_default_stage(staged):
     """`assay measures compute` on a run named (not the latest, not every run), its values deleted first: each
     default measure's values are written at the final stage and the Stored result comes back and goes to
-    on_run. Kills assay.metrics.values.x_compute__mutmut_1 (every run), _2, _3 (another default stage), _9
+    on_run. Kills assay.measures.values.x_compute__mutmut_1 (every run), _2, _3 (another default stage), _9
     (the latest run instead), _20 (None returned)."""
     with Warehouse.open(staged) as wh:
         wh.con.execute("DELETE FROM measure_values WHERE run_id = 'c'")
@@ -320,7 +320,7 @@ def test_compute_the_runs_named_at_the_default_stage(staged):
 def test_compute_every_complete_run_and_another_stage(staged):
     """--all-runs visits every complete run oldest first; at stage retrieve the ranking measures are written
     for it and the question and answer measures skipped with the reason. Kills
-    assay.metrics.values.x_compute__mutmut_4, _5 (no runs / no warehouse), _19 (the final stage instead)."""
+    assay.measures.values.x_compute__mutmut_4, _5 (no runs / no warehouse), _19 (the final stage instead)."""
     with Warehouse.open(staged) as wh:
         every = mv.compute(wh, all_runs=True)
         retrieve = mv.compute(wh, ["b"], stage="retrieve")
@@ -343,7 +343,7 @@ def test_evaluate_bootstraps_a_slice_holding_every_question_once(mini, monkeypat
     holding every question is not computed again (its row repeats the "all" row): on the mini run, of 208 rows 6
     repeat their "all" row, and the wilson call holds 90 groups of values and the bootstrap call 112, each at seed
     3 and 300 samples. Kills
-    assay.metrics.compute.x_evaluate__mutmut_70, _79, _80 (such a slice computed again: the same figures, more
+    assay.measures.compute.x_evaluate__mutmut_70, _79, _80 (such a slice computed again: the same figures, more
     work), _111 (intervals' default sample count), _94 (groups of the other kind asked for too)."""
     path, run_id = mini
     calls = []

@@ -3,7 +3,7 @@ the JUnit XML a CI reads, the PASS/FAIL/fragile column of the table, and a prese
 
 from __future__ import annotations
 
-from assay import gate
+from assay.verdicts import gate
 
 FAMILY = {"family_size": 3, "correction": "holm", "alpha": 0.05, "method": "binomial-exact", "patterns": None}
 PASSED = {"rule": "Success@3:doc>=0.5", "op": ">=", "bar": 0.5, "passed": True, "fragile": False, "value": 0.75,
@@ -22,10 +22,10 @@ def test_junit_xml_is_exactly_one_case_per_rule_with_failures_and_fragility():
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<testsuites tests="3" failures="1">\n'
         '  <testsuite name="assay gate run-1" tests="3" failures="1" errors="0" skipped="0">\n'
-        '    <testcase classname="assay.gate" name="Success@3:doc&gt;=0.5" time="0"></testcase>\n'
-        '    <testcase classname="assay.gate" name="nDCG@10&gt;=0.7" time="0"><system-out>fragile: 0.750 &gt;= '
+        '    <testcase classname="assay.verdicts.gate" name="Success@3:doc&gt;=0.5" time="0"></testcase>\n'
+        '    <testcase classname="assay.verdicts.gate" name="nDCG@10&gt;=0.7" time="0"><system-out>fragile: 0.750 &gt;= '
         '0.7, but its 97.5% bound 0.500 does not clear 0.7</system-out></testcase>\n'
-        '    <testcase classname="assay.gate" name="R@10&lt;0.2" time="0"><failure message="0.250 is not &lt; 0.2 '
+        '    <testcase classname="assay.verdicts.gate" name="R@10&lt;0.2" time="0"><failure message="0.250 is not &lt; 0.2 '
         '&amp; &lt;more&gt;">0.250 is not &lt; 0.2 &amp; &lt;more&gt;</failure></testcase>\n'
         '  </testsuite>\n</testsuites>\n')
 
@@ -58,7 +58,7 @@ def test_rules_from_takes_the_preset():
 def test_parse_rule_defaults_and_errors_exactly():
     import pytest
 
-    from assay.errors import UsageError
+    from assay.core.errors import UsageError
 
     rule = gate.parse_rule("Success@3>=0.5")
     assert (rule.source, rule.level, rule.slice, rule.op, rule.bar) == ("--rule", "chunk", "all", ">=", 0.5)

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from assay.chunking import chunker_label
-from assay.errors import ConfigError
-from assay.judgments.resolve import MIN_SHOWN_SIMILARITY, find_quote, not_found_message
+from assay.inputs.chunking import chunker_label
+from assay.core.errors import ConfigError
+from assay.inputs.judgments.resolve import MIN_SHOWN_SIMILARITY, find_quote, not_found_message
 
 
 # -- compare reads the pairs with SQL on a DuckDB warehouse -------------------------------------------------------
@@ -21,9 +21,9 @@ def test_compare_on_a_duckdb_warehouse_pairs_the_values_with_sql(tmp_path, monke
     (tests/mutation/test_comparison_kills_2.py checks the same in a fresh interpreter, which mutmut does not
     follow)."""
     from assay.analytics import direct, pairing
-    from assay.comparison import compare
-    from assay.warehouse import Warehouse
-    from assay.chunking import Chunk
+    from assay.verdicts.comparison import compare
+    from assay.store.warehouse import Warehouse
+    from assay.inputs.chunking import Chunk
     from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 
     path = tmp_path / "w.duckdb"
@@ -58,7 +58,7 @@ def test_compare_on_a_duckdb_warehouse_pairs_the_values_with_sql(tmp_path, monke
 def test_a_measures_dir_without_a_recorded_path_is_relative_to_the_working_directory(tmp_path, monkeypatch):
     """Kills x_load_user_measures__mutmut_13, _15 (no default path: Path(None) fails) and _18 (the default named
     otherwise in the message): a parsed assay.toml that does not say where it was read is taken as ./assay.toml."""
-    from assay.metrics.registry import load_user_measures
+    from assay.measures.registry import load_user_measures
 
     monkeypatch.chdir(tmp_path)
     try:
@@ -96,7 +96,7 @@ def test_a_quote_with_heading_markup_covers_the_markup():
 def test_a_nearest_passage_exactly_at_the_minimum_similarity_is_shown(monkeypatch):
     """Kills x_not_found_message__mutmut_10 (< -> <=): a passage scoring exactly MIN_SHOWN_SIMILARITY is shown;
     only one below it is called noise."""
-    from assay.judgments import nearest
+    from assay.inputs.judgments import nearest
 
     def passage(similarity):
         return SimpleNamespace(similarity=similarity, line=3, snippet="the nearest words",
@@ -153,7 +153,7 @@ def test_a_cutoff_that_is_not_a_number_gets_the_cutoff_hint_and_an_unknown_name_
     """Kills x_parse_measure__mutmut_33, _34, _35 and x__family_named__mutmut_5: 'nDCG@ten' (which the measure
     pattern cannot read) is told what a cutoff is; 'nDCG_abc' (read as one unknown name) and 'nosuch_10' (an
     unknown name with trec_eval's cutoff) are unknown measures, with no cutoff hint and no crash."""
-    from assay.metrics.registry import parse_measure
+    from assay.measures.registry import parse_measure
 
     with pytest.raises(ConfigError) as error:
         parse_measure("nDCG@ten")
@@ -168,7 +168,7 @@ def test_a_cutoff_that_is_not_a_number_gets_the_cutoff_hint_and_an_unknown_name_
 def test_a_cutoff_below_one_and_a_budget_on_a_measure_without_one_are_refused_with_their_messages():
     """Kills x_parse_measure__mutmut_79 (the cutoff message), _84 and _86 (the list of measures that take a
     budget)."""
-    from assay.metrics.registry import parse_measure
+    from assay.measures.registry import parse_measure
 
     for text in ("nDCG@0", "P_0"):
         with pytest.raises(ConfigError) as error:
@@ -185,9 +185,9 @@ def test_a_cutoff_below_one_and_a_budget_on_a_measure_without_one_are_refused_wi
 def test_store_values_says_why_a_run_that_is_not_complete_gets_no_values(tmp_path):
     """Kills x_run_status__mutmut_10 (no row read as a status) and x_store_values__mutmut_12..19 (the reason and
     the Stored record of a run that is missing or not complete)."""
-    from assay.metrics.registry import parse_measure
-    from assay.metrics.values import Stored, run_status, store_values
-    from assay.warehouse import Warehouse
+    from assay.measures.registry import parse_measure
+    from assay.measures.values import Stored, run_status, store_values
+    from assay.store.warehouse import Warehouse
     from synthetic import QuerySpec, Synthetic, write_synthetic
 
     measures = (parse_measure("nDCG@10"), parse_measure("AP"))
@@ -206,10 +206,10 @@ def test_store_values_says_why_a_run_that_is_not_complete_gets_no_values(tmp_pat
 def test_a_measure_of_the_answer_skipped_at_a_ranking_stage_does_not_stop_the_others(tmp_path):
     """Kills x_store_values__mutmut_53 (continue -> break after a measure with no values at this stage): at the
     bm25 stage, faithfulness (it scores the final answer) is skipped and nDCG@10 after it is still stored."""
-    from assay.chunking import Chunk
-    from assay.metrics.registry import parse_measure
-    from assay.metrics.values import store_values
-    from assay.warehouse import Warehouse
+    from assay.inputs.chunking import Chunk
+    from assay.measures.registry import parse_measure
+    from assay.measures.values import store_values
+    from assay.store.warehouse import Warehouse
     from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 
     chunk = Chunk("d0.md", 0, 0, DOC_LEN, "x" * DOC_LEN)
@@ -230,7 +230,7 @@ def test_sql_parameters_are_found_by_the_kept_parser_and_by_the_callers():
 
     import duckdb
 
-    from assay.metrics.registry import sql_parameters
+    from assay.measures.registry import sql_parameters
 
     for parser in (None, duckdb.connect()):
         text = f"-- {uuid.uuid4()} $not_this\nSELECT $a, '$nor_this', $b WHERE $a > 0"
@@ -241,7 +241,7 @@ def test_sql_parameters_are_found_by_the_kept_parser_and_by_the_callers():
 def test_a_cutoff_missing_or_not_taken_is_refused_with_its_example():
     """Kills x_parse_measure__mutmut_102, _103 (the budget example offered for a measure without budgets) and
     _107 (a cutoff given to a measure that takes none)."""
-    from assay.metrics.registry import parse_measure
+    from assay.measures.registry import parse_measure
 
     cases = {"R": "measure 'R' needs a cutoff, e.g. R@10",
              "Success": "measure 'Success' needs a cutoff, e.g. Success@10 or Success@1000tok",
@@ -256,11 +256,11 @@ def test_stored_values_name_their_question_whatever_the_unit(tmp_path):
     """Kills x_store_values__mutmut_54..57, _59.._63 (the query_id column of a stored value): a question's unit
     is its query id, kept whole even when it holds '|'; a citation's unit is 'query_id|claim|cite', and its
     query_id column is the part before the first '|'."""
-    from assay.chunking import Chunk
-    from assay.metrics.registry import parse_measure
-    from assay.metrics.values import store_values
-    from assay.runner import RunOptions, run
-    from assay.warehouse import Warehouse
+    from assay.inputs.chunking import Chunk
+    from assay.measures.registry import parse_measure
+    from assay.measures.values import store_values
+    from assay.runs.runner import RunOptions, run
+    from assay.store.warehouse import Warehouse
     from conftest import MINI
     from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 

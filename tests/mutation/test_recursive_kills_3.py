@@ -1,4 +1,4 @@
-"""Kills for the surviving mutants of assay.chunking.recursive (the Python twin, python_spans, of _recursive.c).
+"""Kills for the surviving mutants of assay.inputs.chunking.recursive (the Python twin, python_spans, of _recursive.c).
 
 Each case is a text built (or found by generating texts and shrinking) to reach one branch of the Python
 path: a heading glued to a long line that starts with blanks, a sentence mark inside the pieces before a
@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "chunking"))  # reference_recursive (no __init__)
 from reference_recursive import RecursiveChunker as Reference  # noqa: E402
 
-from assay.chunking.recursive import _Document, _text_to, _trim, is_heading, python_spans  # noqa: E402
+from assay.inputs.chunking.recursive import _Document, _text_to, _trim, is_heading, python_spans  # noqa: E402
 
 
 def reference_spans(text, size, overlap):
@@ -33,7 +33,7 @@ def assert_spans(text, size, overlap, expected):
 def test_text_to_from_the_start_and_on_an_empty_text():
     """One past the last non-whitespace position in [floor, t), or floor (0 unless given).
 
-    Kills assay.chunking.recursive.x__text_to__mutmut_1 (default floor 1: a text opening with blanks ends at
+    Kills assay.inputs.chunking.recursive.x__text_to__mutmut_1 (default floor 1: a text opening with blanks ends at
     1) and x__text_to__mutmut_2 (t < floor: an empty text is read at index -1)."""
     assert _text_to("  a", 2) == 0
     assert _text_to(" ", 1) == 0
@@ -45,7 +45,7 @@ def test_text_to_from_the_start_and_on_an_empty_text():
 def test_trim_of_a_blank_span_is_empty_at_its_end():
     """_trim of [start, end) that is all whitespace: (end, end), never an end before the start.
 
-    Kills assay.chunking.recursive.x__trim__mutmut_13 (the end searched from 0, not from the start: it
+    Kills assay.inputs.chunking.recursive.x__trim__mutmut_13 (the end searched from 0, not from the start: it
     lands on the text before the span)."""
     assert _trim("a  ", 1, 3) == (3, 3)
     assert _trim("a  b  ", 1, 6) == (3, 4)
@@ -54,7 +54,7 @@ def test_trim_of_a_blank_span_is_empty_at_its_end():
 def test_is_heading_a_lone_line_of_exactly_80_characters():
     """A lone line without closing punctuation is a heading up to 80 characters, 80 included.
 
-    Kills assay.chunking.recursive.x_is_heading__mutmut_28 (len < 80)."""
+    Kills assay.inputs.chunking.recursive.x_is_heading__mutmut_28 (len < 80)."""
     assert is_heading("T" * 80) is True
     assert is_heading("T" * 81) is False
     assert is_heading("  " + "T" * 80 + "\n") is True
@@ -66,7 +66,7 @@ def test_heading_glued_to_an_indented_long_line():
     """A Markdown heading, then a long line indented with blanks (a long part whose text starts after its
     first position): the heading stays glued to the line's first characters.
 
-    Kills assay.chunking.recursive.xǁ_Documentǁglue__mutmut_12 and xǁ_Documentǁglue__mutmut_13 (the part's
+    Kills assay.inputs.chunking.recursive.xǁ_Documentǁglue__mutmut_12 and xǁ_Documentǁglue__mutmut_13 (the part's
     first text position taken as its start, a blank: the end of the blanks became a boundary, so the
     heading was a chunk alone)."""
     text = "# Title\n   " + "x" * 15 + " more words here and there"
@@ -79,7 +79,7 @@ def test_sentence_mark_inside_a_piece_before_a_long_paragraph():
     last sentence mark within the size is inside the second paragraph, so the chunk is not cut there (a
     paragraph that fits is one piece) but after that paragraph.
 
-    Kills assay.chunking.recursive.xǁ_Documentǁpack__mutmut_105 (cut > first or cut >= ce: a mark before
+    Kills assay.inputs.chunking.recursive.xǁ_Documentǁpack__mutmut_105 (cut > first or cut >= ce: a mark before
     the long part accepted as the chunk's end)."""
     text = "A.\n\nB. Cc dd,\n\nDddd eeee. Ffff gggg hhhh. Iiii jjjj kkkk."
     assert_spans(text, 20, 0, [(0, 13), (15, 25), (26, 41), (42, 57)])
@@ -89,7 +89,7 @@ def test_markdown_heading_ending_with_a_mark_before_a_long_paragraph():
     """Overlap 0: "# Hi." is a heading (glued to the long paragraph after it) though it ends with a mark;
     the first chunk ends before it, not after its mark.
 
-    Kills assay.chunking.recursive.xǁ_Documentǁpack__mutmut_105 and xǁ_Documentǁpack__mutmut_106
+    Kills assay.inputs.chunking.recursive.xǁ_Documentǁpack__mutmut_105 and xǁ_Documentǁpack__mutmut_106
     (cut >= first: the heading's mark, followed by nothing but blanks up to the long part, taken as a
     sentence end inside the part)."""
     text = "Aa bb.\n\n# Hi.\n\nCccccc dddddd eeee. Gg hh ii jj kk. Ll mm."
@@ -100,7 +100,7 @@ def test_paragraph_with_blanks_before_its_break_is_a_heading():
     """"Title " (a space before the paragraph break) is 5 characters: it fits, and is a heading glued to
     what follows.
 
-    Kills assay.chunking.recursive.xǁ_Documentǁparagraphs__mutmut_41 (text[stop - 2]: the trailing blank
+    Kills assay.inputs.chunking.recursive.xǁ_Documentǁparagraphs__mutmut_41 (text[stop - 2]: the trailing blank
     counted, so the title became a long part, never a heading)."""
     assert_spans("Title \n\nBody text here.", 5, 0, [(0, 12), (13, 17), (18, 23)])
 
@@ -109,7 +109,7 @@ def test_chunk_limit_at_the_end_of_a_long_part_with_blanks_after_it():
     """A long paragraph followed by a short lone line (a heading glued to nothing: it joins what came
     before), the size limit past the long part's end.
 
-    Kills assay.chunking.recursive.xǁ_Documentǁaround__mutmut_16 (x > b: a position at a long part's end
+    Kills assay.inputs.chunking.recursive.xǁ_Documentǁaround__mutmut_16 (x > b: a position at a long part's end
     searched inside it)."""
     text = "x bb bb bb.alphaalpha a.\n\n  T"
     assert_spans(text, 20, 0, [(0, 7), (8, 21), (22, 29)])
@@ -118,7 +118,7 @@ def test_chunk_limit_at_the_end_of_a_long_part_with_blanks_after_it():
 def test_paragraph_break_at_the_end_of_the_text():
     """Text whose trimmed end is followed by a paragraph break: the paragraph search stops at the trimmed end.
 
-    Kills assay.chunking.recursive.xǁ_Documentǁparagraphs__mutmut_9 and xǁ_Documentǁparagraphs__mutmut_12
+    Kills assay.inputs.chunking.recursive.xǁ_Documentǁparagraphs__mutmut_9 and xǁ_Documentǁparagraphs__mutmut_12
     (the search for line breaks runs to the text's end: the break after the text is taken as a paragraph
     break, and the empty paragraph after it is read past the end)."""
     text = "xxxxxxxxxxxxxxxxxxxxxxxx bb alpha? a alpha xxxxxxxxxxxxxxxxxxxxxxxxxxxx.  word a!\n\n"
@@ -138,7 +138,7 @@ def test_paragraphs_gives_what_split_gives_for_a_text_broken_only_into_paragraph
     breaks, split's items (a paragraph too long for a chunk as a long part of level 2), found with str.find;
     None for any other text. A line break among the blanks before s is outside: still paragraphs.
 
-    Kills assay.chunking.recursive.xǁ_Documentǁparagraphs__mutmut_8 (the first search from 0: the lone line
+    Kills assay.inputs.chunking.recursive.xǁ_Documentǁparagraphs__mutmut_8 (the first search from 0: the lone line
     break before the text gives None), _13 and _64 (rfind: the last line break of a paragraph break, where no
     separator starts, gives None), _15 (the loop never runs: None) and _19 (m = None: None)."""
     text = "Aa bb cc dd ee.\n\nFf gg.\n\nHh ii jj kk ll mm nn.\n \n  Oo."
@@ -158,7 +158,7 @@ def test_glue_keeps_a_leading_blank_piece_with_the_heading_after_it():
     """glue over split's items of a text opening with a paragraph break, then a heading: the first glued piece
     starts at 0, as RecursiveChunker._glue_headings of the reference glues it (blanks wait with the heading).
 
-    Kills assay.chunking.recursive.xǁ_Documentǁglue__mutmut_22 (pending = None: the leading blank piece
+    Kills assay.inputs.chunking.recursive.xǁ_Documentǁglue__mutmut_22 (pending = None: the leading blank piece
     dropped, the first piece starting after it)."""
     text = "\n\nTitle\n\nBody one,\nline two.\n\nBody two."
     ref = Reference(12, 0)

@@ -1,5 +1,5 @@
-"""Kills of the surviving mutants of src/assay/gate.py, src/assay/metrics/registry.py and
-src/assay/judgments/resolve.py listed in docs/mutation.md: each test pins exact outputs on a real DuckDB warehouse,
+"""Kills of the surviving mutants of src/assay/verdicts/gate.py, src/assay/measures/registry.py and
+src/assay/inputs/judgments/resolve.py listed in docs/mutation.md: each test pins exact outputs on a real DuckDB warehouse,
 real measure files, a real corpus directory and judgments file, through assay's own API and CLI, and names the
 mutants it kills (each applied by hand to a copy of the tree and seen to fail).
 
@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from assay import gate
+from assay.verdicts import gate
 from assay.cli import cli
-from assay.errors import ConfigError, JudgmentsError, UsageError
-from assay.metrics import registry
-from assay.warehouse import Warehouse
+from assay.core.errors import ConfigError, JudgmentsError, UsageError
+from assay.measures import registry
+from assay.store.warehouse import Warehouse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "verdict"))  # verdict_runs (no __init__)
 from verdict_runs import outcomes, write_outcomes, write_ranks  # noqa: E402
@@ -44,8 +44,8 @@ def runs(tmp_path_factory):
 # --- gate.py ---------------------------------------------------------------------------------------------------
 
 def test_a_bootstrap_interval_is_drawn_with_the_runs_seed_and_samples(runs, tmp_path):
-    """Kills assay.gate.x_check__mutmut_52 (seed not passed to evaluate: seed 0 is used) and
-    assay.gate.x_check__mutmut_53 (samples not passed: 1000 are drawn). RR@10 has a bootstrap interval, which
+    """Kills assay.verdicts.gate.x_check__mutmut_52 (seed not passed to evaluate: seed 0 is used) and
+    assay.verdicts.gate.x_check__mutmut_53 (samples not passed: 1000 are drawn). RR@10 has a bootstrap interval, which
     depends on both: with seed 7 and 200 samples it is [0.30747..., 0.79166...], where seed 0 gives the upper end
     0.8333... and 1000 samples give [0.35427..., 0.82389...]. `assay gate` takes both from the run's config."""
     with Warehouse.open(runs, read_only=True) as wh:
@@ -80,7 +80,7 @@ def test_a_bootstrap_interval_is_drawn_with_the_runs_seed_and_samples(runs, tmp_
 
 
 def test_a_run_of_one_question_is_gated_on_it(runs):
-    """Kills assay.gate.x_check__mutmut_60 (`row.n == 0` as `row.n == 1`: a slice of one question would be
+    """Kills assay.verdicts.gate.x_check__mutmut_60 (`row.n == 0` as `row.n == 1`: a slice of one question would be
     failed as having none). Wilson's interval of 1 of 1 is [0.0546..., 1.0]."""
     with Warehouse.open(runs, read_only=True) as wh:
         results = gate.check(wh, "run-one", [gate.parse_rule("Success@1:doc>=0.5")], seed=0, samples=1000)
@@ -97,7 +97,7 @@ def test_a_measure_without_values_fails_and_the_next_rule_is_still_checked(runs)
     """A run without answers has no faithfulness value in any slice: its rule fails with the vacuous-pass reason,
     every key of the result pinned, and the rule after it is checked. The second rule, `>` passing on 0.75 with
     p 0.344 (exact binomial, scipy's binomtest), is fragile: for `>` the tail is P(X >= 24).
-    Kills assay.gate.x_check__mutmut_69 (fragile True), _74 (n 1), _75, _76 (the key ci_low renamed), _77, _78
+    Kills assay.verdicts.gate.x_check__mutmut_69 (fragile True), _74 (n 1), _75, _76 (the key ci_low renamed), _77, _78
     (ci_high renamed), _81 (`continue` as `break`: the second rule dropped), _92 (`">"` misspelt: ci_high taken
     for `>`, so not fragile), and a bound column always '-'."""
     rules = [gate.parse_rule("faithfulness>=0.5"), gate.parse_rule("Success@1:doc>0.7")]
@@ -133,7 +133,7 @@ def test_a_measure_without_values_fails_and_the_next_rule_is_still_checked(runs)
 
 
 def test_two_rules_naming_slices_the_run_lacks_are_named_together(runs):
-    """Kills assay.gate.x_check_slices__mutmut_10 (the rules joined by 'XX; XX' instead of '; ')."""
+    """Kills assay.verdicts.gate.x_check_slices__mutmut_10 (the rules joined by 'XX; XX' instead of '; ')."""
     rules = [gate.parse_rule("Success@1:doc[form=gapp]>=0.5"), gate.parse_rule("Success@1[category=x]>=0.5", "t.toml")]
     with Warehouse.open(runs, read_only=True) as wh, pytest.raises(UsageError) as error:
         gate.check(wh, "run-075", rules, seed=0, samples=1000)
@@ -144,7 +144,7 @@ def test_two_rules_naming_slices_the_run_lacks_are_named_together(runs):
 
 @pytest.mark.parametrize("rules", ["Success@3:doc>=0.75", ["Success@3:doc>=0.75", 0.75]])
 def test_gate_rules_that_are_not_a_list_of_strings_are_a_config_error(rules):
-    """Kills assay.gate.x_collect_rules__mutmut_41 (`or` as `and`: a string is taken for a list of one-letter
+    """Kills assay.verdicts.gate.x_collect_rules__mutmut_41 (`or` as `and`: a string is taken for a list of one-letter
     rules, a list holding a number is parsed as rules) and _45 (the message None)."""
     with pytest.raises(ConfigError) as error:
         gate.collect_rules({"gate": {"rules": rules}, "_path": "proj/assay.toml"}, ())
@@ -160,7 +160,7 @@ MEASURES = ("Success@k|@Ntok, R@k, P@k, RR[@k], nDCG[@k]|@Ntok, AP[@k], SpanReca
 
 def test_the_listing_key_of_every_shipped_measure():
     """(level group, minus the number of levels, place in the standard set or after it) for each shipped family,
-    computed again (builtin_families is cached from import). Kills assay.metrics.registry.x__listing_key__mutmut_1
+    computed again (builtin_families is cached from import). Kills assay.measures.registry.x__listing_key__mutmut_1
     (standard None), _2 (LEVELS.index(None)), _3 (tuple.rindex), _4 (levels[1]), _5 (+len), _6 (every family after
     the standard set), _7 (index of a family not in it), _8 (index(None)), _9 (list.rindex), _10 (`not in`)."""
     keys = [(fam.name, registry._listing_key(fam)) for fam in registry.builtin_families()]
@@ -209,7 +209,7 @@ def user_measures(tmp_path):
 
 
 def test_a_users_measure_files_keep_their_unit_budget_and_non_ascii_definition(user_measures):
-    """Kills assay.metrics.registry.x__family__mutmut_139 (unit dropped: 'question'), _154 (value(None, ...)), _158
+    """Kills assay.measures.registry.x__family__mutmut_139 (unit dropped: 'question'), _154 (value(None, ...)), _158
     ('XXunitXX'), _159 ('UNIT') — each reads the unit as 'question' — and x_read_families__mutmut_20
     (sql_path(None) raises, so an existing budget file is reported missing)."""
     config, root = user_measures
@@ -227,7 +227,7 @@ def test_a_users_measure_files_keep_their_unit_budget_and_non_ascii_definition(u
 
 def test_a_measure_file_is_read_as_utf8_whatever_the_locale(user_measures):
     """Under the C locale (ASCII) a file read in the locale's encoding fails on the é. Kills
-    assay.metrics.registry.x_read_families__mutmut_15 (encoding=None). (Under Python's UTF-8 mode the locale is not
+    assay.measures.registry.x_read_families__mutmut_15 (encoding=None). (Under Python's UTF-8 mode the locale is not
     used and the test cannot tell; assay's tests run without it.)"""
     config, root = user_measures
     registry.load_user_measures(config)
@@ -251,8 +251,8 @@ def test_a_budget_file_that_does_not_exist_is_named(user_measures):
 
 def test_an_unknown_measure_is_suggested_only_from_the_scope():
     """For a TREC run (document level only) 'Abstian' has no close name: Abstain does not apply there. Kills
-    assay.metrics.registry.x__unknown__mutmut_6 (suggestions from every measure: 'did you mean Abstain?')."""
-    from assay import trec_eval
+    assay.measures.registry.x__unknown__mutmut_6 (suggestions from every measure: 'did you mean Abstain?')."""
+    from assay.measures import trec_eval
 
     with pytest.raises(ConfigError) as error:
         registry.parse_measure("Abstian", trec_eval.SCOPE)
@@ -271,7 +271,7 @@ def test_an_unknown_measure_is_suggested_only_from_the_scope():
     ("abs", "; did you mean Abstain?", "x_suggestions__mutmut_61 (`>` 0.6: nothing named)"),
 ])
 def test_the_names_an_unknown_measure_suggests(text, guess, kills):
-    """Kills assay.metrics.registry.x_suggestions__mutmut_1, _30, _41 and _61 (one case each, named in `kills`)."""
+    """Kills assay.measures.registry.x_suggestions__mutmut_1, _30, _41 and _61 (one case each, named in `kills`)."""
     with pytest.raises(ConfigError) as error:
         registry.parse_measure(text)
     assert str(error.value) == f"unknown measure {text!r}{guess} Measures: {MEASURES}"
@@ -282,11 +282,11 @@ def test_the_names_an_unknown_measure_suggests(text, guess, kills):
 def test_every_gold_entry_of_a_question_is_resolved_after_one_fails(tmp_path):
     """One question whose gold names a document not in the corpus, quotes an empty document, and quotes 'abxy',
     whose nearest passage 'abcd' has similarity exactly 0.5 (MIN_SHOWN_SIMILARITY: shown). Every problem is listed.
-    Kills assay.judgments.resolve.x_resolve_gold__mutmut_15 (`continue` as `break` after the missing document),
+    Kills assay.inputs.judgments.resolve.x_resolve_gold__mutmut_15 (`continue` as `break` after the missing document),
     _34 (the empty-document message None), _35 (`break` after the empty document) and
-    assay.judgments.resolve.x_not_found_message__mutmut_10 (`<` as `<=`: 'no passage comes close')."""
-    from assay.corpus import load_corpus
-    from assay.judgments import load_judgments, resolve_gold
+    assay.inputs.judgments.resolve.x_not_found_message__mutmut_10 (`<` as `<=`: 'no passage comes close')."""
+    from assay.inputs.corpus import load_corpus
+    from assay.inputs.judgments import load_judgments, resolve_gold
 
     root = tmp_path / "corpus"
     root.mkdir()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.errors import ConfigError
-from assay.metrics.registry import _family, parse_measure
+from assay.core.errors import ConfigError
+from assay.measures.registry import _family, parse_measure
 
 BLOCK = {"measure": ("Foo", 1), "interval": ("wilson", 2), "cutoff": ("none", 3), "levels": ("query", 4),
          "definition": ("one value per question", 5)}
@@ -74,7 +74,7 @@ def test_answer_level_and_the_header_errors_of_levels_budget_and_definition():
 
 
 def test_read_header_reads_fields_continuations_and_a_second_measure():
-    from assay.metrics.registry import read_header
+    from assay.measures.registry import read_header
 
     text = ("-- measure: Foo\n-- interval: wilson\n-- definition: one value\n--   per question\n--\n"
             "-- measure: Bar\n-- cutoff: none\n--\nSELECT 1\n")
@@ -102,7 +102,7 @@ def test_read_header_reads_fields_continuations_and_a_second_measure():
     ("-- interval: wilson\n-- measure: Foo\n", "m.sql:1: a measure header starts with '-- measure: NAME'"),
 ])
 def test_read_header_errors_say_where_and_what(text, message):
-    from assay.metrics.registry import FIELDS, read_header
+    from assay.measures.registry import FIELDS, read_header
 
     assert FIELDS == ("measure", "interval", "cutoff", "levels", "budget", "answerable_only", "unit",
                       "reads_tokens", "definition")

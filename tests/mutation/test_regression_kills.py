@@ -7,8 +7,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from assay import regression
-from assay.errors import ConfigError
+from assay.verdicts import regression
+from assay.core.errors import ConfigError
 
 
 def test_parse_drop_reads_measure_level_and_allowance():

@@ -1,4 +1,4 @@
-"""regress and history on a real warehouse, pinned whole, where mutmut's survivors in src/assay/regression.py
+"""regress and history on a real warehouse, pinned whole, where mutmut's survivors in src/assay/verdicts/regression.py
 showed the tests checked only parts (docs/mutation.md): every history point, the default level, the runs that
 did not complete, the baseline `best` and `latest` pick, the skipped runs, every error message and the full
 text of both commands. Each history and `best` test runs twice: on a Warehouse (values read with SQL,
@@ -28,11 +28,11 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from assay import regression
-from assay.chunking import Chunk
-from assay.comparison import run_identity
-from assay.errors import ConfigError, RunFailed, RunNotFound
-from assay.warehouse import Warehouse
+from assay.verdicts import regression
+from assay.inputs.chunking import Chunk
+from assay.verdicts.comparison import run_identity
+from assay.core.errors import ConfigError, RunFailed, RunNotFound
+from assay.store.warehouse import Warehouse
 from synthetic import QuerySpec, Synthetic, write_synthetic
 
 S1 = regression.parse_drop("Success@1=0.1")
@@ -89,7 +89,7 @@ def wh(request, path):
 def point(run_id, minute, value, n, low, high):
     return {"run_id": run_id, "started_at": f"2026-01-01T00:0{minute}:00", "kind": "run", "judgments_hash": "j" * 64,
             "corpus_hash": "c" * 64, "value": value, "n": n, "ci_low": low, "ci_high": high,
-            # Success@1 has no context budget: the fill fields (assay.metrics.fill) are null
+            # Success@1 has no context budget: the fill fields (assay.measures.fill) are null
             "budget_filled": None, "tokens_available": None, "shortfall": None, "questions_short": None}
 
 

@@ -1,6 +1,6 @@
 """Fisher's randomization test at its boundaries: a sign pattern whose statistic equals the threshold exactly,
 the rounding margin of the batched statistics, the memory bound on the sign draws, the defaults, and the input
-checks (assay.metrics.significance). Written against the survivors of the mutmut run of 2026-12-01."""
+checks (assay.verdicts.significance). Written against the survivors of the mutmut run of 2026-12-01."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from assay.metrics import significance
+from assay.verdicts import significance
 
 
 def _threshold(d) -> float:

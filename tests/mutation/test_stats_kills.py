@@ -1,4 +1,4 @@
-"""Kills for mutants of assay.metrics.stats (issue 16).
+"""Kills for mutants of assay.measures.stats (issue 16).
 
 Every interval is held, float for float, to the verbatim pre-speed-work code in tests/metrics/reference_stats.py
 (not mutated), on small samples built to reach each branch (ties, point masses, flat rows, n = 1 and 2, values
@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "metrics"))  # reference_stats (no __init__)
 import reference_stats as ref  # noqa: E402
 
-from assay.metrics import stats  # noqa: E402
+from assay.measures import stats  # noqa: E402
 
 SAMPLES = [
     [0.0, 0.2, 0.5, 0.9, 1.0, 0.3, 0.7, 0.1],

@@ -1,4 +1,4 @@
-"""Survivors of assay.metrics.stats after the mutmut rerun of 2026-12-01: where the normal and t functions come
+"""Survivors of assay.measures.stats after the mutmut rerun of 2026-12-01: where the normal and t functions come
 from (a module already loaded is used as it is; _bare_ufuncs only when none is), the bias correction's clip
 with few resamples, and the paired bootstrap's default sample count. Intervals are held, float for float, to
 the verbatim reference in tests/metrics/reference_stats.py."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assay.metrics import stats
+from assay.measures import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "metrics"))  # reference_stats (no __init__)
 import reference_stats as ref  # noqa: E402

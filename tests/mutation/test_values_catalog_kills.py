@@ -12,10 +12,10 @@ import shutil
 
 import pytest
 
-from assay.metrics import values as mv
-from assay.metrics.registry import DEFAULT_MEASURES, load_user_measures, parse_measure
-from assay.pipelines import load_config
-from assay.warehouse import Warehouse
+from assay.measures import values as mv
+from assay.measures.registry import DEFAULT_MEASURES, load_user_measures, parse_measure
+from assay.retrieval.pipelines import load_config
+from assay.store.warehouse import Warehouse
 
 HEADER = """\
 -- measure: TopHit

@@ -8,13 +8,13 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from assay import gate, regression
-from assay.corpus import Corpus
-from assay.corpus.files import Skipped
-from assay.errors import ConfigError, UsageError
-from assay.judgments.resolve import _why_not_read, line_of
-from assay.metrics.registry import builtin_families
-from assay.metrics.significance import EXACT_MAX_N, paired_test
+from assay.verdicts import gate, regression
+from assay.inputs.corpus import Corpus
+from assay.inputs.corpus.files import Skipped
+from assay.core.errors import ConfigError, UsageError
+from assay.inputs.judgments.resolve import _why_not_read, line_of
+from assay.measures.registry import builtin_families
+from assay.verdicts.significance import EXACT_MAX_N, paired_test
 
 
 def test_gate_rules_are_required_unless_said_otherwise():
@@ -62,7 +62,7 @@ def test_the_randomization_test_is_exact_up_to_16_questions():
 
 
 def test_measures_are_listed_ranking_then_span_then_per_question_then_answer():
-    from assay.metrics.registry import _listing_key
+    from assay.measures.registry import _listing_key
 
     # builtin_families is cached for the process: sort again here so the key itself is what the test runs
     assert [f.name for f in sorted(builtin_families()[::-1], key=_listing_key)] == [f.name for f in builtin_families()]
@@ -105,7 +105,7 @@ def test_the_randomization_test_draws_10000_samples_by_default():
     ("spanpre", ["SpanRecall@10", "SpanPrecision@10"]), ("spanr@5", ["SpanIoU@5", "SpanRecall@5"]),
     ("xyz", []), ("faith", [])])
 def test_suggestions_for_a_misspelled_measure(typed, suggested):
-    from assay.metrics.registry import suggestions
+    from assay.measures.registry import suggestions
 
     assert suggestions(typed, n=5) == suggested
     assert suggestions(typed, n=1) == suggested[:1]

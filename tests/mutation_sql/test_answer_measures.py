@@ -7,9 +7,9 @@ a second run that reads other judgments and another chunk set."""
 
 import pytest
 
-from assay.chunking import Chunk
-from assay.metrics.compute import per_query
-from assay.metrics.registry import parse_measure
+from assay.inputs.chunking import Chunk
+from assay.measures.compute import per_query
+from assay.measures.registry import parse_measure
 from synthetic import QuerySpec, Synthetic, write_synthetic
 from world import CORPUS, DOC_LEN, JUDGMENTS, OTHER_CORPUS, OTHER_JUDGMENTS, opened
 

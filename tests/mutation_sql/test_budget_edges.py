@@ -7,10 +7,10 @@ tests/metrics/test_span.py's computation over sets of characters."""
 
 import pytest
 
-from assay.budget import token_spans
-from assay.chunking import Chunk
-from assay.metrics.compute import per_query
-from assay.metrics.registry import NO_CUTOFF, parse_measure
+from assay.store.tokens import token_spans
+from assay.inputs.chunking import Chunk
+from assay.measures.compute import per_query
+from assay.measures.registry import NO_CUTOFF, parse_measure
 from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 from test_span_measures import REF
 from world import opened

@@ -6,9 +6,9 @@ pytrec_eval."""
 
 import pytest
 
-from assay.chunking import Chunk
-from assay.metrics.compute import per_query
-from assay.metrics.registry import parse_measure
+from assay.inputs.chunking import Chunk
+from assay.measures.compute import per_query
+from assay.measures.registry import parse_measure
 from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 from world import opened, pytrec_reference
 
@@ -93,8 +93,8 @@ def test_each_run_reads_its_own_judgments(wh, family, k):
 def test_each_run_reads_its_own_gold_text(wh, measure):
     """The span and budgeted measures (sql/measures/span_*.sql, ndcg_budget.sql, success_budget.sql) against
     tests/metrics/test_span.py's computation over sets of characters."""
-    from assay.budget import token_spans
-    from assay.metrics.registry import NO_CUTOFF
+    from assay.store.tokens import token_spans
+    from assay.measures.registry import NO_CUTOFF
     from test_span_measures import REF as SPAN
 
     tokens = {"a.md": token_spans(["x" * DOC_LEN])[0]}

@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from assay.chunking import Chunk
-from assay.metrics.compute import per_query
-from assay.metrics.registry import parse_measure
+from assay.inputs.chunking import Chunk
+from assay.measures.compute import per_query
+from assay.measures.registry import parse_measure
 from synthetic import QuerySpec, Synthetic, write_synthetic
 from world import opened
 
@@ -114,7 +114,7 @@ def test_ap_is_the_rank_ordered_sum_bit_for_bit(wh, k):
 def test_budgeted_ndcg_is_the_rank_ordered_sum_bit_for_bit(wh, budget):
     """nDCG@Ntok (sql/measures/ndcg_budget.sql): each gold entry credited at the first rank within the budget
     whose text overlaps it, a rank worth the best grade it newly covers (tests/metrics/test_span.py's rule)."""
-    from assay.budget import token_spans
+    from assay.store.tokens import token_spans
     from synthetic import DOC_LEN
     from test_span_measures import REF as SPAN
 

@@ -11,8 +11,8 @@ out by hand from these.
 
 import pytest
 
-from assay.budget import token_spans
-from assay.chunking import Chunk
+from assay.store.tokens import token_spans
+from assay.inputs.chunking import Chunk
 from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 from world import opened
 

@@ -4,8 +4,8 @@ question against pytrec_eval, for every run and stage of a warehouse that holds 
 
 import pytest
 
-from assay.metrics.compute import per_query
-from assay.metrics.registry import parse_measure
+from assay.measures.compute import per_query
+from assay.measures.registry import parse_measure
 from world import lists, opened, pytrec_reference, write
 
 REF = pytrec_reference()

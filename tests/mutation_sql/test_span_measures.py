@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from assay.budget import token_spans
-from assay.metrics.compute import per_query
-from assay.metrics.registry import NO_CUTOFF, parse_measure
+from assay.store.tokens import token_spans
+from assay.measures.compute import per_query
+from assay.measures.registry import NO_CUTOFF, parse_measure
 from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 from world import CORPUS, JUDGMENTS, OTHER_CORPUS, OTHER_JUDGMENTS, opened
 

@@ -12,7 +12,7 @@ import random
 import shutil
 from pathlib import Path
 
-from assay.chunking import Chunk
+from assay.inputs.chunking import Chunk
 from synthetic import DOC_LEN, QuerySpec, Synthetic, random_synthetic, write_synthetic
 
 JUDGMENTS, CORPUS = "j" * 64, "c" * 64  # what write_synthetic stores
@@ -24,7 +24,7 @@ def opened(tmp_path_factory, name: str, write):
     mutant of SQL that runs at query time (a measure, never a migration: the views live in the warehouse): the
     filled file is then copied from one its unmutated baseline saved there (ASSAY_MUTATION_SNAPSHOTS_WRITE),
     which saves a mutant the seconds of writing the runs. Unset (every ordinary test run), it is written here."""
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     path = tmp_path_factory.mktemp(name) / "wh.duckdb"
     folder = os.environ.get("ASSAY_MUTATION_SNAPSHOTS")

@@ -6,8 +6,8 @@ import time
 import pytest
 from tiny_cross_encoder import build_tiny_cross_encoder, fill_fastembed_cache
 
-from assay.errors import ConfigError, ModelNotAvailable
-from assay.rerank.cross_encoder import DEFAULT_MODEL, CrossEncoderReranker, rerank_hits
+from assay.core.errors import ConfigError, ModelNotAvailable
+from assay.retrieval.rerank.cross_encoder import DEFAULT_MODEL, CrossEncoderReranker, rerank_hits
 from assay.retrieval import Hit
 
 TINY = "assay-test/tiny-cross-encoder"

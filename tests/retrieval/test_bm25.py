@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from assay.chunking import Chunk
+from assay.inputs.chunking import Chunk
 from assay.retrieval import Hit
 from assay.retrieval import bm25
 from assay.retrieval.bm25 import AnalyzerOptions, BM25Index

@@ -10,11 +10,11 @@ from dataclasses import replace
 
 import pytest
 
-from assay.hit_store import RunHits
+from assay.store.hits import RunHits
 from assay.retrieval import Hit
 from assay.retrieval.ranking import ChunkTable, Ranking, doc_ids
-from assay.runner import RunOptions, execute_run
-from assay.warehouse import Warehouse
+from assay.runs.runner import RunOptions, execute_run
+from assay.store.warehouse import Warehouse
 
 TABLE = ChunkTable(["a#0-1", "b#0-1", "c#0-1", "c#1-2"], ["a", "b", "c", "c"])
 
@@ -111,7 +111,7 @@ def test_a_bm25_run_is_written_without_making_a_hit(tmp_path, mini_corpus, mini_
 
 
 def test_a_list_given_twice_for_one_question_and_stage_is_refused(tmp_path, mini_corpus, mini_judgments):
-    from assay.errors import WarehouseError
+    from assay.core.errors import WarehouseError
 
     record = execute_run(mini_corpus, mini_judgments, RunOptions(chunk_size=120))
     query_id, stage, first = record.hits.lists()[0]

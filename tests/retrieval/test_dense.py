@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from assay.chunking import Chunk
+from assay.inputs.chunking import Chunk
 from assay.retrieval import dense as dense_module
 from assay.retrieval.dense import DenseIndex
 

@@ -12,8 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from assay.credentials import redact
-from assay.errors import RetrieverError
+from assay.core.credentials import redact
+from assay.core.errors import RetrieverError
 from assay.retrieval import Hit
 from assay.retrieval.external import (
     CallableRetriever,

@@ -2,14 +2,14 @@
 whose paired p-value, Holm-corrected over the ranking measures measured on the weakened rung, is below 0.05.
 
 Runs with prescribed ranks (verdict_runs.py) stand for the baseline and the weakened rung, in a real warehouse,
-measured and compared by assay.ablation's own steps. The baseline finds every question's relevant chunk at rank 1;
+measured and compared by assay.runs.ablation's own steps. The baseline finds every question's relevant chunk at rank 1;
 the weakened rung finds it at rank 2 (or not at all) on some questions. Success@1, Success@3, Success@10 and R@10
 then change by 0 or 1 on each question: McNemar's test without continuity correction, p = chi2.sf((b - c)**2 /
 (b + c), 1) with b questions won and c lost, and p = 1 when none changed. nDCG@10 changes by 1 - 1/log2(3) at
 rank 2 (and by 1 at no hit): a graded change, whose p comes from the score statistic Z with one pseudo-question
-split at +-r (assay.metrics.inference's docstring). The expected p-values below are computed here from those
+split at +-r (assay.verdicts.inference's docstring). The expected p-values below are computed here from those
 definitions with scipy, never with the code under test; Holm's adjusted values are written out by hand. Each test
-names the hand mutation of src/assay/ablation.py it catches.
+names the hand mutation of src/assay/runs/ablation.py it catches.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import math
 import pytest
 from scipy.stats import chi2, norm
 
-from assay import ablation
-from assay.warehouse import Warehouse
+from assay.runs import ablation
+from assay.store.warehouse import Warehouse
 from verdict_runs import write_ranks
 
 N = 12

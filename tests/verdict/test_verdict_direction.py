@@ -17,10 +17,10 @@ from click.testing import CliRunner
 from scipy.stats import chi2, norm
 
 from assay.cli import cli
-from assay.comparison import compare
-from assay.metrics.registry import parse_measure
-from assay.regression import regress
-from assay.warehouse import Warehouse
+from assay.verdicts.comparison import compare
+from assay.measures.registry import parse_measure
+from assay.verdicts.regression import regress
+from assay.store.warehouse import Warehouse
 from verdict_runs import outcomes, write_outcomes
 
 N, WON = 32, 10

@@ -11,8 +11,8 @@ Each test names the mutation it kills (each made by hand and seen to fail).
 
 import pytest
 
-from assay.chunking.recursive import compiled_spans, python_spans
-from assay.fusion.rrf import rrf
+from assay.inputs.chunking.recursive import compiled_spans, python_spans
+from assay.retrieval.fusion.rrf import rrf
 from assay.retrieval import Hit
 
 

@@ -2,7 +2,7 @@
 (24 of 32 questions hit at rank 1, verdict_runs.py), checked against each operator at the bar itself and a
 hair either side of it.
 
-Each case names the mutation of src/assay/gate.py's OPS it kills (each made by hand and seen to fail).
+Each case names the mutation of src/assay/verdicts/gate.py's OPS it kills (each made by hand and seen to fail).
 """
 
 import math
@@ -10,9 +10,9 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from assay import gate
+from assay.verdicts import gate
 from assay.cli import cli
-from assay.warehouse import Warehouse
+from assay.store.warehouse import Warehouse
 from verdict_runs import outcomes, write_outcomes
 
 BELOW, ABOVE = math.nextafter(0.75, 0), math.nextafter(0.75, 1)
@@ -72,7 +72,7 @@ def test_a_pass_is_fragile_when_the_one_sided_test_is_not_significant(run_075, r
     bound at 95%, which clears the bar exactly then. The report's 95% interval (Wilson) is kept in the result."""
     from scipy.stats import beta, binomtest
 
-    from assay.metrics.stats import wilson
+    from assay.measures.stats import wilson
 
     parsed = gate.parse_rule(rule)
     with Warehouse.open(run_075, read_only=True) as wh:

@@ -5,8 +5,8 @@ gate.check's early return listed in docs/mutation.md (the reason text replaced o
 
 import pytest
 
-from assay import gate
-from assay.warehouse import Warehouse
+from assay.verdicts import gate
+from assay.store.warehouse import Warehouse
 from verdict_runs import outcomes, write_outcomes
 
 REASON = "the run used --force-generation: a diagnostic run, never a gate run"

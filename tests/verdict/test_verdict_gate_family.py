@@ -27,10 +27,10 @@ from fractions import Fraction
 import pytest
 from click.testing import CliRunner
 
-from assay import gate
+from assay.verdicts import gate
 from assay.cli import cli
-from assay.metrics.bar_test import Sample, binomial_tail
-from assay.warehouse import Warehouse
+from assay.verdicts.bar_test import Sample, binomial_tail
+from assay.store.warehouse import Warehouse
 from verdict_runs import write_outcomes, write_ranks
 
 SLICES = {"normal": (6, 6), "adversarial": (11, 9), "ambiguous": (8, 7)}  # category: (questions, hits)

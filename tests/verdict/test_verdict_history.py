@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.drop_test import permutation_p, sign_flip_p
-from assay.errors import ConfigError
-from assay.regression import history
-from assay.warehouse import Warehouse
+from assay.verdicts.drop_test import permutation_p, sign_flip_p
+from assay.core.errors import ConfigError
+from assay.verdicts.regression import history
+from assay.store.warehouse import Warehouse
 from verdict_runs import outcomes, write_outcomes
 
 N = 32

@@ -14,13 +14,13 @@ import math
 import pytest
 from scipy.stats import norm
 
-from assay.comparison import compare
-from assay.metrics import stats
-from assay.metrics.compute import per_query
-from assay.metrics.registry import parse_measure
-from assay.metrics.stats import bootstrap_mean, paired_bootstrap_delta, paired_bootstrap_deltas, wilson
-from assay.runner import BOOTSTRAP_SAMPLES
-from assay.warehouse import Warehouse
+from assay.verdicts.comparison import compare
+from assay.measures import stats
+from assay.measures.compute import per_query
+from assay.measures.registry import parse_measure
+from assay.measures.stats import bootstrap_mean, paired_bootstrap_delta, paired_bootstrap_deltas, wilson
+from assay.runs.runner import BOOTSTRAP_SAMPLES
+from assay.store.warehouse import Warehouse
 from verdict_runs import outcomes, write_outcomes
 
 TIGHT = {"rel": 1e-12, "abs": 1e-12}
@@ -104,7 +104,7 @@ def test_compare_rows_are_one_inference_at_alpha(tmp_path):
     """Kills: compare's intervals taken from another procedure than its p-values (the paired bootstrap it used
     before), or another alpha: each row's interval and p equal infer() over the same per-question values at
     alpha 0.05, and the interval excludes 0 exactly when p < 0.05, on a real warehouse."""
-    from assay.metrics.inference import infer
+    from assay.verdicts.inference import infer
 
     with Warehouse.open(tmp_path / "w.duckdb") as wh:
         # 8 questions won and 8 lost: a change of 0 with spread
@@ -127,7 +127,7 @@ def test_ablate_rung_intervals_use_1000_resamples(tmp_path):
     """Kills: `assay ablate` measuring its rungs with any count but 1000 (a changed default of bootstrap_mean,
     or a count passed in): each graded measure's interval on a rung equals bootstrap_mean with an explicit 1000
     over the rung's per-question values, on a real warehouse with graded values (relevant chunk at ranks 1-10)."""
-    from assay.ablation import Rung, measure_rung
+    from assay.runs.ablation import Rung, measure_rung
     from verdict_runs import write_ranks
 
     ranks = [(i * 7) % 11 for i in range(32)]  # 0 (not found) to 10

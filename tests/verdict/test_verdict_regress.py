@@ -5,14 +5,14 @@ regresses when a one-sided paired test of H0 "change >= -a" is rejected at the l
 (Holm by default, over every distinct measure, level and slice checked) gives it; threshold mode when the
 change is below -a. Every run here is written with prescribed per-question outcomes (verdict_runs.py):
 Success@1 is hits/32; against a baseline with 32 hits, a candidate that misses k questions (k lost, none won)
-has change -k/32 (exact in binary floating point). The test is the score test of assay.metrics.inference:
+has change -k/32 (exact in binary floating point). The test is the score test of assay.verdicts.inference:
 p = Phi(Z(-a)), Z Tango's score statistic for paired 0/1 outcomes. At a = 0 that is McNemar's test without
 continuity correction, one tail: Z = -k / sqrt(k), p = Phi(-sqrt(k)) = chi2.sf(k, 1) / 2. The references below
 are independent of the code under test: Z with Tango's restricted estimate found by maximising the trinomial
 likelihood numerically (as tango_z in tests/metrics/test_inference.py), p through scipy's normal tail, the
 one-sided bound by scipy's brentq on that Z.
 
-Each test's docstring names the mutation of src/assay/regression.py it kills; each was made by hand and
+Each test's docstring names the mutation of src/assay/verdicts/regression.py it kills; each was made by hand and
 seen to fail the test before the test was kept.
 """
 
@@ -25,11 +25,11 @@ from scipy.optimize import brentq, minimize_scalar
 from scipy.stats import chi2, norm, t
 
 from assay.cli import cli
-from assay.comparison import run_identity
-from assay.metrics.registry import parse_measure
-from assay.metrics.significance import holm
-from assay.regression import history, lasting_drop, pick_baseline, regress
-from assay.warehouse import Warehouse
+from assay.verdicts.comparison import run_identity
+from assay.measures.registry import parse_measure
+from assay.verdicts.significance import holm
+from assay.verdicts.regression import history, lasting_drop, pick_baseline, regress
+from assay.store.warehouse import Warehouse
 from verdict_runs import outcomes, write_outcomes
 
 N = 32

@@ -24,7 +24,7 @@ CHANGE = 20 / 32
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     path = tmp_path_factory.mktemp("signs") / "w.duckdb"
     with Warehouse.open(path) as wh:
@@ -122,7 +122,7 @@ def test_history(runs, tmp_path):
 
 def test_history_of_a_rise_has_no_drop(tmp_path):
     """lo -> hi only: a clear rise, no drop to test."""
-    from assay.warehouse import Warehouse
+    from assay.store.warehouse import Warehouse
 
     path = tmp_path / "w.duckdb"
     with Warehouse.open(path) as wh:

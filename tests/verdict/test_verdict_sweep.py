@@ -1,6 +1,6 @@
 """The sweep's verdict rules, each on data where it decides: real DuckDB warehouses holding runs with chosen
 rankings (tests/synthetic.py), tagged as the points of a sweep the way `assay sweep` tags them, read back by
-``assay.sweep.table`` and printed by the CLI.
+``assay.runs.sweep.table`` and printed by the CLI.
 
 The documents are ``"the " * 250``: the word piece i covers characters [4i, 4i + 3), so a chunk [4a, 4b) costs
 exactly b - a tokens, and every expected figure below is counted by hand, never with the code's formula. The
@@ -8,7 +8,7 @@ selection measure changes by 0 or 1 on each question in every comparison here, s
 score statistic: its p-value is McNemar's without continuity correction, computed here as scipy's
 chi2.sf((b - c)**2 / (b + c), 1) (b questions won, c lost), and its interval's ends are found by scipy's brentq
 on Tango's statistic, written below from its definition.
-Each test names the hand mutation of src/assay/sweep.py or sql/reports/context_tokens.sql it catches; each was
+Each test names the hand mutation of src/assay/runs/sweep.py or sql/reports/context_tokens.sql it catches; each was
 made and seen to fail.
 """
 
@@ -22,10 +22,10 @@ from click.testing import CliRunner
 from scipy.optimize import brentq
 from scipy.stats import chi2, norm
 
-from assay import sweep
-from assay.chunking import Chunk
+from assay.runs import sweep
+from assay.inputs.chunking import Chunk
 from assay.cli import cli
-from assay.warehouse import Warehouse
+from assay.store.warehouse import Warehouse
 from synthetic import QuerySpec, Synthetic, write_synthetic
 
 TEXT = "the " * 250

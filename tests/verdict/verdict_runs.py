@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime, timedelta
 
-from assay.chunking import Chunk
+from assay.inputs.chunking import Chunk
 from synthetic import QuerySpec, Synthetic, write_synthetic
 
 HIT, MISS = Chunk("d0.md", 0, 0, 100, "x" * 100), Chunk("d1.md", 0, 0, 100, "x" * 100)

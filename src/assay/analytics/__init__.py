@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from assay.errors import AssayError
+from assay.core.errors import AssayError
 
 
 def connect(source):
     """The Ibis backend over ``source`` (see the module docstring)."""
-    from assay.extras import require
+    from assay.core.extras import require
 
     require("ibis", "Ibis expressions over a warehouse or lake")
     import ibis
@@ -54,7 +54,7 @@ def connect(source):
 @contextmanager
 def opened(warehouse):
     """``(warehouse, Ibis backend)`` for a block: a brief warehouse is opened read-only for just that long."""
-    from assay.warehouse import BriefWarehouse
+    from assay.store.warehouse import BriefWarehouse
 
     if isinstance(warehouse, BriefWarehouse):
         with warehouse.reading() as wh:

@@ -11,12 +11,12 @@ complete runs (oldest first, as ``history.ordered_runs``) and each run's values 
 ``sweeps.point_values`` gives for the runs of a sweep's points.
 ``paired_values(warehouse, run_a, run_b, measures, slices)``: ``{(measure, level, slice): [(unit, a, b)]}`` in unit
 order, the pairs ``pairing.paired`` gives. Both read ``measure_values`` where a run holds the measure at the
-stage, and compute the rest with the measure SQL (``assay.metrics.compute.per_query``), as ``values.values``.
+stage, and compute the rest with the measure SQL (``assay.measures.compute.per_query``), as ``values.values``.
 """
 
 from __future__ import annotations
 
-from assay.metrics.compute import SLICE_FIELDS, per_query, question_labels, question_of, stored_values
+from assay.measures.compute import SLICE_FIELDS, per_query, question_labels, question_of, stored_values
 
 STAGE = "final"
 

@@ -10,7 +10,7 @@ the measure SQL (``assay.analytics.values``).
 from __future__ import annotations
 
 from assay.analytics.values import fetch, values
-from assay.metrics.compute import SLICE_FIELDS
+from assay.measures.compute import SLICE_FIELDS
 
 RUN_COLUMNS = ("run_id", "started_at", "judgments_hash", "corpus_hash", "seed", "kind", "sweep_id", "stats")
 

@@ -4,13 +4,13 @@
 runs scored: ``measure, level, slice, unit, a, b``. Only question measures pair (a citation or a claim is not the
 same item in two runs). Slices: ``all``, and with ``slices=True`` also ``field=label`` for each field of
 ``SLICE_FIELDS``, labels from run A's questions (``eval_questions``). Values come from ``measure_values`` when
-stored, else from the measure SQL (``assay.analytics.values``). The paired score tests read these rows (``assay.comparison.paired_tests``).
+stored, else from the measure SQL (``assay.analytics.values``). The paired score tests read these rows (``assay.verdicts.comparison.paired_tests``).
 """
 
 from __future__ import annotations
 
 from assay.analytics.values import values
-from assay.metrics.compute import SLICE_FIELDS
+from assay.measures.compute import SLICE_FIELDS
 
 
 def paired(warehouse, con, run_a: str, run_b: str, measures, slices: bool):

@@ -2,7 +2,7 @@
 
 ``point_values(warehouse, con, sweep_id, measures)``: ``point, run_id, measure, level, unit, value`` for every
 point of the sweep (``sweep_points``) and every measure, read from ``measure_values`` when stored, else computed
-by the measure SQL (``assay.analytics.values``). ``assay.sweep.table`` takes each point's means, intervals and
+by the measure SQL (``assay.analytics.values``). ``assay.runs.sweep.table`` takes each point's means, intervals and
 paired tests from these rows.
 """
 

@@ -4,14 +4,14 @@ Columns: ``run_id, measure, level, query_id, unit, value``. ``unit`` is the quer
 ``query_id|claim|cite`` for citation and claim measures (as in ``measure_values``).
 
 A (run, measure) pair with rows in ``measure_values`` at the stage asked reads them (the default measures are
-stored with every run). A pair with none is computed with ``assay.metrics.compute.per_query`` (a measure added
+stored with every run). A pair with none is computed with ``assay.measures.compute.per_query`` (a measure added
 later, an older run, another stage) and joins the expression as an in-memory table, so callers see one table
 whatever was stored. A measure that has no value for a run (no answer stage) is computed too and gives no rows.
 """
 
 from __future__ import annotations
 
-from assay.metrics.compute import per_query, question_labels, question_of
+from assay.measures.compute import per_query, question_labels, question_of
 
 COLUMNS = ("run_id", "measure", "level", "query_id", "unit", "value")
 

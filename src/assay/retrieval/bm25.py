@@ -31,7 +31,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 
-from assay import progress
+from assay.core import progress
 from assay.retrieval.ranking import ChunkTable, Ranking
 
 TOKENIZER_NAME = "assay_en"

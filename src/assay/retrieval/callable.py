@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from assay.errors import RetrieverError
+from assay.core.errors import RetrieverError
 from assay.retrieval import Hit
 from assay.retrieval.results import _question, _unwrap, parse_results
 

@@ -10,8 +10,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from assay.credentials import child_environment, redact, secret_values
-from assay.errors import RetrieverError
+from assay.core.credentials import child_environment, redact, secret_values
+from assay.core.errors import RetrieverError
 from assay.retrieval import Hit
 from assay.retrieval.results import _excerpt, _question, _unwrap, parse_results
 
@@ -31,7 +31,7 @@ class CommandRetriever:
     ``secret_env`` (the runner passes the configured ``*_api_key_env`` names) and every variable
     whose name ends in ``_KEY``, ``_TOKEN``, ``_SECRET``, ``_PASSWORD``, ``_PASSWD``,
     ``_CREDENTIALS`` or ``APIKEY`` (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``HF_TOKEN``...) are
-    dropped; PATH, HOME, LANG and the rest are kept (``assay.credentials.child_environment``). A
+    dropped; PATH, HOME, LANG and the rest are kept (``assay.core.credentials.child_environment``). A
     program that needs a key reads it from its own configuration. The values of those variables are
     redacted from every error, the stderr tail included, in any encoding.
     """

@@ -24,7 +24,7 @@ class DenseIndex:
 
     def prepare(self, texts: list[str]) -> None:
         """Embed the questions of a run in one batch (one question at a time costs ~6x more)."""
-        from assay import progress
+        from assay.core import progress
 
         unique = list(dict.fromkeys(texts))
         with progress.task("embedding questions", total=len(unique), unit="questions") as shown:

@@ -6,9 +6,9 @@ import json
 import os
 from collections.abc import Mapping
 
-from assay.credentials import redact, secret_values
-from assay.errors import RetrieverError
-from assay.http import DEFAULT_MAX_BYTES, TransportError, post_json
+from assay.core.credentials import redact, secret_values
+from assay.core.errors import RetrieverError
+from assay.core.http import DEFAULT_MAX_BYTES, TransportError, post_json
 from assay.retrieval import Hit
 from assay.retrieval.results import _excerpt, _question, _unwrap, parse_results
 
@@ -19,7 +19,7 @@ class HttpRetriever:
     The API key is read from the environment variable ``api_key_env`` and sent as
     ``Authorization: Bearer <key>``; it never appears in ``config()`` or in errors (nor do the
     values of ``headers``, nor any credential-named variable of assay's environment), raw,
-    JSON-escaped or URL-encoded. The request goes through ``assay.http``: ``timeout_s`` bounds it
+    JSON-escaped or URL-encoded. The request goes through ``assay.core.http``: ``timeout_s`` bounds it
     in total, at most ``max_bytes`` of answer are read, and a redirect is an error, never followed.
     An answer of any JSON shape is checked by ``parse_results``: a problem is a ``RetrieverError``.
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from importlib import metadata
 
-from assay.errors import RetrieverError
+from assay.core.errors import RetrieverError
 
 PLUGIN_GROUP = "assay.retrievers"
 

@@ -1,7 +1,7 @@
 """A question's ranked chunks as two columns, made into ``Hit`` objects only where one is read.
 
 A search over 5,000 chunks answers 300 questions with 30,000 hits; a ``Hit`` each cost a BM25 pass a third of
-its time, and the run stores them column by column anyway (``assay.hit_store``). A ``Ranking`` keeps what the
+its time, and the run stores them column by column anyway (``assay.store.hits``). A ``Ranking`` keeps what the
 index returned: each hit's position in the index's ``ChunkTable`` (chunk ids and document ids, one entry per
 chunk, shared by every question) and its score, best first. It is a sequence of ``Hit``: indexing, iterating and
 comparing with a list of hits behave as that list would, so stages, notebooks and custom code that read hits

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from assay.errors import RetrieverError
+from assay.core.errors import RetrieverError
 from assay.retrieval import Hit
 
 EXCERPT_CHARS = 200

@@ -7,8 +7,8 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from assay import progress
-from assay.errors import RetrieverError
+from assay.core import progress
+from assay.core.errors import RetrieverError
 from assay.retrieval import Hit
 from assay.retrieval.results import _excerpt, _parse_chunk_id, _span_chunk_id
 
@@ -89,7 +89,7 @@ class TrecRunRetriever:
                     hits.append(Hit(chunk_id, doc_id, ranking[docno][0]))
             self._runs[qid] = hits
         if reordered and order == "score":
-            from assay.escape import terminal
+            from assay.core.escape import terminal
 
             progress.say(f"note: {reordered} of {len(runs)} queries of {terminal(self.path.name)} rank their lines "
                          "otherwise than trec_eval's order (score, then docno descending), the order used here; "

@@ -1,0 +1,1 @@
+"""The Python API: assay.evaluate and assay.evaluate_run."""

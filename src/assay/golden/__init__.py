@@ -1,0 +1,1 @@
+"""A golden set's upkeep against the corpus and the warehouse: check (lints), rebase, draft."""

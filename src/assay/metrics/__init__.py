@@ -1,5 +1,0 @@
-"""Metrics: what each measure is (the registry) apart from how it is computed (SQL over stored hits)."""
-
-from assay.metrics.registry import DEFAULT_MEASURES, MEASURES, Measure, parse_measure
-
-__all__ = ["DEFAULT_MEASURES", "MEASURES", "Measure", "parse_measure"]

@@ -1,0 +1,1 @@
+"""What writes runs: the runner and its sinks, sweep, ablation, rescore, revalidation, abstention."""

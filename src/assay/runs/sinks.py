@@ -1,0 +1,72 @@
+"""Where a computed run is written: a warehouse file, or its own partition of a lake directory.
+
+A sink gives a run what it reads while it computes (``reads``: the embedding cache, stored
+calibrations, ``@name`` collections) and takes the finished ``RunRecord`` (``write``), returning
+where it went, for the line that says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class WarehouseSink:
+    """One warehouse file: read through short read-only opens, written in one short transaction
+    (``Warehouse.brief``), so other processes read it, and run beside it, while this run computes."""
+
+    def __init__(self, path=None):
+        self.path, self._wh = path, None
+
+    def reads(self):
+        if self._wh is None:
+            from assay.store.warehouse import Warehouse
+
+            self._wh = Warehouse.brief(self.path)
+        return self._wh
+
+    def path_exists(self) -> bool:
+        return self.reads().path.is_file()
+
+    def write(self, record, name: str | None = None) -> str:
+        """Write the run; ``name``: give it this name (assay.store.run_refs.tag) once it is stored."""
+        wh = self.reads()
+        wh.write_run(record)
+        if name is not None:
+            from assay.store.run_refs import tag
+
+            tag(wh, record.run_id, name)
+        return str(wh.path)
+
+    def close(self) -> None:
+        if self._wh is not None:
+            self._wh.close()
+
+
+class LakeSink:
+    """A lake directory: the run becomes its own partitions (``assay.store.lake.writer``), with no lock and no
+    warehouse. Reads come from an empty in-memory warehouse: vectors are computed afresh for each run,
+    and stored calibrations and ``@name`` collections (which live in a warehouse) are not available."""
+
+    def __init__(self, lake):
+        self.path, self._wh = Path(lake), None
+
+    def reads(self):
+        if self._wh is None:
+            from assay.store.lake.writer import memory_warehouse
+
+            self._wh = memory_warehouse()
+            self._wh.path = Path(f"{self.path} (a lake run reads no warehouse)")
+        return self._wh
+
+    def path_exists(self) -> bool:
+        return self.path.is_dir()
+
+    def write(self, record, name: str | None = None) -> str:
+        from assay.store.lake.writer import write_run
+
+        write_run(self.path, record)
+        return f"lake {self.path}"
+
+    def close(self) -> None:
+        if self._wh is not None:
+            self._wh.close()

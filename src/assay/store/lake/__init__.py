@@ -1,0 +1,111 @@
+"""A lake: every run as its own Hive-partitioned Parquet partition of a shared directory.
+
+Layout (a contract: other tools read it)::
+
+    LAKE/<table>/run_id=<RUN_ID>/part-0.parquet
+
+one file per warehouse table that has rows for the run, self-contained: the run's own rows
+(`runs`, `run_queries`, `hits`, `run_stages`, `stage_latency`, `measure_values`, the answer
+tables) and the shared rows it needs, filtered to it (its corpus and documents, its chunk set and
+chunks, its judgments, queries and gold, its tokenizer and tokens). Column names and types are the
+warehouse's (`hits` has the columns of the warehouse's `hits` view: a lake keeps each hit whole, not the
+warehouse's compact hit tables), and each file keeps its `run_id` column (shared tables get the run's id added), so a
+reader that ignores Hive partitioning still has it. Shared rows repeat across partitions; readers
+take them once (see ``SHARED_KEYS``).
+
+Writers never lock: a run's files are written under ``LAKE/.tmp-<RUN_ID>-<pid>/`` and each
+``<table>/run_id=<RUN_ID>`` directory is renamed into place (``os.rename``, atomic on one file
+system), ``runs`` last. A run is visible when its ``runs`` partition is, and readers skip names that
+start with ``_`` or ``.``. Any number of processes may write to one lake at once; nothing is ever
+rewritten.
+
+Engines
+-------
+``open_lake(directory, engine="duckdb", **settings)`` returns a *lake reader*, the read interface of
+``assay.store.warehouse.Warehouse``, so ``assay.present.report.build_report``, ``assay.verdicts.regression.history`` and
+``regress``, ``assay.verdicts.gate.check`` and ``assay.verdicts.comparison.compare`` run on it unchanged. An engine is
+a callable ``open_<engine>_lake(path: pathlib.Path, **settings)`` named in ``ENGINES`` as
+``"module:function"`` and imported only when asked for. What it returns must provide:
+
+- ``path``: the lake directory (a ``pathlib.Path``), named in messages.
+- ``con.execute(sql, params=None)``: runs one SQL statement over the lake's tables and the views of
+  ``sql/migrations`` (the measure and report SQL reads views such as ``judged_ranking``,
+  ``eval_questions``, ``complete_runs``). ``params`` is a list bound to ``?`` placeholders, or a
+  dict bound to ``$name`` placeholders (the form every file in ``sql/`` uses). Returns an object
+  with ``description`` (a sequence whose items' ``[0]`` is a column name) and ``fetchall()``
+  (a list of tuples of Python values: str, int, float, bool, None, datetime).
+- ``query(name, **params) -> (columns, rows)``: the named file of ``sql/`` (``assay.core.sqlfiles.load_sql``)
+  run with ``params`` bound as ``$name``.
+- ``resolve_run_id(ref) -> str``: ``None``/``"latest"``, ``latest~N``, ``previous``, a full id or any unique part of
+  one, among complete runs (``assay.store.run_refs``, through ``query``; a lake keeps no names, its ``run_names`` is
+  empty); ``assay.core.errors.RunNotFound`` otherwise (same messages as the warehouse).
+- ``close()``, and use as a context manager.
+- ``engine``: its name (``"duckdb"``, ``"spark"``).
+
+Settings reach the engine as keyword arguments; the CLI passes ``spark_master`` (``--spark-master``
+or ``[lake] spark_master`` in assay.toml; ``None`` means the engine's default, ``local[*]`` for Spark)
+only to engines other than DuckDB. An engine raises ``assay.core.errors.ConfigError`` naming what to install
+when its library is missing.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from assay.core.errors import ConfigError
+
+ENGINES = {
+    "duckdb": "assay.store.lake.reader:open_duckdb_lake",
+    "spark": "assay.store.lake.spark:open_spark_lake",
+}
+
+# Tables written per run: the run's own rows. Every one has a run_id column in the warehouse.
+RUN_TABLES = ("runs", "run_queries", "hits", "run_stages", "stage_latency", "measure_values", "answers", "claims",
+              "citations", "answer_raw", "answer_context", "model_requests", "claim_judgments")
+# Shared tables, filtered to what the run needs, and the key that makes a row the same row in every
+# partition that repeats it (a reader keeps one row per key).
+SHARED_KEYS = {
+    "corpora": ("corpus_hash",),
+    "documents": ("corpus_hash", "doc_id"),
+    "document_pages": ("corpus_hash", "doc_id", "page"),
+    "chunk_sets": ("chunk_set",),
+    "chunks": ("chunk_set", "chunk_id"),
+    "judgment_sets": ("judgments_hash",),
+    "queries": ("judgments_hash", "query_id"),
+    "judgment_gold": ("judgments_hash", "query_id", "gold_idx"),
+    "gold_spans": ("judgments_hash", "corpus_hash", "query_id", "gold_idx"),
+    "tokenizers": ("tokenizer_id",),
+    "doc_tokens": ("tokenizer_id", "corpus_hash", "doc_id", "tok_idx"),
+    "chunk_tokens": ("tokenizer_id", "chunk_set", "chunk_id"),
+}
+LAKE_TABLES = RUN_TABLES + tuple(SHARED_KEYS)
+PARTITION_FILE = "part-0.parquet"
+
+
+def partition_dir(lake: Path, table: str, run_id: str) -> Path:
+    return Path(lake) / table / f"run_id={run_id}"
+
+
+def hidden(name: str) -> bool:
+    """Names readers skip: partitions still being written, and anything else not meant to be read."""
+    return name.startswith(("_", "."))
+
+
+def open_lake(directory, engine: str = "duckdb", **settings):
+    """A lake reader over ``directory`` with ``engine`` (see the module docstring for what it provides)."""
+    target = ENGINES.get(engine)
+    if target is None:
+        raise ConfigError(f"no lake engine {engine!r}; engines: {', '.join(sorted(ENGINES))}")
+    path = Path(directory)
+    if not path.is_dir():
+        raise ConfigError(f"no lake at {path}: not a directory; `assay run --lake {path}` writes one")
+    module_name, function = target.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            raise ConfigError(f"the {engine} lake engine is not available in this assay ({module_name} is "
+                              "missing); use --engine duckdb") from None
+        raise
+    return getattr(module, function)(path, **settings)

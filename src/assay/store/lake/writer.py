@@ -1,0 +1,117 @@
+"""Writing one run into a lake: its own partition of every table, without a lock, renamed into place last.
+
+The run is first written as it would be into a warehouse, into an in-memory DuckDB warehouse (so the
+rows, their columns and their types are exactly the warehouse's), then each table is written to a
+Parquet file under a hidden temporary directory of the lake and renamed into place.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from assay.core.errors import WarehouseError
+from assay.store.lake import LAKE_TABLES, PARTITION_FILE, RUN_TABLES, partition_dir
+
+MEMORY = Path(":memory:")
+# The rows of a shared table the run needs, beyond what its in-memory warehouse holds: the token
+# pieces of the documents its hits reference (the rest of the corpus is never read for this run).
+_FILTERS = {"doc_tokens": "WHERE doc_id IN (SELECT doc_id FROM hits)"}
+PAUSE_VAR = "ASSAY_TEST_LAKE_PAUSE"  # test hook: seconds to sleep before the `runs` partition is renamed
+
+
+def memory_warehouse():
+    """An empty warehouse in memory, every migration applied."""
+    import duckdb
+
+    from assay.store.warehouse import Warehouse
+
+    wh = Warehouse(MEMORY, duckdb.connect(":memory:"), read_only=False)
+    wh._migrate()
+    return wh
+
+
+def tables_of(con) -> list[str]:
+    # `hits` is a view over the warehouse's compact hit tables (assay.store.hits); the lake keeps its rows whole
+    present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    return [t for t in LAKE_TABLES if t in present]
+
+
+def write_run(lake, record) -> list[Path]:
+    """Write ``record`` as its own partitions of the lake at ``lake``; returns the partition directories.
+
+    Nothing outside ``LAKE/.tmp-<run>-<pid>`` changes until every file is written; then each table's
+    partition is renamed into place, ``runs`` last, so a reader sees the whole run or none of it.
+    """
+    from assay.store.warehouse import JOURNAL
+
+    lake = Path(lake)
+    try:
+        lake.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WarehouseError(f"cannot create lake {lake}: {exc.strerror}") from None
+    if not lake.is_dir():
+        raise WarehouseError(f"lake {lake} is not a directory")
+    wh = memory_warehouse()
+    try:
+        with wh.transaction(journal=False):
+            wh.write_run_rows(record)
+        # the in-memory write is not a stored run: only the rename below stores it
+        JOURNAL.stored[:] = [entry for entry in JOURNAL.stored if entry[0] != MEMORY]
+        staging = lake / f".tmp-{record.run_id}-{os.getpid()}"
+        written = _stage(wh.con, staging, record.run_id)
+    finally:
+        wh.close()
+    return _publish(lake, staging, record.run_id, written)
+
+
+def _stage(con, staging: Path, run_id: str) -> list[str]:
+    """Every table's rows of this run, as Parquet files under ``staging``; returns the tables written."""
+    import pyarrow.parquet as pq
+
+    written = []
+    for table in tables_of(con):
+        where = _FILTERS.get(table, "")
+        # the run's own tables carry run_id already; shared ones get it, so every file names its run
+        select = (f"SELECT * FROM {table} {where}" if table in RUN_TABLES
+                  else f"SELECT CAST(? AS VARCHAR) AS run_id, * FROM {table} {where}")
+        data = con.sql(select, params=None if table in RUN_TABLES else [run_id]).to_arrow_table()
+        if data.num_rows == 0:
+            continue
+        target = partition_dir(staging, table, run_id)
+        target.mkdir(parents=True)
+        path = target / PARTITION_FILE
+        pq.write_table(data, path)
+        with open(path, "rb") as f:  # the bytes are on disk before the rename makes them visible
+            os.fsync(f.fileno())
+        written.append(table)
+    return written
+
+
+def _publish(lake: Path, staging: Path, run_id: str, tables: list[str]) -> list[Path]:
+    from assay.store.warehouse import JOURNAL
+
+    order = [t for t in tables if t != "runs"] + ["runs"]
+    done: list[Path] = []
+    try:
+        for table in order:
+            if table == "runs" and os.environ.get(PAUSE_VAR):
+                time.sleep(float(os.environ[PAUSE_VAR]))
+            final = partition_dir(lake, table, run_id)
+            final.parent.mkdir(exist_ok=True)
+            try:
+                os.rename(partition_dir(staging, table, run_id), final)
+            except OSError as exc:
+                raise WarehouseError(f"cannot write run {run_id} into lake {lake}: {final} "
+                                     f"({exc.strerror}); a lake is append-only, and run ids are unique") from None
+            done.append(final)
+        JOURNAL.stored.append((lake, run_id))
+    except BaseException:
+        for path in done:  # not visible without its runs partition; leave nothing behind either
+            shutil.rmtree(path, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return done
