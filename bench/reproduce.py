@@ -109,7 +109,8 @@ def reproduce(name: str, dense: bool = False, data: Path | None = None) -> dict:
         for label, options, settings in runs:
             t0 = time.perf_counter()
             record = execute_run(corpus, judgments, options, warehouse=wh)
-            wh.write_run(record)
+            from assay.runs.sinks import store_run  # rows and measure values, as a run stores them
+            store_run(wh, record)
             figures = _means(wh, record.run_id, names)
             out[label] = {"settings": settings, "wall_s": round(time.perf_counter() - t0, 2), **figures,
                           "vs_published": {k: _compare(figures, p) | {"source": p["source"]}

@@ -182,17 +182,18 @@ HIT_TABLES = {"old": ("hits",), "new": ("hit_rows", "hit_lists")}
 
 def fill(layout: str, path: Path, record, runs: int) -> dict:
     """Write ``record`` twice, then ``runs`` times more under new run ids; what each of those added."""
+    from assay.runs.sinks import store_run  # rows and measure values, as a run stores them
     from assay.store.warehouse import Warehouse
 
     wh = old_warehouse(path) if layout == "old" else Warehouse.open(path)
     with old_write_path() if layout == "old" else _nothing():
         for i in range(2):  # the first brings the corpus, chunks and tokens; the second the first freed blocks
-            wh.write_run(replace(record, run_id=f"{layout}-warm-up-{i}"))
+            store_run(wh, replace(record, run_id=f"{layout}-warm-up-{i}"))
         start, writes, ids = size(wh), [], []
         for i in range(runs):
             ids.append(f"{layout}-{i:03d}")
             t0 = time.perf_counter()
-            wh.write_run(replace(record, run_id=ids[-1]))
+            store_run(wh, replace(record, run_id=ids[-1]))
             writes.append(time.perf_counter() - t0)
         grown, used = (b - a for a, b in zip(start, size(wh)))
     stored = len(record.hits) if layout == "old" else wh.con.execute(  # each stored row once

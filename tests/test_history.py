@@ -20,6 +20,7 @@ from assay.verdicts.regression import history, regress
 from assay.runs.rescore import rescore
 from assay.runs.runner import RunOptions, execute_run, new_run_id, run
 from assay.store.warehouse import Warehouse
+from assay.runs.sinks import store_run
 from conftest import DEMO
 
 CORPUS, JUDGMENTS = DEMO / "corpus", DEMO / "judgments.jsonl"
@@ -158,7 +159,7 @@ def _injected(wh, base_record, slice_qids, seconds):
         new_hits += [(q, "final", i, h[3], h[4], h[5]) for i, h in enumerate(hs, 1)]
     started = base_record.started_at + timedelta(seconds=seconds)
     record = dataclasses.replace(base_record, run_id=new_run_id(started), started_at=started, hits=new_hits)
-    wh.write_run(record)
+    store_run(wh, record)
     return record
 
 
@@ -179,7 +180,7 @@ def test_regression_in_one_slice_is_caught(tmp_path):
     wh = Warehouse.open(tmp_path / "w.duckdb")
     if True:
         base = execute_run(CORPUS, JUDGMENTS, RunOptions())
-        wh.write_run(base)
+        store_run(wh, base)
         prose_free = {j.query_id for j in base.judgments.judgments if j.hard_class == "prose-free"}
         bad = _injected(wh, base, prose_free, 60)
         # threshold mode: the slice's fall beyond the allowance fails, whatever its significance
@@ -217,7 +218,7 @@ def test_regression_in_one_slice_is_caught(tmp_path):
 def test_history_points_to_the_lasting_drop(tmp_path):
     with Warehouse.open(tmp_path / "w.duckdb") as wh:
         base = execute_run(CORPUS, JUDGMENTS, RunOptions())
-        wh.write_run(base)
+        store_run(wh, base)
         gap = {j.query_id for j in base.judgments.judgments if j.form == "gap"}
         good2 = _injected(wh, base, set(), 60)
         drop1 = _injected(wh, base, gap, 120)
@@ -278,7 +279,7 @@ def test_a_small_drop_on_the_demo_is_a_candidate_but_not_lasting(tmp_path):
 
     with Warehouse.open(tmp_path / "w.duckdb") as wh:
         base = execute_run(CORPUS, JUDGMENTS, RunOptions())
-        wh.write_run(base)
+        store_run(wh, base)
         good = [_injected(wh, base, set(), 60 * i) for i in (1, 2)]
         two = set(sorted(j.query_id for j in base.judgments.judgments if j.form == "gap")[:2])
         drops = [_injected(wh, base, two, 60 * i) for i in (3, 4)]

@@ -1,7 +1,8 @@
 import pytest
 
 from assay.core.errors import ConfigError
-from assay.retrieval.pipelines import BUILTIN, load_config, pipeline_names, resolve_pipeline
+from assay.inputs.project import load_config
+from assay.retrieval.pipelines import BUILTIN, pipeline_names, resolve_pipeline
 
 
 def test_builtin_stages():

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from assay.inputs import project
 from assay.cli import cli
 from assay.core.errors import ConfigError
-from assay.retrieval.pipelines import load_config
+from assay.inputs.project import load_config
 from conftest import MINI
 
 

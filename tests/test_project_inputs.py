@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from assay.inputs import project
 from assay.cli import cli
 from assay.core.errors import ConfigError, UsageError
-from assay.retrieval.pipelines import load_config
+from assay.inputs.project import load_config
 from assay.store.warehouse import Warehouse
 from conftest import MINI
 

@@ -18,7 +18,9 @@ from assay.inputs import scaffold
 from assay.cli import cli
 from assay.inputs.corpus.options import CONFIG_KEYS
 from assay.inputs.project import PROJECT_KEYS
-from assay.retrieval.pipelines import RUN_DEFAULTS, RUN_READING, TABLES, load_config, resolve_pipeline
+from assay.inputs.project import load_config
+from assay.inputs.settings import RUN_DEFAULTS, RUN_READING, TABLES
+from assay.retrieval.pipelines import resolve_pipeline
 from conftest import ROOT
 
 SPEC = "assay @ git+https://git.example.org/tools/assay.git@v0.1.0"

@@ -237,13 +237,13 @@ def _project(config_path):
 
 
 def _read_config(config_path) -> dict:
-    """assay.retrieval.pipelines.load_config: the parsed assay.toml in effect, {} without one. Its reader (tomllib,
+    """assay.inputs.project.load_config: the parsed assay.toml in effect, {} without one. Its reader (tomllib,
     assay.retrieval.models: ~10 ms of imports) is loaded only when there is a file to read."""
     from assay.inputs import project
 
     if project.config_path(config_path) is None:
         return {}
-    from assay.retrieval.pipelines import load_config
+    from assay.inputs.project import load_config
 
     return load_config(config_path)
 
@@ -376,7 +376,7 @@ def corpus_options(f=None, *, own_verbose: bool = False):
         def command(*args, **kw):
             from assay.inputs.corpus import reading
             from assay.inputs.corpus.options import from_config
-            from assay.retrieval.pipelines import load_config
+            from assay.inputs.project import load_config
 
             read = {k: kw.pop(k) for k in ("include", "exclude", "encoding", "extensionless")}
             verbose = kw.get("verbose") if own_verbose else kw.pop("verbose")
@@ -409,7 +409,7 @@ def ingest(corpus_dir, max_file_mb, warehouse_path):
     FIFO or a device is refused, naming it (exit code 1). Default CORPUS_DIR: [project] corpus in assay.toml."""
     from assay.inputs.corpus import load_corpus
     from assay.inputs.project import project_input
-    from assay.retrieval.pipelines import load_config
+    from assay.inputs.project import load_config
     from assay.retrieval.pipelines import max_file_mb as file_limit
     from assay.store.warehouse import Warehouse
 
@@ -1206,7 +1206,7 @@ def measures_compute(names, run_refs, all_runs, stage, config_path, warehouse_pa
     measure_values, one transaction per run. Values already stored are kept, so it can be run again."""
     from assay.measures.registry import load_user_measures
     from assay.measures.values import compute
-    from assay.retrieval.pipelines import load_config
+    from assay.inputs.project import load_config
     from assay.store.warehouse import Warehouse
 
     if bool(run_refs) == all_runs:
@@ -1391,7 +1391,7 @@ def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, confi
     from assay.inputs.corpus import file_limit
     from assay.golden.lint import check
     from assay.inputs.project import project_input, project_pipeline
-    from assay.retrieval.pipelines import load_config
+    from assay.inputs.project import load_config
     from assay.retrieval.pipelines import max_file_mb as configured_limit
     from assay.store.warehouse import Warehouse, resolve_path
 
@@ -1438,7 +1438,7 @@ def judgments_rebase(judgments_path, old_ref, new_ref, threshold, out_path, forc
     from assay.inputs.corpus import file_limit
     from assay.golden import rebase as rb
     from assay.inputs.project import project_input
-    from assay.retrieval.pipelines import load_config
+    from assay.inputs.project import load_config
     from assay.retrieval.pipelines import max_file_mb as configured_limit
     from assay.store.warehouse import Warehouse
 
@@ -1476,7 +1476,7 @@ def _stdin_is_terminal() -> bool:
 
 def _corpus(corpus_dir, max_file_mb, config_path=None):
     from assay.inputs.corpus import file_limit, load_corpus
-    from assay.retrieval.pipelines import load_config
+    from assay.inputs.project import load_config
     from assay.retrieval.pipelines import max_file_mb as configured_limit
 
     with file_limit(configured_limit(load_config(config_path), max_file_mb)):
@@ -1805,7 +1805,7 @@ def _open_lake(lake_dir, engine, spark_master, config_path):
 
     if engine == "duckdb":
         return open_lake(lake_dir)
-    from assay.retrieval.pipelines import load_config
+    from assay.inputs.project import load_config
 
     master = spark_master or load_config(config_path).get("lake", {}).get("spark_master")
     if master is not None and not isinstance(master, str):

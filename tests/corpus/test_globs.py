@@ -6,7 +6,7 @@ from assay.inputs.corpus import ReadOptions, load_corpus
 from assay.inputs.corpus.notes import notes
 from assay.inputs.corpus.options import Glob, from_config
 from assay.core.errors import ConfigError
-from assay.retrieval.pipelines import load_config
+from assay.inputs.project import load_config
 
 PATHS = ["a.md", "docs/b.md", "docs/old/c.md", "docs/old/d.pdf", "drafts/e.md", "x/drafts/f.md", "g.bak.md"]
 

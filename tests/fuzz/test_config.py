@@ -1,4 +1,4 @@
-"""Fuzz: assay.toml of any shape is read (pipelines.load_config) and used (resolve_pipeline,
+"""Fuzz: assay.toml of any shape is read (project.load_config) and used (resolve_pipeline,
 gate.rules_from, ablation.ladder_from, sweep.spec_from) raising only AssayError subclasses
 (ConfigError, exit code 1), never a traceback of another type."""
 
@@ -16,7 +16,9 @@ import pytest
 from assay.verdicts import gate
 from assay.runs.ablation import ladder_from
 from assay.core.errors import AssayError
-from assay.retrieval.pipelines import RUN_DEFAULTS, SETTINGS, load_config, pipeline_names, resolve_pipeline
+from assay.inputs.project import load_config
+from assay.inputs.settings import RUN_DEFAULTS, SETTINGS
+from assay.retrieval.pipelines import pipeline_names, resolve_pipeline
 from assay.runs.sweep import KEYS, spec_from
 from .strategies import fuzz
 

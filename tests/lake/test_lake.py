@@ -14,12 +14,14 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
+from assay.measures.values import score_run
 from assay.store.lake import LAKE_TABLES, SHARED_KEYS, open_lake, partition_dir
 from assay.store.lake.reader import visible_runs
 from assay.store.lake.writer import PAUSE_VAR, memory_warehouse, tables_of, write_run
 from assay.present.run_list import FIELDS
 from assay.runs.runner import RunOptions, execute_run
 from assay.store.warehouse import Warehouse
+from assay.runs.sinks import store_run
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "judgments" / "demo"
@@ -53,9 +55,9 @@ def both(demo_records, tmp_path_factory):
     wh_path, lake = base / "w.duckdb", base / "lake"
     with Warehouse.open(wh_path) as wh:
         for record in demo_records:
-            wh.write_run(record)
+            store_run(wh, record)
     for record in demo_records:
-        write_run(lake, record)
+        write_run(lake, record, score=score_run)
     return wh_path, lake, [r.run_id for r in demo_records]
 
 

@@ -13,7 +13,7 @@ from assay.core.errors import ConfigError
 from assay.measures.compute import per_query
 from assay.measures.registry import (FAMILIES, NO_CUTOFF, builtin_families, load_user_measures, parse_measure,
                                     read_header, sql_parameters)
-from assay.retrieval.pipelines import load_config
+from assay.inputs.project import load_config
 from assay.runs.runner import RunOptions, run
 from assay.store.warehouse import Warehouse
 

@@ -31,6 +31,7 @@ from assay.verdicts.comparison import NotComparable, compare, paired_rows, rende
 from assay.measures.registry import parse_measure
 from assay.verdicts.significance import fisher_randomization, holm, paired_tests_many
 from assay.store.warehouse import Warehouse
+from assay.runs.sinks import store_run
 from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 
 HIT = Chunk("d0.md", 0, 0, 100, "x" * 100)
@@ -44,7 +45,7 @@ D_RANKS = [1, 2, 1, 1, 0, 1, 1, 2, 1, 1, 1, 0, 1, 1, 2, 1, 1, 1, 1, 1]
 class _Held:
     """Takes the record write_synthetic builds, so its start, chunk set, judgments and config can be set."""
 
-    def write_run(self, record):
+    def hold(self, record):
         self.record = record
 
 
@@ -66,7 +67,7 @@ def write(wh, run_id, ranks, minutes, whole=False, other=False):
     if other:
         config = dict(config, depth=50, doc_depth=5, seed=3)
         record = dataclasses.replace(record, judgments=dataclasses.replace(record.judgments, sha256="k" * 64))
-    wh.write_run(dataclasses.replace(record, started_at=started, finished_at=started, config=config,
+    store_run(wh, dataclasses.replace(record, started_at=started, finished_at=started, config=config,
                                      chunk_set=("w" if whole else "s") * 64))
 
 

@@ -22,9 +22,10 @@ from assay.measures import compute as cm
 from assay.measures import values as mv
 from assay.measures.registry import DEFAULT_MEASURES, load_user_measures, parse_measure
 from assay.measures.stats import interval
-from assay.retrieval.pipelines import load_config
+from assay.inputs.project import load_config
 from assay.runs.runner import RunOptions, run
 from assay.store.warehouse import Warehouse
+from assay.runs.sinks import store_run
 from conftest import MINI
 from synthetic import QuerySpec, Synthetic, write_synthetic
 
@@ -53,7 +54,7 @@ def mini_copy(mini, tmp_path):
 
 
 class _Held:
-    def write_run(self, record):
+    def hold(self, record):
         self.record = record
 
 
@@ -72,7 +73,7 @@ def write_staged(wh, run_id: str, minutes: int, status: str = "complete"):
     write_synthetic(held, syn, run_id=run_id, stages=stages)
     started = T0 + timedelta(minutes=minutes)
     record = dataclasses.replace(held.record, started_at=started, finished_at=started, status=status)
-    wh.write_run(record)
+    store_run(wh, record)
     return record
 
 

@@ -33,6 +33,7 @@ from assay.inputs.chunking import Chunk
 from assay.verdicts.comparison import run_identity
 from assay.core.errors import ConfigError, RunFailed, RunNotFound
 from assay.store.warehouse import Warehouse
+from assay.runs.sinks import store_run
 from synthetic import QuerySpec, Synthetic, write_synthetic
 
 S1 = regression.parse_drop("Success@1=0.1")
@@ -44,7 +45,7 @@ T0 = datetime(2026, 1, 1)
 class _Held:
     """Takes the record write_synthetic builds, so its start, status and pipeline can be set."""
 
-    def write_run(self, record):
+    def hold(self, record):
         self.record = record
 
 
@@ -56,7 +57,7 @@ def write(wh, run_id, hits, minutes, pipeline="synthetic", status="complete", st
     held = _Held()
     write_synthetic(held, syn, run_id=run_id)
     started = T0 + timedelta(minutes=minutes)
-    wh.write_run(dataclasses.replace(held.record, started_at=started, finished_at=started, status=status,
+    store_run(wh, dataclasses.replace(held.record, started_at=started, finished_at=started, status=status,
                                      config=dict(held.record.config, pipeline=pipeline),
                                      stats=held.record.stats if stats is None else stats))
 

@@ -14,7 +14,7 @@ import pytest
 
 from assay.measures import values as mv
 from assay.measures.registry import DEFAULT_MEASURES, load_user_measures, parse_measure
-from assay.retrieval.pipelines import load_config
+from assay.inputs.project import load_config
 from assay.store.warehouse import Warehouse
 
 HEADER = """\

@@ -12,6 +12,7 @@ import dataclasses
 from datetime import datetime, timedelta
 
 from assay.inputs.chunking import Chunk
+from assay.runs.sinks import store_run
 from synthetic import QuerySpec, Synthetic, write_synthetic
 
 HIT, MISS = Chunk("d0.md", 0, 0, 100, "x" * 100), Chunk("d1.md", 0, 0, 100, "x" * 100)
@@ -22,7 +23,7 @@ T0 = datetime(2026, 1, 1)
 class _Held:
     """Stands in for a warehouse to take the record write_synthetic builds, so its run id and start can be set."""
 
-    def write_run(self, record):
+    def hold(self, record):
         self.record = record
 
 
@@ -44,7 +45,7 @@ def write_ranks(wh, run_id: str, ranks: list[int], minutes: int = 0, categories:
     write_synthetic(held, syn, run_id=run_id)
     started = T0 + timedelta(minutes=minutes)
     record = dataclasses.replace(held.record, started_at=started, finished_at=started)
-    wh.write_run(record)
+    store_run(wh, record)
     return record
 
 

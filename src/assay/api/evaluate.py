@@ -68,6 +68,7 @@ def evaluate(retriever, judgments=None, corpus=None, warehouse=None, *, name: st
     """
     from assay.inputs import project
     from assay.present.report import build_report
+    from assay.runs.sinks import store_run
     from assay.store.warehouse import Warehouse
 
     if not callable(retriever):
@@ -79,13 +80,13 @@ def evaluate(retriever, judgments=None, corpus=None, warehouse=None, *, name: st
     corpus = project.project_input("corpus", corpus, "corpus=", options.config_path)
     if isinstance(warehouse, Warehouse):
         record = execute_run(corpus, judgments, options, progress, warehouse=warehouse)
-        warehouse.write_run(record)
+        store_run(warehouse, record)
         return Evaluation(run_id=record.run_id, report=build_report(warehouse, record.run_id),
                           warehouse=warehouse.path, config=config)
     # a path: the run computes without holding the warehouse, then writes in one short transaction
     brief = Warehouse.brief(project.tell_warehouse(warehouse, options.config_path))
     record = execute_run(corpus, judgments, options, progress, warehouse=brief)
-    brief.write_run(record)
+    store_run(brief, record)
     with Warehouse.open(brief.path, read_only=True) as wh:
         return Evaluation(run_id=record.run_id, report=build_report(wh, record.run_id), warehouse=brief.path,
                           config=config)

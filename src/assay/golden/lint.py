@@ -180,7 +180,8 @@ def check(judgments_path, corpus_dir, verbose: bool = False, pipeline: str = "bm
     ``say`` gets a ``note:`` line when the corpus differs from the one the file last ran against
     (``assay.store.drift``), before any quote is resolved.
     """
-    from assay.retrieval.pipelines import load_config, resolve_pipeline
+    from assay.inputs.project import load_config
+    from assay.retrieval.pipelines import resolve_pipeline
     from assay.retrieval.bm25 import AnalyzerOptions, build_analyzer
 
     resolved = resolve_pipeline(pipeline, load_config(config_path), {})

@@ -24,9 +24,12 @@ level INFO).
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 
-from assay.core.errors import UsageError
+from assay.core.errors import ConfigError, UsageError
+from assay.core.limits import setting_problem
+from assay.inputs.settings import RUN_DEFAULTS, RUN_READING, SETTINGS, TABLES
 
 CONFIG_FILE = "assay.toml"
 DEFAULT_WAREHOUSE = Path("warehouse") / "assay.duckdb"
@@ -139,8 +142,6 @@ def _warehouse(given, config) -> tuple[Path, str]:
     toml = config_path(config)
     if toml is None:
         return DEFAULT_WAREHOUSE, f"the default: no {CONFIG_FILE} found"
-    from assay.retrieval.pipelines import load_config
-
     root = toml.parent
     configured = load_config(toml).get("warehouse", {}).get("path")
     if configured:
@@ -163,8 +164,6 @@ def project_input(key: str, given=None, flag: str | None = None, config=None):
     if toml is None:
         raise UsageError(f"no {flag} given, and {no_config_found()} (assay init writes one, with [project] "
                          f"{key} = \"{PROJECT_KEYS[key]}\")")
-    from assay.retrieval.pipelines import load_config
-
     value = load_config(toml).get("project", {}).get(key)
     if value is None:
         raise UsageError(f"no {flag} given, and {toml} has no [project] {key} (add {key} = "
@@ -183,8 +182,6 @@ def project_pipeline(given=None) -> str:
     toml = config_path()
     if toml is None:
         return DEFAULT_PIPELINE
-    from assay.retrieval.pipelines import load_config
-
     return load_config(toml).get("project", {}).get("pipeline", DEFAULT_PIPELINE)
 
 
@@ -194,3 +191,69 @@ def outside_project(path) -> str | None:
     if os.environ.get(ENV_VAR) or config_path() is not None or Path(path) != DEFAULT_WAREHOUSE:
         return None
     return no_config_found()
+
+
+def load_config(path: Path | None) -> dict:
+    """The parsed assay.toml: the given path, else the one in effect (``config_path``: the
+    running command's --config, else the first found walking up from the current directory), else {}."""
+    if path is None:
+        path = config_path()
+        if path is None:
+            return {}
+    if not path.is_file():
+        raise ConfigError(f"{path}: configuration file not found")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); assay.toml must be UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    unknown = set(data) - set(TABLES)
+    if unknown:
+        raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; allowed: {', '.join(TABLES)}")
+    for key, value in data.items():
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: {key} must be a table ([{key}]), not {type(value).__name__}")
+    for name, table in data.get("pipelines", {}).items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: pipelines.{name} must be a table ([pipelines.{name}]), "
+                              f"not {type(table).__name__}")
+    for key, value in data.get("measures", {}).items():
+        if key != "dir":
+            raise ConfigError(f"{path}: [measures] has unknown setting {key!r}; allowed: dir")
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{path}: [measures] dir must be a directory path (a string), not {value!r}")
+    for key, value in data.get("project", {}).items():
+        if key not in PROJECT_KEYS:
+            raise ConfigError(f"{path}: [project] has unknown setting {key!r}; allowed: {', '.join(PROJECT_KEYS)}")
+        if not isinstance(value, str) or not value:
+            what = "a pipeline name" if key == "pipeline" else "a path relative to assay.toml, or @NAME"
+            raise ConfigError(f"{path}: [project] {key} must be {what} (a string), not {value!r}")
+    for key, value in data.get("warehouse", {}).items():
+        if key != "path":
+            raise ConfigError(f"{path}: [warehouse] has unknown setting {key!r}; allowed: path")
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{path}: [warehouse] path must be a file path (a string), not {value!r}")
+    if "corpus" in data:
+        from assay.inputs.corpus.options import check_config
+
+        check_config(path, data["corpus"])
+    for key, value in data.get("run", {}).items():
+        if key not in RUN_DEFAULTS and key not in RUN_READING:
+            raise ConfigError(f"{path}: [run] has unknown setting {key!r}; "
+                              f"allowed: {', '.join(list(RUN_DEFAULTS) + list(RUN_READING))}")
+        _check_number(path, "run", key, value)
+    for name, table in data.get("pipelines", {}).items():
+        for key, value in table.items():
+            if key not in SETTINGS and key != "extends":
+                raise ConfigError(f"{path}: [pipelines.{name}] has unknown setting {key!r}; "
+                                  f"allowed: extends, {', '.join(SETTINGS)}")
+            _check_number(path, f"pipelines.{name}", key, value)
+    data["_path"] = str(path)
+    return data
+
+
+def _check_number(path, table: str, key: str, value) -> None:
+    problem = setting_problem(key, value)
+    if problem:
+        raise ConfigError(f"{path}: [{table}] {key} {problem}")

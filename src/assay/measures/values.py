@@ -162,3 +162,26 @@ def compute(warehouse, run_refs=(), all_runs: bool = False, measures=DEFAULT_MEA
         if on_run is not None:
             on_run(result)
     return done
+
+
+def score_run(warehouse, run_id: str) -> None:
+    """A run scored as it is stored: the default measures' per-question values (``store_values``) and the
+    intervals its report shows (``remember_intervals``), inside the caller's transaction, after its rows are
+    written. The runner composes this with the warehouse's write (assay.runs.sinks.store_run)."""
+    store_values(warehouse, run_id)
+    remember_intervals(warehouse, run_id)
+
+
+def remember_intervals(warehouse, run_id: str) -> None:
+    """The intervals a report of the run shows (the default measures, seeded as the run is, read from its row),
+    computed now and kept in the interval memo, so the report reads them (assay.measures.memo). Inside the
+    caller's transaction, after the run's row is written."""
+    import json
+
+    from assay.measures.compute import evaluate
+    from assay.store.warehouse import MEMO_MIGRATION
+
+    if warehouse.schema_version() < MEMO_MIGRATION:  # (a connection of an older schema's code has no memo)
+        return
+    seed, config = warehouse.con.execute("SELECT seed, config FROM runs WHERE run_id = ?", [run_id]).fetchall()[0]
+    evaluate(warehouse, run_id, seed=seed, samples=json.loads(config).get("bootstrap_samples", 1000), remember=True)

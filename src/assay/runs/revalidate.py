@@ -84,13 +84,14 @@ def revalidate(warehouse, run_ref: str, max_quote: int) -> dict:
     config["revalidate_of"] = source
     config["retrieval"]["generator"]["max_quote"] = max_quote
     config["settings"]["max_quote"] = max_quote
+    from assay.measures.values import score_run, store_values
+
     with warehouse.transaction():
         run_id = warehouse.derive_run(source, "revalidate", config)
+        score_run(warehouse, run_id)
         warehouse._insert("answers", ["run_id"] + ANSWER_COLUMNS, [(run_id, *r) for r in answers])
         warehouse._insert("claims", ["run_id"] + CLAIM_COLUMNS, [(run_id, *r) for r in claims])
         warehouse._insert("citations", ["run_id"] + CITATION_COLUMNS, [(run_id, *r) for r in citations])
-        from assay.measures.values import store_values
-
         store_values(warehouse, run_id)  # the answer measures, now that the answers are in (values stored are kept)
     return {"run_id": run_id, "source_run_id": source, "max_quote": max_quote, "questions": len(answers),
             "answers_changed": changed, "model_calls": 0}

@@ -196,7 +196,8 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
     from assay.inputs.chunking import chunker_label, make_chunker
     from assay.inputs.corpus import load_corpus
     from assay.inputs.judgments import load_judgments, resolve_gold
-    from assay.retrieval.pipelines import Pipeline, load_config, max_file_mb, resolve_pipeline
+    from assay.inputs.project import load_config
+    from assay.retrieval.pipelines import Pipeline, max_file_mb, resolve_pipeline
 
     say = progress or (lambda msg: None)
     get_wh = warehouse if callable(warehouse) else (lambda: warehouse)
@@ -491,6 +492,8 @@ def _external_chunks(corpus, chunks, hit_rows) -> list:
 
 
 def run(warehouse, corpus_dir, judgments_path, options: RunOptions, progress=None) -> RunRecord:
+    from assay.runs.sinks import store_run
+
     record = execute_run(corpus_dir, judgments_path, options, progress, warehouse=warehouse)
-    warehouse.write_run(record)
+    store_run(warehouse, record)
     return record

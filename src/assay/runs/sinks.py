@@ -10,6 +10,23 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def store_run(warehouse, record) -> None:
+    """A run's rows and its measure values, in one transaction: the warehouse stores the rows, the measures
+    score them (``store_run_rows``)."""
+    with warehouse.transaction():
+        store_run_rows(warehouse, record)
+
+
+def store_run_rows(warehouse, record) -> None:
+    """A run's rows and its measure values inside the caller's transaction (a sweep writes all its runs in one):
+    the same SQL as every report computes the default measures' per-question values and intervals from the rows
+    just written."""
+    from assay.measures.values import score_run
+
+    warehouse.write_run_rows(record)
+    score_run(warehouse, record.run_id)
+
+
 class WarehouseSink:
     """One warehouse file: read through short read-only opens, written in one short transaction
     (``Warehouse.brief``), so other processes read it, and run beside it, while this run computes."""
@@ -30,7 +47,7 @@ class WarehouseSink:
     def write(self, record, name: str | None = None) -> str:
         """Write the run; ``name``: give it this name (assay.store.run_refs.tag) once it is stored."""
         wh = self.reads()
-        wh.write_run(record)
+        store_run(wh, record)
         if name is not None:
             from assay.store.run_refs import tag
 
@@ -62,9 +79,10 @@ class LakeSink:
         return self.path.is_dir()
 
     def write(self, record, name: str | None = None) -> str:
+        from assay.measures.values import score_run
         from assay.store.lake.writer import write_run
 
-        write_run(self.path, record)
+        write_run(self.path, record, score=score_run)
         return f"lake {self.path}"
 
     def close(self) -> None:

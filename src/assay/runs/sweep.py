@@ -154,8 +154,10 @@ def run_sweep(warehouse, corpus_dir, judgments_path, spec: dict, options, progre
     from assay.core.hashing import canonical_json
 
     with warehouse.transaction():
+        from assay.runs.sinks import store_run_rows
+
         for record in records:
-            warehouse.write_run_rows(record)
+            store_run_rows(warehouse, record)
         warehouse.con.execute("INSERT INTO sweeps VALUES (?, ?, ?, ?, ?)",
                               [sweep_id, now, canonical_json({**spec, "skipped": notes}), corpus_hash, judgments_hash])
         for i, (p, record) in enumerate(zip(points, records), 1):
@@ -166,7 +168,8 @@ def run_sweep(warehouse, corpus_dir, judgments_path, spec: dict, options, progre
 
 def _require_extras(points, options) -> None:
     """Stop before the first point when any point's pipeline needs an extra that is not installed."""
-    from assay.retrieval.pipelines import load_config, resolve_pipeline
+    from assay.inputs.project import load_config
+    from assay.retrieval.pipelines import resolve_pipeline
     from assay.runs.runner import require_extras
 
     config = load_config(options.config_path)

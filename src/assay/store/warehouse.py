@@ -527,16 +527,13 @@ class Warehouse:
         finally:
             if keep is not None:
                 self.con.unregister("_assay_keep")
-        # Its own values, computed against its own judgments and answers (never copied from the source). A
-        # caller that inserts answers after this (revalidation) adds their values with store_values again.
-        from assay.measures.values import store_values
-
-        store_values(self, run_id)
-        remember_intervals(self, run_id)
+        # No measure value is copied from the source: the caller scores the new run against its own judgments
+        # and answers (assay.measures.values.score_run), in this transaction.
         return run_id
 
     def write_run(self, record) -> None:
-        """Everything a run produced, in one transaction."""
+        """Everything a run produced, in one transaction: its rows, no measure value (the warehouse knows tables,
+        not measures; assay.runs.sinks.store_run writes a run with its values)."""
         with self.transaction():
             self.write_run_rows(record)
 
@@ -588,25 +585,6 @@ class Warehouse:
                          [(record.run_id, *r) for r in record.model_requests])
             self._insert("claim_judgments", ["run_id", "query_id", "claim_idx", "judge_model", "verdict", "raw",
                                              "error"], [(record.run_id, *r) for r in record.claim_judgments])
-        # the default measures' per-question values, by the same SQL as every report, in this transaction
-        from assay.measures.values import store_values
-
-        store_values(self, record.run_id)
-        remember_intervals(self, record.run_id)
-
-
-def remember_intervals(warehouse, run_id: str) -> None:
-    """The intervals a report of the run shows (the default measures, seeded as the run is, read from its row),
-    computed now and kept in the interval memo, so the report reads them (assay.measures.memo). Inside the
-    caller's transaction, after the run's row is written."""
-    import json
-
-    from assay.measures.compute import evaluate
-
-    if warehouse.schema_version() < MEMO_MIGRATION:  # (a connection of an older schema's code has no memo)
-        return
-    seed, config = warehouse.con.execute("SELECT seed, config FROM runs WHERE run_id = ?", [run_id]).fetchall()[0]
-    evaluate(warehouse, run_id, seed=seed, samples=json.loads(config).get("bootstrap_samples", 1000), remember=True)
 
 
 def _refuse_repeats(run_id: str, rows, width: int, what: str) -> None:

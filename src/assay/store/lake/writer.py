@@ -39,8 +39,10 @@ def tables_of(con) -> list[str]:
     return [t for t in LAKE_TABLES if t in present]
 
 
-def write_run(lake, record) -> list[Path]:
+def write_run(lake, record, score=None) -> list[Path]:
     """Write ``record`` as its own partitions of the lake at ``lake``; returns the partition directories.
+    ``score(warehouse, run_id)``, when given, adds what is computed from the rows (the runner passes the measure
+    values: assay.measures.values.score_run) in the same in-memory transaction, so the lake holds them too.
 
     Nothing outside ``LAKE/.tmp-<run>-<pid>`` changes until every file is written; then each table's
     partition is renamed into place, ``runs`` last, so a reader sees the whole run or none of it.
@@ -58,6 +60,8 @@ def write_run(lake, record) -> list[Path]:
     try:
         with wh.transaction(journal=False):
             wh.write_run_rows(record)
+            if score is not None:
+                score(wh, record.run_id)
         # the in-memory write is not a stored run: only the rename below stores it
         JOURNAL.stored[:] = [entry for entry in JOURNAL.stored if entry[0] != MEMORY]
         staging = lake / f".tmp-{record.run_id}-{os.getpid()}"
