@@ -215,7 +215,7 @@ def _emit(text: str, output) -> None:
     if output is None or str(output) == "-":
         click.echo(text, nl=False)
         return
-    from assay.present.html.page import write
+    from assay.core.files import write
 
     try:
         size = write(output, text)

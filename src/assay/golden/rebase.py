@@ -370,7 +370,7 @@ def default_out(judgments_path) -> Path:
 def write_proposal(result: Rebase, out: Path, force: bool = False) -> int:
     """Write the proposed file atomically; never over the judgments file itself, nor over another file unless
     ``force``. Returns its size in bytes."""
-    from assay.present.html.page import write
+    from assay.core.files import write
 
     original = Path(result.judgments.path)
     if out.exists() and original.exists() and out.resolve() == original.resolve():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.inputs.chunking import Chunk, chunk_document, trim
+from assay.inputs.chunking.chunk import Chunk, chunk_document, trim
 
 
 class DocumentChunker:

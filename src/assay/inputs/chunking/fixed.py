@@ -7,7 +7,7 @@ whitespace (offsets follow), and windows that hold only whitespace are dropped.
 
 from __future__ import annotations
 
-from assay.inputs.chunking import Chunk, SizedChunker, chunk_document, trim
+from assay.inputs.chunking.chunk import Chunk, SizedChunker, chunk_document, trim
 
 
 class FixedChunker(SizedChunker):

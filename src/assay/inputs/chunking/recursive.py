@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from assay.inputs.chunking import Chunk, SizedChunker, chunk_document
+from assay.inputs.chunking.chunk import Chunk, SizedChunker, chunk_document
 
 _SEPARATORS = (
     re.compile(r"\n[ \t]*\n\s*"),  # paragraphs

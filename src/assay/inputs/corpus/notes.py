@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from assay.inputs.corpus import Corpus, Document
+from assay.inputs.corpus.documents import Corpus, Document
 from assay.inputs.corpus.files import Skipped
 from assay.inputs.corpus.text import BOM, DETECTED, GIVEN
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from assay.inputs.corpus import Document
+from assay.inputs.corpus.documents import Document
 from assay.inputs.corpus.files import CorpusFile, extension
 from assay.inputs.corpus.html import html_to_text
 from assay.inputs.corpus.options import ReadOptions

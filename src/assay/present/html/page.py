@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
-import secrets
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
 from assay.core import escape
+from assay.core.files import write  # noqa: F401 (page.write: how every page is written)
 
 KINDS = ("run", "runs", "sweep", "history")
 _HERE = Path(__file__).parent
@@ -112,21 +111,3 @@ def document(kind: str, title: str, body: str, with_script: bool = False) -> str
         f"<title>{e(title)}</title><style>{style()}</style></head>"
         f'<body data-report="{kind}">{body}{tail}</body></html>\n'
     )
-
-
-def write(path: Path, text: str) -> int:
-    """Write ``text`` to ``path`` atomically (a new file beside it, then a rename over it): a reader never sees
-    half a page. Returns the size in bytes. The file gets the mode the umask gives any new file."""
-    data = text.encode("utf-8")
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "xb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return len(data)
