@@ -24,12 +24,9 @@ level INFO).
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 
 from assay.core.errors import ConfigError, UsageError
-from assay.core.limits import setting_problem
-from assay.inputs.settings import RUN_DEFAULTS, RUN_READING, SETTINGS, TABLES
 
 CONFIG_FILE = "assay.toml"
 DEFAULT_WAREHOUSE = Path("warehouse") / "assay.duckdb"
@@ -202,6 +199,10 @@ def load_config(path: Path | None) -> dict:
             return {}
     if not path.is_file():
         raise ConfigError(f"{path}: configuration file not found")
+    import tomllib  # only a command that reads an assay.toml pays for the reader (a report never does)
+
+    from assay.inputs.settings import RUN_DEFAULTS, RUN_READING, SETTINGS, TABLES
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
@@ -254,6 +255,8 @@ def load_config(path: Path | None) -> dict:
 
 
 def _check_number(path, table: str, key: str, value) -> None:
+    from assay.core.limits import setting_problem
+
     problem = setting_problem(key, value)
     if problem:
         raise ConfigError(f"{path}: [{table}] {key} {problem}")
