@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path
 
 from assay.core.errors import ModelNotAvailable
-from assay.inputs.settings import DEFAULT_RERANKER  # noqa: F401 (also read here by `assay models`)
+from assay.inputs.settings import DEFAULT_RERANKER
 
 OFFLINE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 OFFLINE_DIR_NAME = "all-MiniLM-L6-v2-int8"
