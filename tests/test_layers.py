@@ -17,7 +17,8 @@ PACKAGE = SRC / "assay"
 
 # Bottom to top. A module may import its own package and the layers below; the packages of one layer are
 # independent (neither imports the other). The top holds the entry points: the CLI, the Python API and the
-# three public paths docs/*.md show users importing (assay.warehouse, assay.lake, assay.export).
+# three public paths docs/*.md show users importing, re-exported from their layers:
+# from assay.warehouse import Warehouse, from assay.lake import open_lake, assay.export.export_runs.
 LAYERS = [
     ("core",),
     ("inputs",),
