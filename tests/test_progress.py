@@ -239,7 +239,7 @@ def fresh():
 
 def test_silent_by_default_and_rich_is_never_imported():
     code = ("import sys\n"
-            "from assay import progress\n"
+            "from assay.core import progress\n"
             "with progress.task('embedding chunks', total=10, unit='chunks') as t:\n"
             "    t.advance(3); t.advance(); t.update(total=12)\n"
             "    assert (t.completed, t.total, t.drawn) == (4, 12, False)\n"

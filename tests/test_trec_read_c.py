@@ -37,7 +37,7 @@ GRAMMAR = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 def reader(tmp_path_factory):
     """The compiled module: the installed build when it is current, else one compiled from this checkout."""
     if trec_eval.compiled_reader() is not None:
-        from assay import _trec_read
+        from assay.measures import _trec_read
 
         return _trec_read
     spec = importlib.util.spec_from_file_location("assay_hatch_build", ROOT / "hatch_build.py")
@@ -52,7 +52,7 @@ def reader(tmp_path_factory):
     if built is None:
         pytest.skip(f"_trec_read.c cannot be compiled here, so DuckDB's reading is what eval-trec runs (tested "
                     f"in tests/test_trec_eval.py and below): {said.getvalue().strip()}")
-    module_spec = importlib.util.spec_from_file_location("assay._trec_read", built)
+    module_spec = importlib.util.spec_from_file_location("assay.measures._trec_read", built)
     module = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(module)
     return module
@@ -61,17 +61,17 @@ def reader(tmp_path_factory):
 @contextlib.contextmanager
 def compiled(reader, parts: int = 1):
     """evaluate_trec as it runs with the C code, the run cut into up to ``parts`` parts (one thread each)."""
-    saved, module = trec_eval._COMPILED[:], sys.modules.get("assay._trec_read")
+    saved, module = trec_eval._COMPILED[:], sys.modules.get("assay.measures._trec_read")
     trec_eval._COMPILED[:] = [lambda qrels, run, threads: reader.read(qrels, run, parts, 1)]
-    sys.modules["assay._trec_read"] = reader  # _compiled_read asks it for progress()
+    sys.modules["assay.measures._trec_read"] = reader  # _compiled_read asks it for progress()
     try:
         yield
     finally:
         trec_eval._COMPILED[:] = saved
         if module is None:
-            sys.modules.pop("assay._trec_read", None)
+            sys.modules.pop("assay.measures._trec_read", None)
         else:
-            sys.modules["assay._trec_read"] = module
+            sys.modules["assay.measures._trec_read"] = module
 
 
 @contextlib.contextmanager

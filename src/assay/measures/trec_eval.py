@@ -115,7 +115,7 @@ def compiled_reader():
         import hashlib
 
         try:
-            from assay import _trec_read
+            from assay.measures import _trec_read
         except ImportError:
             _COMPILED.append(None)
         else:
@@ -132,7 +132,7 @@ def _compiled_read(qrels_path: Path, run_path: Path) -> dict | None:
     read = compiled_reader()
     if read is None:
         return None
-    from assay import _trec_read
+    from assay.measures import _trec_read
     from assay.core import progress
 
     def size(path: Path) -> int | None:
