@@ -2,7 +2,6 @@
 
 import dataclasses
 import json
-import math
 import re
 import xml.etree.ElementTree as ET
 from datetime import timedelta
@@ -12,6 +11,7 @@ from click.testing import CliRunner
 from scipy.stats import norm
 
 from assay.cli import cli
+from metrics.reference_score import graded_z
 from assay.verdicts.comparison import NotComparable, compare, config_diff
 from assay.measures.compute import per_query
 from assay.verdicts.inference import infer
@@ -161,18 +161,6 @@ def _injected(wh, base_record, slice_qids, seconds):
     record = dataclasses.replace(base_record, run_id=new_run_id(started), started_at=started, hits=new_hits)
     store_run(wh, record)
     return record
-
-
-def graded_z(d, delta):
-    """The score statistic of graded changes from its definition (assay.verdicts.inference; as in
-    tests/metrics/test_inference.py): sum(d - delta) / sqrt(n V / (n + 1)), V the squared distances of the changes
-    and of one pseudo-question, half at +r and half at -r (r the root mean square of the changes that are not 0),
-    from delta."""
-    moved = [x for x in d if x != 0]
-    n, r = len(d), math.sqrt(sum(x * x for x in moved) / len(moved)) if moved else 1.0
-    spread = sum((x - delta) ** 2 for x in d) + 0.5 * ((r - delta) ** 2 + (r + delta) ** 2)
-    num = sum(d) - n * delta
-    return 0.0 if abs(num) < 1e-12 else num / math.sqrt(n * spread / (n + 1))
 
 
 @pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)

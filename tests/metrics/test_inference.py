@@ -18,26 +18,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scipy.optimize import brentq, minimize_scalar
+from scipy.optimize import brentq
 from scipy.stats import chi2, multinomial, norm
 
 from assay.verdicts.inference import infer, method_name
-
-
-def tango_z(b: int, c: int, n: int, delta: float) -> float:
-    """Tango's score statistic with the restricted estimate found numerically: maximise
-    b log(q + delta) + c log q + (n - b - c) log(1 - 2q - delta) over the q that keep all three shares in [0, 1]."""
-    lo, hi = max(0.0, -delta), (1.0 - delta) / 2
-    if hi - lo < 1e-15:
-        q = lo
-    else:
-        def nll(q):
-            terms = [(b, q + delta), (c, q), (n - b - c, 1.0 - 2 * q - delta)]
-            return -sum(k * math.log(max(p, 1e-300)) for k, p in terms if k)
-        q = minimize_scalar(nll, bounds=(lo, hi), method="bounded", options={"xatol": 1e-14}).x
-    var = 2 * q + delta - delta ** 2
-    num = b - c - n * delta
-    return 0.0 if num == 0 else num / math.sqrt(n * var)
+from metrics.reference_score import graded_z, tango_z
 
 
 def reference_ends(z, mean: float, k: float) -> tuple[float, float]:
@@ -46,16 +31,6 @@ def reference_ends(z, mean: float, k: float) -> tuple[float, float]:
     low = -1.0 if z(-1 + inner) <= k else brentq(lambda x: z(x) - k, -1 + inner, mean, xtol=1e-13)
     high = 1.0 if z(1 - inner) >= -k else brentq(lambda x: z(x) + k, mean, 1 - inner, xtol=1e-13)
     return low, high
-
-
-def graded_z(d, delta: float) -> float:
-    d = np.asarray(d, dtype=float)
-    moved = d[d != 0]
-    n, r = d.size, (math.sqrt(np.mean(moved ** 2)) if moved.size else 1.0)
-    # one pseudo-question: half at +r, half at -r, so n + 1 questions in all
-    spread = np.sum((d - delta) ** 2) + 0.5 * ((r - delta) ** 2 + (r + delta) ** 2)
-    num = d.sum() - n * delta
-    return 0.0 if abs(num) < 1e-12 else num / math.sqrt(n * spread / (n + 1))
 
 
 def outcomes(b: int, c: int, n: int):

@@ -21,7 +21,7 @@ import math
 
 import pytest
 from click.testing import CliRunner
-from scipy.optimize import brentq, minimize_scalar
+from scipy.optimize import brentq
 from scipy.stats import chi2, norm, t
 
 from assay.cli import cli
@@ -30,27 +30,11 @@ from assay.measures.registry import parse_measure
 from assay.verdicts.significance import holm
 from assay.verdicts.regression import history, lasting_drop, pick_baseline, regress
 from assay.store.warehouse import Warehouse
+from metrics.reference_score import tango_z
 from verdict_runs import outcomes, write_outcomes
 
 N = 32
 S1 = parse_measure("Success@1")
-
-
-def tango_z(b: int, c: int, n: int, delta: float) -> float:
-    """Tango's score statistic with the restricted estimate found numerically: maximise
-    b log(q + delta) + c log q + (n - b - c) log(1 - 2q - delta) over the q that keep all three shares in [0, 1]
-    (copied from tests/metrics/test_inference.py, whose tests check it against McNemar's and Tango's paper)."""
-    lo, hi = max(0.0, -delta), (1.0 - delta) / 2
-    if hi - lo < 1e-15:
-        q = lo
-    else:
-        def nll(q):
-            terms = [(b, q + delta), (c, q), (n - b - c, 1.0 - 2 * q - delta)]
-            return -sum(k * math.log(max(p, 1e-300)) for k, p in terms if k)
-        q = minimize_scalar(nll, bounds=(lo, hi), method="bounded", options={"xatol": 1e-14}).x
-    var = 2 * q + delta - delta ** 2
-    num = b - c - n * delta
-    return 0.0 if num == 0 else num / math.sqrt(n * var)
 
 
 def one_sided_p(lost, allowance, n=N):
