@@ -6,14 +6,16 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
+from conftest import DEMO
 
 from assay.cli import cli
 from assay.measures.compute import per_query
-from assay.measures.registry import DEFAULT_MEASURES, parse_measure
+from assay.measures.registry import DEFAULT_MEASURES, load_user_measures, parse_measure
 from assay.measures.values import store_values, stored_values
 from assay.runs.runner import RunOptions, run
 from assay.store.warehouse import Warehouse
-from conftest import DEMO
+from assay.measures import values as mv
+from assay.inputs.project import load_config
 
 
 def invoke(*args):
@@ -194,3 +196,180 @@ def test_compute_stores_a_user_measure_named_by_the_config(demo_copy, tmp_path):
     finally:
         load_user_measures({})
     assert out.stdout == f"{run_id}  stored 56 values (TopHit@3 56); 0 already stored\n"
+
+
+def test_store_values_says_why_a_run_that_is_not_complete_gets_no_values(tmp_path):
+    """store_values on a missing or failed run stores nothing and says why for each measure.
+
+    Kills x_run_status__mutmut_10 (no row read as a status) and x_store_values__mutmut_12..19 (the reason and
+    the Stored record of a run that is missing or not complete)."""
+    from assay.measures.registry import parse_measure
+    from assay.measures.values import Stored, run_status, store_values
+    from assay.store.warehouse import Warehouse
+    from synthetic import QuerySpec, Synthetic, write_synthetic
+
+    measures = (parse_measure("nDCG@10"), parse_measure("AP"))
+    with Warehouse.open(tmp_path / "w.duckdb") as wh:
+        assert run_status(wh, "nope") is None
+        assert store_values(wh, "nope", measures) == Stored("nope", {}, {"nDCG@10": "no such run", "AP": "no such run"})
+        syn = Synthetic(["d0.md"], [])
+        syn.queries.append(QuerySpec("q0", [("d0.md", None, None, 1)], []))
+        write_synthetic(wh, syn, run_id="r")
+        wh.con.execute("UPDATE runs SET status = 'failed' WHERE run_id = 'r'")
+        assert run_status(wh, "r") == "failed"
+        assert store_values(wh, "r", measures) == Stored(
+            "r", {}, {"nDCG@10": "run status is failed", "AP": "run status is failed"})
+
+
+def test_a_measure_of_the_answer_skipped_at_a_ranking_stage_does_not_stop_the_others(tmp_path):
+    """A measure of the answer, skipped at a ranking stage, does not stop the measures after it.
+
+    Kills x_store_values__mutmut_53 (continue -> break after a measure with no values at this stage): at the
+    bm25 stage, faithfulness (it scores the final answer) is skipped and nDCG@10 after it is still stored."""
+    from assay.inputs.chunking import Chunk
+    from assay.measures.registry import parse_measure
+    from assay.measures.values import store_values
+    from assay.store.warehouse import Warehouse
+    from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
+
+    chunk = Chunk("d0.md", 0, 0, DOC_LEN, "x" * DOC_LEN)
+    syn = Synthetic(["d0.md"], [chunk])
+    syn.queries.append(QuerySpec("q0", [("d0.md", None, None, 1)], [chunk.chunk_id]))
+    with Warehouse.open(tmp_path / "w.duckdb") as wh:
+        write_synthetic(wh, syn, run_id="r", stages={"q0": {"bm25": [chunk.chunk_id], "final": [chunk.chunk_id]}})
+        stored = store_values(wh, "r", (parse_measure("faithfulness"), parse_measure("nDCG@10")), stage="bm25")
+    assert stored.skipped == {"faithfulness": "scores the final answer, not the bm25 stage"}
+    assert stored.written == {"nDCG@10": 2}  # chunk and doc level
+
+
+def test_stored_values_name_their_question_whatever_the_unit(tmp_path):
+    """Stored values name their question: a question's unit whole ('|' and all), a citation's the part before the first
+    '|'.
+
+    Kills x_store_values__mutmut_54..57, _59.._63 (the query_id column of a stored value): a question's unit
+    is its query id, kept whole even when it holds '|'; a citation's unit is 'query_id|claim|cite', and its
+    query_id column is the part before the first '|'."""
+    from assay.inputs.chunking import Chunk
+    from assay.measures.registry import parse_measure
+    from assay.measures.values import store_values
+    from assay.runs.runner import RunOptions, run
+    from assay.store.warehouse import Warehouse
+    from conftest import MINI
+    from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
+
+    chunk = Chunk("d0.md", 0, 0, DOC_LEN, "x" * DOC_LEN)
+    syn = Synthetic(["d0.md"], [chunk])
+    syn.queries.append(QuerySpec("q|1", [("d0.md", None, None, 1)], [chunk.chunk_id]))
+    with Warehouse.open(tmp_path / "s.duckdb") as wh:
+        write_synthetic(wh, syn, run_id="s")
+        store_values(wh, "s", (parse_measure("nDCG@10"),))
+        rows = wh.con.execute("SELECT DISTINCT query_id, unit FROM measure_values WHERE run_id = 's'").fetchall()
+    assert rows == [("q|1", "q|1")]
+    with Warehouse.open(tmp_path / "m.duckdb") as wh:
+        rec = run(wh, MINI / "corpus", MINI / "judgments.jsonl", RunOptions("bm25", chunk_size=120,
+                                                                           generator="extractive"))
+        rows = wh.con.execute("SELECT query_id, unit FROM measure_values WHERE run_id = ? AND measure = "
+                              "'citation_precision'", [rec.run_id]).fetchall()
+    assert rows and all(unit.count("|") == 2 and query_id == unit.split("|")[0] for query_id, unit in rows)
+
+
+# measure_catalog as store_values writes it, read whole before and after: a measure new to the warehouse
+# gets its registry entry, and an entry the registry has changed since is updated in place, every other entry
+# left as it was
+
+
+HEADER = """\
+-- measure: TopHit
+-- interval: {interval}
+-- cutoff: required
+-- levels: doc
+-- definition: {definition}
+"""
+
+
+BODY = """\
+SELECT j.query_id, j.level, MAX(CASE WHEN j.rank <= $k AND j.gain > 0 THEN 1.0 ELSE 0.0 END) AS value
+FROM judged_ranking j JOIN eval_questions q ON q.run_id = j.run_id AND q.query_id = j.query_id AND q.answerable
+WHERE j.run_id = $run_id AND j.stage = $stage AND j.level = 'doc'
+GROUP BY j.query_id, j.level
+"""
+
+
+@pytest.fixture
+def mini(mini_bm25):
+    path, rec = mini_bm25
+    return path, rec.run_id
+
+
+@pytest.fixture
+def mini_warehouse(mini, tmp_path):
+    path, run_id = mini
+    shutil.copy(path, tmp_path / "w.duckdb")
+    with Warehouse.open(tmp_path / "w.duckdb") as wh:
+        yield wh, run_id
+
+
+@pytest.fixture
+def top_hit(tmp_path):
+    """Writes the user measure TopHit with the given interval and definition, and loads it; returns TopHit@3."""
+    (tmp_path / "m").mkdir()
+    (tmp_path / "assay.toml").write_text('[measures]\ndir = "m"\n', encoding="utf-8")
+
+    def define(interval: str, definition: str):
+        (tmp_path / "m" / "top_hit.sql").write_text(HEADER.format(interval=interval, definition=definition) + BODY,
+                                                    encoding="utf-8")
+        load_user_measures(load_config(tmp_path / "assay.toml"))
+        return parse_measure("TopHit@3")
+
+    try:
+        yield define
+    finally:
+        load_user_measures({})
+
+
+def catalog(wh) -> dict[str, tuple]:
+    rows = wh.con.execute(f"SELECT {', '.join(mv.CATALOG_COLUMNS)} FROM measure_catalog").fetchall()
+    assert len(rows) == len({r[0] for r in rows})  # one entry a measure
+    return {r[0]: tuple(r) for r in rows}
+
+
+def store(wh, run_id, measures):
+    with wh.transaction():
+        return mv.store_values(wh, run_id, measures)
+
+
+def test_a_new_measure_is_added_and_a_changed_one_updated_in_place(mini_warehouse, top_hit):
+    """A measure new to the warehouse gets its catalog entry; redefined, its entry is rewritten whole, nothing else
+    moves."""
+    wh, run_id = mini_warehouse
+    before = catalog(wh)
+    assert "TopHit@3" not in before and "nDCG@10" in before  # the run stored the default measures
+
+    stored = store(wh, run_id, [top_hit("wilson", "1 if a credited document is in the top k")])
+    assert stored.total > 0
+    added = catalog(wh)
+    assert added == {**before, "TopHit@3": ("TopHit@3", "TopHit", 3, None, "wilson", "question",
+                                            "1 if a credited document is in the top k")}
+
+    # the same measure redefined: no value is new, the entry is rewritten whole, nothing else moves
+    stored = store(wh, run_id, [top_hit("bootstrap", "a new wording")])
+    assert stored.total == 0 and stored.kept > 0
+    assert catalog(wh) == {**before, "TopHit@3": ("TopHit@3", "TopHit", 3, None, "bootstrap", "question",
+                                                  "a new wording")}
+
+
+def test_an_unchanged_entry_is_left_as_stored(mini_warehouse, top_hit):
+    """Storing the defaults again, with a new user measure beside them, adds the one entry and rewrites none:
+    the stored entries of the default measures are changed by hand first, and stay changed only if the registry
+    still says the same (here it does not), so a write that skips changed entries or touches unchanged ones
+    shows."""
+    wh, run_id = mini_warehouse
+    ndcg = parse_measure("nDCG@10")
+    wh.con.execute("UPDATE measure_catalog SET definition = 'stale' WHERE measure = 'nDCG@10'")
+    before = catalog(wh)
+    store(wh, run_id, [*DEFAULT_MEASURES, top_hit("wilson", "first")])
+    after = catalog(wh)
+    assert after["nDCG@10"] == (*before["nDCG@10"][:-1], ndcg.family.definition)  # the stale entry is rewritten
+    assert {k: v for k, v in after.items() if k not in ("nDCG@10", "TopHit@3")} == {
+        k: v for k, v in before.items() if k != "nDCG@10"}
+    assert after["TopHit@3"][-1] == "first"

@@ -5,11 +5,15 @@ so "no bare heading" and "over size only by a glued heading" are checked exactly
 """
 
 import random
+import sys
 
 import pytest
 
-from assay.inputs.chunking.recursive import RecursiveChunker, is_heading
+from assay.inputs.chunking.recursive import RecursiveChunker, _punct_after, _punct_before, _sentence_chunk, is_heading
 from assay.core.errors import ConfigError
+import assay.inputs.chunking as chunking
+from assay.inputs.chunking import recursive
+from assay.inputs.chunking.recursive import _sentence_cuts_around, _text_to, _trim
 
 
 def chunk(text, size, overlap=0, doc_id="d.md"):
@@ -394,3 +398,190 @@ def test_random_noise_keeps_offsets_order_and_coverage():
         assert_valid("d.md", text, chunks, overlap)
         if text.strip() and len(text.strip()) <= size:
             assert texts(chunks) == [text.strip()]
+
+
+# compiled_spans and RecursiveChunker.spans: which implementation runs; the search helpers of the
+# Python path (python_spans) pinned to exact return values, None (gave up) included
+
+
+def _built():
+    try:
+        from assay.inputs.chunking import _recursive
+    except ImportError:
+        return None
+    return _recursive
+
+
+needs_c = pytest.mark.skipif(_built() is None, reason="_recursive.c is not built here")
+
+
+@needs_c
+def test_compiled_spans_returns_the_built_module_when_current(monkeypatch):
+    """A fresh lookup (empty cache) of a build whose SOURCE_SHA256 matches _recursive.c gives its spans.
+
+    Kills assay.inputs.chunking.recursive.x_compiled_spans__mutmut_1 (cache test inverted: IndexError),
+    x_compiled_spans__mutmut_2/3/4 (no source path), _7 (current = None), _8 (and), _10 (sha256(None)),
+    _11 (== inverted), _12 (always None), _13 (and False)."""
+    _recursive = _built()
+    monkeypatch.setattr(recursive, "_COMPILED", [])
+    assert recursive.compiled_spans() is _recursive.spans
+    assert recursive._COMPILED == [_recursive.spans]
+    assert recursive.compiled_spans() is _recursive.spans  # cached: the list is not grown again
+    assert recursive._COMPILED == [_recursive.spans]
+
+
+@needs_c
+def test_compiled_spans_refuses_a_stale_build(monkeypatch):
+    """A build whose SOURCE_SHA256 is not the hash of _recursive.c beside it is not used: None.
+
+    Kills assay.inputs.chunking.recursive.x_compiled_spans__mutmut_5 and _6 (the source file name changed: not
+    found, so taken as current), _9 (not exists() inverted) and _14 (or True)."""
+    _recursive = _built()
+    monkeypatch.setattr(recursive, "_COMPILED", [])
+    monkeypatch.setattr(_recursive, "SOURCE_SHA256", "0" * 64)
+    assert recursive.compiled_spans() is None
+    assert recursive._COMPILED == [None]
+
+
+@needs_c
+def test_compiled_spans_without_the_c_source_trusts_the_build(monkeypatch, tmp_path):
+    """Installed without _recursive.c beside the module (a wheel): the build is used, whatever its hash.
+
+    Kills assay.inputs.chunking.recursive.x_compiled_spans__mutmut_9 (exists() inverted: reads a missing file)."""
+    _recursive = _built()
+    monkeypatch.setattr(recursive, "_COMPILED", [])
+    monkeypatch.setattr(_recursive, "SOURCE_SHA256", "0" * 64)
+    monkeypatch.setattr(recursive, "__file__", str(tmp_path / "recursive.py"))
+    assert recursive.compiled_spans() is _recursive.spans
+
+
+def test_compiled_spans_when_the_module_cannot_be_imported(monkeypatch):
+    """No build (ImportError): None, cached.
+
+    Kills the ImportError-path mutants of assay.inputs.chunking.recursive.x_compiled_spans."""
+    monkeypatch.setattr(recursive, "_COMPILED", [])
+    monkeypatch.delattr(chunking, "_recursive", raising=False)
+    monkeypatch.setitem(sys.modules, "assay.inputs.chunking._recursive", None)
+    assert recursive.compiled_spans() is None
+    assert recursive._COMPILED == [None]
+
+
+def test_spans_uses_the_compiled_function_when_there_is_one(monkeypatch):
+    """RecursiveChunker.spans returns what the compiled function returns, called with (text, size, overlap).
+
+    Kills assay.inputs.chunking.recursive.xǁRecursiveChunkerǁspans__mutmut_1 (compiled = None: Python path) and
+    xǁRecursiveChunkerǁspans__mutmut_2 (is None inverted)."""
+    calls = []
+
+    def fake(text, size, overlap):
+        calls.append((text, size, overlap))
+        return [(0, 1)]
+
+    monkeypatch.setattr(recursive, "_COMPILED", [fake])
+    assert RecursiveChunker(5, 2).spans("abc def ghi") == [(0, 1)]
+    assert calls == [("abc def ghi", 5, 2)]
+
+
+def test_punct_after_is_the_first_sentence_mark_in_the_range():
+    """The first of . ! ? in [i, end), or -1.
+
+    Kills assay.inputs.chunking.recursive.x__punct_after__mutmut_4 and _7 (end dropped), _12 (stop = -1 when no
+    '.'), _13/_14 ('.' at 0 ignored), _15 ('X' counted), _24/_25 ('!' at 0 ignored)."""
+    assert _punct_after("ab.", 0, 2) == -1
+    assert _punct_after("ab!", 0, 3) == 2
+    assert _punct_after(".ab!", 0, 4) == 0
+    assert _punct_after("aX.", 0, 3) == 2
+    assert _punct_after("!a.", 0, 3) == 0
+    assert _punct_after("a?b!c.", 0, 6) == 1
+    assert _punct_after("a?b!c.", 2, 6) == 3
+
+
+def test_punct_before_is_the_last_sentence_mark_in_the_range():
+    """The last of . ! ? in [lo, i), or -1.
+
+    Kills assay.inputs.chunking.recursive.x__punct_before__mutmut_13 (floor below the '.'), _14 (floor past the
+    next position), _17 ('X' counted), _26/_27 ('!' at 0 ignored), _29/_30 (floor after '!' off by one)."""
+    assert _punct_before("!.", 0, 2) == 1
+    assert _punct_before(".!", 0, 2) == 1
+    assert _punct_before("Xa", 0, 2) == -1
+    assert _punct_before("!a", 0, 2) == 0
+    assert _punct_before("?!", 0, 2) == 1
+    assert _punct_before("!?", 0, 2) == 1
+    assert _punct_before("a.b?c!d", 0, 7) == 5
+    assert _punct_before("a.b?c!d", 0, 5) == 3
+
+
+def test_sentence_chunk_pattern_is_built_once_per_size(monkeypatch):
+    """The longest stretch of at most size characters ending a sentence; compiled once per size.
+
+    Kills assay.inputs.chunking.recursive.x__sentence_chunk__mutmut_1 and _2 (cache never read: a new pattern after
+    re.purge), _3 (None returned), _4 (None stored), _5, _6, _7 (pattern text), _8, _9 and _10 (length)."""
+    import re
+
+    monkeypatch.setattr(recursive, "_SENTENCE_CHUNKS", {})
+    pattern = _sentence_chunk(5)
+    assert pattern.pattern == r"(?s:.){0,4}[.!?](?=\s+\S)"
+    assert pattern.match("abcd. ef").end() == 5
+    assert pattern.match("abcde. f") is None
+    re.purge()
+    assert _sentence_chunk(5) is pattern
+    assert recursive._SENTENCE_CHUNKS == {5: pattern}
+
+
+def test_a_heading_piece_may_end_in_an_underline_of_marks_and_its_scans_stop_at_text():
+    """Pieces the body-text shortcut must not reject, and scans that stop at anything but a space or tab.
+
+    Kills assay.inputs.chunking.recursive.x__is_heading_piece__mutmut_21 and _24 (an rST underline of closing
+    marks taken as a sentence end), _33 and _40 ('X' skipped like a space before / after the piece),
+    _65 ('X' skipped after an overline) and _67 (the look-ahead after an overline walks backwards)."""
+    assert recursive._is_heading_piece("Title\n:::", 0, 9) is True
+    assert recursive._is_heading_piece("Title\n...", 0, 9) is True
+    assert recursive._is_heading_piece("\nXTitle", 2, 7) is False
+    assert recursive._is_heading_piece("Title X\n", 0, 5) is False
+    assert recursive._is_heading_piece("===\nX\n", 0, 3) is True
+    assert recursive._is_heading_piece("===\n  Title", 0, 3) is True
+
+
+def test_sentence_cuts_around_a_mark_at_position_zero():
+    """A mark at the text's first character ends a sentence too (before x, and as the first mark after x).
+
+    Kills assay.inputs.chunking.recursive.x__sentence_cuts_around__mutmut_6 (floor 1 for a part at 0), _23 and _24
+    (a mark at 0 taken as none, before x), _87 and _88 (the same, after x), _72 (run > a)."""
+    assert _sentence_cuts_around(". b c", 0, 5, 4, 256) == (2, 5)
+    assert _sentence_cuts_around("! b", 0, 3, 0, 256) == (0, 2)
+    # x on the whitespace right after a mark that sits just before the part: that run is a cut
+    # (kills x__sentence_cuts_around__mutmut_72, run > a)
+    assert _sentence_cuts_around("a. b c", 2, 6, 2, 256) == (2, 3)
+
+
+# the position helpers of the Python path, pinned to their documented values
+
+
+def test_text_to_from_the_start_and_on_an_empty_text():
+    """One past the last non-whitespace position in [floor, t), or floor (0 unless given).
+
+    Kills assay.inputs.chunking.recursive.x__text_to__mutmut_1 (default floor 1: a text opening with blanks ends at
+    1) and x__text_to__mutmut_2 (t < floor: an empty text is read at index -1)."""
+    assert _text_to("  a", 2) == 0
+    assert _text_to(" ", 1) == 0
+    assert _text_to("ab  ", 4) == 2
+    assert _text_to("", 0) == 0
+    assert _text_to("ab", 1, 1) == 1
+
+
+def test_trim_of_a_blank_span_is_empty_at_its_end():
+    """_trim of [start, end) that is all whitespace: (end, end), never an end before the start.
+
+    Kills assay.inputs.chunking.recursive.x__trim__mutmut_13 (the end searched from 0, not from the start: it
+    lands on the text before the span)."""
+    assert _trim("a  ", 1, 3) == (3, 3)
+    assert _trim("a  b  ", 1, 6) == (3, 4)
+
+
+def test_is_heading_a_lone_line_of_exactly_80_characters():
+    """A lone line without closing punctuation is a heading up to 80 characters, 80 included.
+
+    Kills assay.inputs.chunking.recursive.x_is_heading__mutmut_28 (len < 80)."""
+    assert is_heading("T" * 80) is True
+    assert is_heading("T" * 81) is False
+    assert is_heading("  " + "T" * 80 + "\n") is True

@@ -57,3 +57,17 @@ def test_bad_options_reach_the_chunker():
 def test_chunker_label():
     assert chunker_label({"name": "document"}) == "document"
     assert chunker_label({"overlap": 0, "name": "recursive", "size": 800}) == "recursive(size=800, overlap=0)"
+
+
+def test_a_chunker_label_puts_size_and_overlap_first_and_the_rest_by_name():
+    """A chunker's label: size, overlap, then the other parameters by name ("chars" sorts before "overlap", so
+    overlap must keep its rank).
+
+    Kills assay.inputs.chunking.x_chunker_label__mutmut_4, _5 (overlap not in the order: sorted among the rest)
+    and _16 (order.index of a key not in it)."""
+    label = chunker_label({"name": "recursive", "zeta": 2, "chars": 1, "overlap": 0, "size": 800})
+    assert label == "recursive(size=800, overlap=0, chars=1, zeta=2)"
+    chunker = {"name": "semantic", "model": "m", "overlap": 50, "breakpoint": 0.9, "size": 400}
+    assert chunker_label(chunker) == "semantic(size=400, overlap=50, breakpoint=0.9, model=m)"
+    assert chunker_label({"name": "x", "overlap": 0, "alpha": 1}) == "x(overlap=0, alpha=1)"
+    assert chunker_label({"name": "document"}) == "document"

@@ -1,13 +1,17 @@
 """Quote resolution against a real corpus directory: exact spans, whitespace-tolerant, unique or an error."""
 
 import json
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from assay.inputs.corpus import load_corpus
+from assay.inputs.corpus import Corpus, load_corpus
 from assay.core.errors import AssayError, JudgmentsError
 from assay.inputs.judgments import load_judgments, resolve_gold
-from assay.inputs.judgments.resolve import find_quote, quote_pattern
+from assay.inputs.judgments.resolve import _why_not_read, find_quote, line_of, quote_pattern
+from assay.inputs.corpus.files import Skipped
+from assay.cli import cli
 
 
 def setup(tmp_path, docs, records, prefix=""):
@@ -285,3 +289,56 @@ def test_quote_pattern_is_literal_with_flexible_whitespace():
     assert pattern.fullmatch("a.b\t\t c*")
     assert not pattern.fullmatch("axb c*")
     assert not pattern.fullmatch("a.bc*")
+
+
+def test_line_of_counts_the_newlines_before_the_offset():
+    """line_of: the 1-based line of an offset."""
+    assert line_of("\nabc", 2) == 2
+    assert line_of("\nabc", 0) == 1
+    assert line_of("a\nb\nc", 4) == 3
+
+
+def corpus(*skipped):
+    return Corpus(Path("."), "h", (), skipped=tuple(Skipped(path, "", reason) for path, reason in skipped))
+
+
+def test_why_a_file_was_not_read():
+    """A document the corpus skipped is named with the reason it was not read, itself or the directory above it."""
+    assert _why_not_read(corpus(("a.pdf", "encrypted")), "a.pdf") == (
+        ": the file is there but was not read (encrypted)")
+    assert _why_not_read(corpus(("dir/", "unreadable")), "dir/a.txt") == (
+        ": it lies under dir/, which is there but was not read (unreadable)")
+    # a skipped file is not a directory: another file whose id starts with its name was not skipped with it
+    assert _why_not_read(corpus(("a.pdf", "encrypted")), "a.pdf.txt") == ""
+    assert _why_not_read(corpus(("dir/", "unreadable")), "other/a.txt") == ""
+    assert _why_not_read(corpus(), "a.txt") == ""
+
+
+def test_every_gold_entry_of_a_question_is_resolved_after_one_fails(tmp_path):
+    """Every gold entry of a question is resolved after one fails, and every problem is listed.
+
+    One question whose gold names a document not in the corpus, quotes an empty document, and quotes 'abxy',
+    whose nearest passage 'abcd' has similarity exactly 0.5 (MIN_SHOWN_SIMILARITY: shown). Every problem is listed.
+    Kills assay.inputs.judgments.resolve.x_resolve_gold__mutmut_15 (`continue` as `break` after the missing document),
+    _34 (the empty-document message None), _35 (`break` after the empty document) and
+    assay.inputs.judgments.resolve.x_not_found_message__mutmut_10 (`<` as `<=`: 'no passage comes close')."""
+    from assay.inputs.corpus import load_corpus
+    from assay.inputs.judgments import load_judgments, resolve_gold
+
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "a.md").write_text("abcd\n", encoding="utf-8")
+    (root / "empty.md").write_text("", encoding="utf-8")
+    record = {"query_id": "q1", "query": "q", "category": "normal", "form": "match",
+              "gold": [{"doc": "zz.md"}, {"doc": "empty.md", "quote": "x"}, {"doc": "a.md", "quote": "abxy"}]}
+    path = tmp_path / "judgments.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    judgments, corpus = load_judgments(path), load_corpus(root)
+    with pytest.raises(JudgmentsError) as error:
+        resolve_gold(judgments, corpus)
+    where = f"{judgments.path}:1 (query q1)"
+    assert error.value.problems == [
+        f"{where}: document 'zz.md' is not in the corpus {corpus.root}; closest: a.md",
+        f"{where}: empty.md is empty (no text to quote; the corpus keeps it so it can be judged whole): drop the "
+        "quote to judge the whole document, or give the file text: 'x'",
+        f"{where}: quote not found in a.md: 'abxy'; nearest passage (similarity 0.50, line 1, chars 0-4): 'abcd'"]

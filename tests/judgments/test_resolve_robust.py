@@ -5,17 +5,17 @@ that is not found names its nearest passage. Through resolve_gold on real corpus
 import json
 import re
 import unicodedata
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import assume, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import assume, example, given, settings, strategies as st
 
 from assay.cli import cli
 from assay.inputs.corpus import load_corpus
 from assay.core.errors import JudgmentsError
 from assay.inputs.judgments import load_judgments, resolve_gold
-from assay.inputs.judgments.resolve import find_quote
+from assay.inputs.judgments.resolve import MIN_SHOWN_SIMILARITY, find_quote, not_found_message
 
 
 def old_find_quote(text, quote):
@@ -304,3 +304,78 @@ def test_a_wrong_quote_prints_its_nearest_passage(tmp_path):
             f"  {path}:1 (query q00): quote not found in notes/faq.txt: "
             "\"it's safe to restart while writers continue\"; nearest passage (similarity 0.92, line 2, "
             "chars 30-74): 'it\u2019s safe to restart while readers continue.'\n")
+
+
+def test_a_quote_with_heading_markup_covers_the_markup():
+    """A quote written with its heading markup covers the markup in the source.
+
+    Kills x__loose__mutmut_10 (fragment[-1:] -> fragment[+1:]): the quote '## Install the guide' is not in the
+    Markdown source as written ('*the*' is emphasised there), so it matches the rendered heading and then takes in
+    the '## ' before it; that prefix ends in a space after two other characters, which the mutant misses."""
+    text = "intro\n\n## Install *the* guide\n"
+    assert find_quote(text, "## Install the guide", "a.md") == [(7, 29)]
+    assert find_quote(text, "# Install the guide", "a.md") == [(8, 29)]
+
+
+def test_a_nearest_passage_exactly_at_the_minimum_similarity_is_shown(monkeypatch):
+    """A nearest passage exactly at MIN_SHOWN_SIMILARITY is shown; one below it is not.
+
+    Kills x_not_found_message__mutmut_10 (< -> <=): a passage scoring exactly MIN_SHOWN_SIMILARITY is shown;
+    only one below it is called noise."""
+    from assay.inputs.judgments import nearest
+
+    def passage(similarity):
+        return SimpleNamespace(similarity=similarity, line=3, snippet="the nearest words",
+                               describe=lambda: f"similarity {similarity:.2f}, line 3")
+
+    monkeypatch.setattr(nearest, "nearest_passage", lambda text, quote, doc_id: passage(MIN_SHOWN_SIMILARITY))
+    assert not_found_message("t", "q", "a.md") == (
+        "quote not found in a.md: 'q'; nearest passage (similarity 0.50, line 3): 'the nearest words'")
+    below = MIN_SHOWN_SIMILARITY - 1e-9
+    monkeypatch.setattr(nearest, "nearest_passage", lambda text, quote, doc_id: passage(below))
+    assert not_found_message("t", "q", "a.md") == (
+        "quote not found in a.md: 'q'; no passage comes close (best similarity 0.50, line 3)")
+
+
+@pytest.mark.parametrize("spaces, start", [(74, 122), (75, 199)])
+def test_markup_before_a_quote_is_looked_for_within_its_window(spaces, start):
+    """Markup before a quote is looked for within a window of 4 characters per markup character plus 64.
+
+    Kills x__extend__mutmut_8..11 (the window's size): the markup a quote has before its first visible
+    character ('## ' here) is looked for within 4 characters per markup character plus 64 before the match, so
+    '##' and 74 spaces (76 characters, the whole window for a 3-character prefix) are taken in, and '##' and 75
+    spaces are not. The heading starts at character 122, past the window's 76, so the window does not reach the
+    start of the text."""
+    text = "x" * 120 + "\n\n##" + " " * spaces + "Install *the* guide\n"
+    assert find_quote(text, "## Install the guide", "a.md") == [(start, 122 + 2 + spaces + 19)]
+
+
+def test_each_in_word_hyphen_is_tried_kept_and_dropped_against_line_end_hyphenation():
+    """Each in-word hyphen of a quote is tried kept and dropped against line-end hyphenation in the text.
+
+    Kills x__needles__mutmut_12 (only the first hyphen ever dropped) and _19 (where a later dropped hyphen
+    joined, counted the wrong way): the quote writes 'well-known' and 'long-lived' with their hyphens; the text
+    breaks the second, or both, at a line end."""
+    assert find_quote("A well-known and long-\nlived process.", "well-known and long-lived", "a.txt") == [(2, 28)]
+    assert find_quote("A well-\nknown and long-\nlived process.", "well-known and long-lived", "a.txt") == [(2, 29)]
+    # a hyphen the quote dropped must be a line-end one: 'wellknown' written whole is not 'well-known'
+    assert find_quote("A wellknown and longlived process.", "well-known and long-lived", "a.txt") == []
+
+
+def test_a_quote_starting_with_x_is_not_confused_with_a_longer_word():
+    """A quote starting with 'X' is found as written, not inside a longer word.
+
+    Kills x_find_quote__mutmut_20 (the needle stripped of 'X' as well as spaces): 'XML parser' is found once,
+    not also inside 'HTML parser'."""
+    assert find_quote("An XML parser and an HTML parser.", "XML parser", "a.txt") == [(3, 13)]
+
+
+@pytest.mark.parametrize("text", ["wel-\nlknown is here", "wellk-\nnown is here", "ab-\ncd wellknown"])
+def test_a_dropped_hyphen_must_be_the_line_end_hyphen_at_that_very_place(text):
+    """A hyphen the text breaks at a line end matches only at that very place.
+
+    Kills x_find_quote__mutmut_53, _54, _57 (the line-end check looks wider than the two characters around
+    the join): 'well-known' is not in a text that breaks 'wellknown' one letter earlier or later, or that has
+    a line-end hyphen elsewhere before it; it is where the break is exactly at its hyphen."""
+    assert find_quote(text, "well-known", "a.txt") == []
+    assert find_quote("ab-\ncd well-\nknown", "well-known", "a.txt") == [(7, 18)]

@@ -25,6 +25,7 @@ from assay.measures.registry import (
 from assay.runs.runner import RunOptions, run
 from assay.measures.trec_eval import SCOPE, parse_trec_measures
 from assay.store.warehouse import Warehouse
+from assay.measures import registry
 
 
 def examples() -> list[tuple[str, str]]:
@@ -251,3 +252,122 @@ def test_the_manual_shows_the_alias_table_the_registry_prints():
     out = invoke("measures", "--aliases")
     page = (ROOT / "docs" / "measures.md").read_text(encoding="utf-8")
     assert f"$ assay measures --aliases\n{out.stdout}```" in page
+
+
+def test_a_cutoff_that_is_not_a_number_gets_the_cutoff_hint_and_an_unknown_name_does_not():
+    """A cutoff that is not a number gets the cutoff hint; an unknown name gets none.
+
+    Kills x_parse_measure__mutmut_33, _34, _35 and x__family_named__mutmut_5: 'nDCG@ten' (which the measure
+    pattern cannot read) is told what a cutoff is; 'nDCG_abc' (read as one unknown name) and 'nosuch_10' (an
+    unknown name with trec_eval's cutoff) are unknown measures, with no cutoff hint and no crash."""
+    from assay.measures.registry import parse_measure
+
+    with pytest.raises(ConfigError) as error:
+        parse_measure("nDCG@ten")
+    assert str(error.value).startswith("unknown measure 'nDCG@ten': a cutoff is a whole number after @ (nDCG@10), "
+                                       "or a token budget (nDCG@1000tok); did you mean nDCG? Measures: ")
+    for text in ("nDCG_abc", "nosuch_10"):
+        with pytest.raises(ConfigError) as error:
+            parse_measure(text)
+        assert str(error.value).startswith(f"unknown measure {text!r}") and "a cutoff is" not in str(error.value)
+
+
+def test_a_cutoff_below_one_and_a_budget_on_a_measure_without_one_are_refused_with_their_messages():
+    """A cutoff below 1, and a budget on a measure that takes none, are refused with their messages.
+
+    Kills x_parse_measure__mutmut_79 (the cutoff message), _84 and _86 (the list of measures that take a
+    budget)."""
+    from assay.measures.registry import parse_measure
+
+    for text in ("nDCG@0", "P_0"):
+        with pytest.raises(ConfigError) as error:
+            parse_measure(text)
+        assert str(error.value) == f"measure {text!r}: the cutoff must be at least 1"
+    with pytest.raises(ConfigError) as error:
+        parse_measure("AP@1000tok")
+    assert str(error.value) == ("measure AP takes no context budget; budgets (@Ntok) apply to Success, nDCG, "
+                                "SpanRecall, SpanPrecision, SpanIoU")
+
+
+def test_a_cutoff_missing_or_not_taken_is_refused_with_its_example():
+    """A measure missing its cutoff is refused with an example (a budget one where it takes budgets); a cutoff on a
+    measure without one is refused.
+
+    Kills x_parse_measure__mutmut_102, _103 (the budget example offered for a measure without budgets) and
+    _107 (a cutoff given to a measure that takes none)."""
+    from assay.measures.registry import parse_measure
+
+    cases = {"R": "measure 'R' needs a cutoff, e.g. R@10",
+             "Success": "measure 'Success' needs a cutoff, e.g. Success@10 or Success@1000tok",
+             "Abstain@5": "measure Abstain takes no cutoff"}
+    for text, message in cases.items():
+        with pytest.raises(ConfigError) as error:
+            parse_measure(text)
+        assert str(error.value) == message
+
+
+@pytest.mark.parametrize("typed, suggested", [
+    ("ndcg", ["nDCG"]), ("ndgc@10", ["nDCG@10"]), ("Sucess", ["Success@10"]), ("sucess@3", ["Success@3"]),
+    ("Succes_5", ["Success@5"]), ("mrr@10", ["RR@10"]), ("recal@10", ["R@10"]), ("SpanRecal", ["SpanRecall@10"]),
+    ("SpanRecal@1000tok", ["SpanRecall@1000tok"]), ("Sucess@1000tok", ["Success@1000tok"]),
+    ("abstain_rate", ["Abstain"]), ("faithfulnes", ["faithfulness"]), ("citation", ["citation_precision"]),
+    ("spanpre", ["SpanRecall@10", "SpanPrecision@10"]), ("spanr@5", ["SpanIoU@5", "SpanRecall@5"]),
+    ("xyz", []), ("faith", [])])
+def test_suggestions_for_a_misspelled_measure(typed, suggested):
+    """suggestions for misspelled measure names: the close ones, at the cutoff or budget typed, none for a name
+    close to nothing."""
+    from assay.measures.registry import suggestions
+
+    assert suggestions(typed, n=5) == suggested
+    assert suggestions(typed, n=1) == suggested[:1]
+
+
+MEASURES = ("Success@k|@Ntok, R@k, P@k, RR[@k], nDCG[@k]|@Ntok, AP[@k], SpanRecall@k|@Ntok, SpanPrecision@k|@Ntok, "
+            "SpanIoU@k|@Ntok, Abstain, FalseAbstain, answer_rate, refusal_rate, citation_precision, faithfulness, "
+            "judged_faithfulness (other spellings: `assay measures --aliases`)")
+
+
+def test_an_unknown_measure_is_suggested_only_from_the_scope():
+    """An unknown measure is suggested only from the measures of the scope (a TREC run's).
+
+    For a TREC run (document level only) 'Abstian' has no close name: Abstain does not apply there. Kills
+    assay.measures.registry.x__unknown__mutmut_6 (suggestions from every measure: 'did you mean Abstain?')."""
+    from assay.measures import trec_eval
+
+    with pytest.raises(ConfigError) as error:
+        registry.parse_measure("Abstian", trec_eval.SCOPE)
+    assert str(error.value) == ("unknown measure 'Abstian'. Measures for a TREC run: Success@k, R@k, P@k, RR[@k], "
+                                "nDCG[@k], AP[@k] (other spellings: `assay measures --aliases`)")
+
+
+@pytest.mark.parametrize("text, guess, kills", [
+    # four measures are within 0.1 of the best (0.667): the first three by ratio, then name, are named
+    ("precan", "; did you mean P@10 or R@10 or RR?", "x_suggestions__mutmut_1 (n=4: SpanRecall@10 named too)"),
+    # a budget: only the measures that take one are close; Abstain takes none
+    ("Abstan@1000tok", ".", "x_suggestions__mutmut_30 (`or`: every measure allowed, 'did you mean Abstain?')"),
+    # 'cut' is close to map_cut (AP@k's trec_eval name, without its _k) only
+    ("cut", "; did you mean AP?", "x_suggestions__mutmut_41 (the '_k' kept: 'map_cut_k' is not close)"),
+    # 'abs' against 'abstain': ratio exactly 0.6, the least that is named
+    ("abs", "; did you mean Abstain?", "x_suggestions__mutmut_61 (`>` 0.6: nothing named)"),
+])
+def test_the_names_an_unknown_measure_suggests(text, guess, kills):
+    """The names an unknown measure suggests: at most three close names, a budget only among measures that take one,
+    trec_eval names without their _k, a ratio of 0.6 the least named.
+
+    Kills assay.measures.registry.x_suggestions__mutmut_1, _30, _41 and _61 (one case each, named in `kills`)."""
+    with pytest.raises(ConfigError) as error:
+        registry.parse_measure(text)
+    assert str(error.value) == f"unknown measure {text!r}{guess} Measures: {MEASURES}"
+
+
+def test_an_unknown_measure_suggests_the_closest_or_ends_the_sentence():
+    """An unknown measure's message suggests the closest names, or ends the sentence when none is close, then lists
+    the measures."""
+    with pytest.raises(ConfigError) as error:
+        parse_measure("spanpre")
+    assert str(error.value).startswith("unknown measure 'spanpre'; did you mean SpanRecall@10 or SpanPrecision@10? "
+                                       "Measures: Success@k|@Ntok, R@k, ")
+    with pytest.raises(ConfigError) as error:
+        parse_measure("zzzz")
+    assert str(error.value).startswith("unknown measure 'zzzz'. Measures: Success@k|@Ntok, R@k, ")
+    assert str(error.value).endswith(", judged_faithfulness (other spellings: `assay measures --aliases`)")

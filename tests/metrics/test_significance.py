@@ -7,6 +7,7 @@ enumerations written here in exact (Fraction) arithmetic.
 import itertools
 import random
 from fractions import Fraction
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from assay.verdicts.significance import (
     mcnemar_exact,
     paired_test,
 )
+from assay.verdicts.significance import paired_tests_many
 
 
 def _outcomes(lost: int, won: int, both: int = 0, neither: int = 0, seed: int = 0):
@@ -311,3 +313,234 @@ def test_paired_test_unknown_kind_names_the_kinds():
     with pytest.raises(ValueError, match=r"unknown kind 'graded'; choose one of: binary, continuous"):
         paired_test([0, 1], [1, 1], kind="graded", seed=0)
     assert set(KINDS) == {"binary", "continuous"}
+
+
+# paired_tests_many's inputs: 16 graded pairs (exact: all 2**16 sign patterns), 17 (sampled), 17 hit/miss pairs
+
+
+# paired_tests_many's inputs: 16 graded pairs (exact: all 2**16 sign patterns), 17 (sampled), 17 hit/miss pairs
+B16, A16 = [0.0] * 16, [1, 0.5, 0, 1, 0.25, 0, 1, 0.5, 0, 0, 1, 0.2, 0, 1, 0, 0.5]
+
+
+B17 = [0.5, 0, 1, 0, 0.5, 0.25, 0, 1, 0, 0, 0.5, 0, 1, 0, 0, 0.2, 0]
+
+
+A17 = [1, 0.5, 0, 1, 0.25, 0, 1, 0.5, 0, 0, 1, 0.2, 0, 1, 0, 0.5, 1]
+
+
+H0 = [1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 1]
+
+
+H1 = [0, 0, 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 0, 1, 0, 1]
+
+
+ITEMS = [(B16, A16, "continuous"), (B17, A17, "continuous"), (H0, H1, "binary")]
+
+
+EXACT = {"test": "fisher-randomization", "p_value": 128 / 65536, "samples": "exact"}
+
+
+MCNEMAR = {"test": "mcnemar-exact", "b": 6, "c": 1, "p_value": 0.125}
+
+
+def test_paired_tests_many_says_how_each_p_value_was_reached():
+    """paired_tests_many: up to 16 questions the randomization test is exact, above it sampled at the seed and count
+    given (10000 by default); 0/1 pairs get McNemar's exact test.
+
+    Kills, in paired_tests_many: `exact` None, of None's size, or `< EXACT_MAX_N` (x_paired_tests_many__mutmut_
+    40-42: 16 questions are enumerated, 17 sampled); the 'samples' key misspelt or upper-cased (50, 51); the
+    condition made False or True (52, 53); 'exact' misspelt or upper-cased (54, 55); the randomization tests run
+    with no seed, the seed as the sample count, or the default count (20, 23, 24: 151 of 501 with seed 0 and
+    500 samples); the default sample count changed (1: 3022 of 10001 with seed 7)."""
+    assert paired_tests_many(ITEMS, seed=0, samples=500) == [
+        EXACT, {"test": "fisher-randomization", "p_value": 151 / 501, "samples": 500}, MCNEMAR]
+    assert paired_tests_many(ITEMS, seed=7) == [
+        EXACT, {"test": "fisher-randomization", "p_value": 3022 / 10001, "samples": 10000}, MCNEMAR]
+
+
+def test_fisher_randomization_draws_10000_patterns_unless_told():
+    """fisher_randomization draws 10000 sign patterns unless told.
+
+    Kills: fisher_randomization's default sample count changed to 10001 (x_fisher_randomization__mutmut_1)."""
+    assert fisher_randomization(B17, A17, seed=7) == 3022 / 10001 == fisher_randomization(B17, A17, 7, 10000)
+
+
+def test_paired_tests_many_names_the_kinds_it_knows():
+    """An unknown kind of measure is refused, naming the kinds known.
+
+    Kills: the unknown-kind message replaced by None, its kinds joined by None (a TypeError) or by 'XX, XX'
+    (x_paired_tests_many__mutmut_5-7)."""
+    with pytest.raises(ValueError) as error:
+        paired_tests_many([(H0, H1, "binary"), (H0, H1, "ordinal")], seed=0)
+    assert str(error.value) == "unknown kind 'ordinal'; choose one of: binary, continuous"
+
+
+def test_holm_takes_a_p_value_of_zero():
+    """Holm's correction takes a p-value of exactly 0.
+
+    Kills: p = 0 refused (`0.0 < p`, x_holm__mutmut_5): a p-value of exactly 0 is a p-value."""
+    assert holm([0.02, 0.0, 0.5]) == [0.04, 0.0, 0.5]
+
+
+def test_paired_test_is_exact_up_to_16_questions():
+    """paired_test enumerates every sign pattern up to 16 questions and samples from 17 on."""
+    assert EXACT_MAX_N == 16
+    before = [0.0] * EXACT_MAX_N
+    after = [0.5] * (EXACT_MAX_N - 1) + [0.25]
+    assert paired_test(before, after, "continuous", seed=0, samples=100)["samples"] == "exact"
+    assert paired_test(before + [0.0], after + [1.0], "continuous", seed=0, samples=100)["samples"] == 100
+
+
+def test_paired_test_samples_10000_sign_patterns_by_default():
+    """paired_test samples 10000 sign patterns by default."""
+    before, after = [0.0] * (EXACT_MAX_N + 1), [0.5] * (EXACT_MAX_N + 1)
+    assert paired_test(before, after, "continuous", seed=0)["samples"] == 10000
+
+
+# Fisher's randomization test at its boundaries: a sign pattern whose statistic equals the threshold
+# exactly, the rounding margin of the batched statistics, the memory bound on the sign draws, the defaults,
+# and the input checks
+
+
+def _threshold(d) -> float:
+    """The documented threshold: the observed statistic |mean(d)| less tol = 1e-12 * mean(|d|)."""
+    return abs(float(d.mean())) - 1e-12 * float(np.abs(d).mean())
+
+
+def _tie(n: int) -> np.ndarray:
+    """d = (1, b, 0, ..., 0) of length n with b chosen so that the patterns giving 1 and b opposite signs reach
+    a statistic |1 - b| / n exactly equal (in floating point) to the threshold."""
+    for b in np.linspace(4.99e-13, 5.01e-13, 2001):
+        d = np.zeros(n)
+        d[0], d[1] = 1.0, b
+        signs = np.ones(n)
+        signs[1] = -1.0
+        if abs(float(signs @ d)) / n == _threshold(d):
+            return d
+    raise AssertionError("no exact tie found")  # pragma: no cover - the search above finds dozens
+
+
+def test_a_pattern_exactly_at_the_threshold_counts_in_the_exact_test():
+    """In the exact test a sign pattern whose statistic equals the threshold counts as reaching it.
+
+    Kills x__exact_p__mutmut_24 (>= -> >): n = 2, two of the four patterns reach the observed statistic and the
+    other two land exactly on the threshold; the documented rule T(s) >= observed - tol counts all four."""
+    d = _tie(2)
+    assert significance._exact_p(d) == 1.0
+    assert significance.fisher_randomization(np.zeros(2), d, seed=0) == 1.0
+
+
+def test_a_pattern_exactly_at_the_threshold_counts_when_sampled():
+    """In the sampled test a drawn pattern whose statistic equals the threshold counts as reaching it.
+
+    Kills x__sampled_counts__mutmut_73 (the recount's >= -> >): n = 17 is sampled; every drawn pattern either
+    reaches the observed statistic or lands exactly on the threshold, so every one counts and p = 1."""
+    d = _tie(17)
+    assert significance.fisher_randomization(np.zeros(17), d, seed=5, samples=300) == 1.0
+    # and next to an ordinary pair of runs in one batch (the matrix product holds two columns)
+    other = np.linspace(-0.3, 0.5, 17)
+    many = significance.fisher_randomization_many([(np.zeros(17), d), (np.zeros(17), other)], seed=5, samples=300)
+    assert many[0] == 1.0
+    assert many[1] == significance.fisher_randomization(np.zeros(17), other, seed=5, samples=300)
+
+
+def test_the_margin_is_twice_the_two_orders_bound():
+    """The recount margin of the batched statistics is twice the bound on how far two summation orders can land apart.
+
+    Kills x__margin__mutmut_3..14, 17..28: _margin(d) = 2 * 2 * (gamma * sum|d| / n + 2 u mean|d|) with
+    u = 2**-53 and gamma = (n - 1) u / (1 - (n - 1) u), computed here exactly (n = 10**6, so a change of the
+    constant or of n - 1 moves it by far more than the 1e-14 allowed)."""
+    n = 10 ** 6
+    d = np.full(n, 0.5)
+    d[::2] = -0.5
+    u = Fraction(1, 2 ** 53)
+    gamma = (n - 1) * u / (1 - (n - 1) * u)
+    abs_sum = Fraction(n, 2)
+    expected = 4 * (gamma * abs_sum / n + 2 * u * (abs_sum / n))
+    assert significance._margin(d) == pytest.approx(float(expected), rel=1e-14, abs=0)
+    # a second shape: unequal values, n = 3
+    d = np.array([0.25, -1.0, 3.0])
+    gamma = 2 * u / (1 - 2 * u)
+    abs_sum = Fraction(17, 4)
+    expected = 4 * (gamma * abs_sum / 3 + 2 * u * abs_sum / 3)
+    assert significance._margin(d) == pytest.approx(float(expected), rel=1e-14, abs=0)
+
+
+def test_sign_draws_hold_one_pattern_at_a_time_when_one_is_over_the_bound(monkeypatch):
+    """Sign draws are bounded in memory: one pattern at a time when a single pattern is over the bound.
+
+    Kills x__sampled_counts__mutmut_18 (max(1, ...) -> max(2, ...)): at most _CHUNK_ELEMENTS signs are drawn at
+    once, and when one pattern alone is more (n > _CHUNK_ELEMENTS) one pattern at a time. The bound is lowered to
+    8 so that 17 questions are over it."""
+    shapes = []
+    real = np.random.default_rng
+
+    class Recording:
+        def __init__(self, seed):
+            self.rng = real(seed)
+
+        def integers(self, *args, size=None, **kwargs):
+            shapes.append(size)
+            return self.rng.integers(*args, size=size, **kwargs)
+
+    monkeypatch.setattr(significance, "_CHUNK_ELEMENTS", 8)
+    monkeypatch.setattr(np.random, "default_rng", Recording)
+    p = significance.fisher_randomization(np.zeros(17), np.linspace(-1.0, 2.0, 17), seed=3, samples=5)
+    assert shapes == [(1, 17)] * 5
+    assert 0 < p <= 1
+    shapes.clear()
+    monkeypatch.setattr(significance, "_CHUNK_ELEMENTS", 40)  # two patterns of 17 fit, three do not
+    significance.fisher_randomization(np.zeros(17), np.linspace(-1.0, 2.0, 17), seed=3, samples=5)
+    assert shapes == [(2, 17), (2, 17), (1, 17)]
+
+
+def test_the_default_sample_count_of_the_batched_test_is_10000():
+    """fisher_randomization_many draws 10000 sign patterns by default.
+
+    Kills x_fisher_randomization_many__mutmut_1 (default 10000 -> 10001)."""
+    before = np.linspace(0.0, 1.0, 30)
+    after = before + np.sin(np.arange(30.0)) * 0.2 + 0.05
+    explicit = significance.fisher_randomization_many([(before, after)], seed=11, samples=10000)
+    assert significance.fisher_randomization_many([(before, after)], seed=11) == explicit
+    assert explicit != significance.fisher_randomization_many([(before, after)], seed=11, samples=10001)
+
+
+def test_values_read_as_decimals_are_numbers():
+    """Per-question values read as DuckDB DECIMALs (Python Decimals) and booleans are taken as the same floats.
+
+    Kills x__paired_arrays__mutmut_3, 5, 8, 10 (dtype=float dropped): per-question values as a DuckDB DECIMAL
+    column gives them (Python Decimal objects) are the same floats; without the conversion numpy keeps them as
+    objects and float - Decimal fails. Booleans (hit or miss) are 1.0 and 0.0."""
+    before = [0.25, 0.5, 1.0, 0.0, 0.75] * 4
+    after = [0.5, 0.5, 0.75, 0.25, 1.0] * 4
+    as_floats = significance.fisher_randomization(before, after, seed=2)
+    decimals = [Decimal(str(v)) for v in before], [Decimal(str(v)) for v in after]
+    assert significance.fisher_randomization(decimals[0], after, seed=2) == as_floats
+    assert significance.fisher_randomization(before, decimals[1], seed=2) == as_floats
+    assert significance.fisher_randomization(*decimals, seed=2) == as_floats
+    hits, misses = [True, False, True, True, False] * 4, [True, True, True, False, True] * 4
+    assert significance.fisher_randomization(hits, misses, seed=2) == significance.fisher_randomization(
+        [float(v) for v in hits], [float(v) for v in misses], seed=2)
+
+
+@pytest.mark.parametrize("before, after", [
+    ([[0.1, 0.2], [0.3, 0.4]], [0.1, 0.2, 0.3, 0.4]),
+    ([0.1, 0.2, 0.3, 0.4], [[0.1, 0.2], [0.3, 0.4]]),
+    ([[0.1, 0.2]], [[0.3, 0.4]]),
+])
+def test_values_that_are_not_flat_are_refused(before, after):
+    """Per-question values that are not flat sequences are refused with their message.
+
+    Kills x__paired_arrays__mutmut_11 (or -> and) and _17 (the message)."""
+    with pytest.raises(ValueError, match=r"^before and after must be flat sequences of per-question values$"):
+        significance.fisher_randomization(before, after, seed=0)
+
+
+def test_no_questions_and_non_finite_values_are_refused_with_their_messages():
+    """No questions, or a value that is not finite, is refused with its own message.
+
+    Kills x__paired_arrays__mutmut_24 and x_fisher_randomization_many__mutmut_14 (the messages)."""
+    with pytest.raises(ValueError, match=r"^no observations$"):
+        significance.fisher_randomization([], [], seed=0)
+    with pytest.raises(ValueError, match=r"^before and after must be finite numbers$"):
+        significance.fisher_randomization([0.1, float("nan")], [0.2, 0.3], seed=0)

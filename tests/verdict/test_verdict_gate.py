@@ -6,14 +6,16 @@ Each case names the mutation of src/assay/verdicts/gate.py's OPS it kills (each 
 """
 
 import math
+import json
 
 import pytest
 from click.testing import CliRunner
+from verdict_runs import outcomes, write_outcomes, write_ranks
 
 from assay.verdicts import gate
 from assay.cli import cli
 from assay.store.warehouse import Warehouse
-from verdict_runs import outcomes, write_outcomes
+from assay.core.errors import UsageError
 
 BELOW, ABOVE = math.nextafter(0.75, 0), math.nextafter(0.75, 1)
 
@@ -85,3 +87,130 @@ def test_a_pass_is_fragile_when_the_one_sided_test_is_not_significant(run_075, r
     assert result["bound"] == pytest.approx(beta.ppf(0.05, 24, 9) if above else beta.ppf(0.95, 25, 8), abs=1e-12)
     assert result["passed"] is True and result["fragile"] is fragile
     assert (result["bound"] > parsed.bar if above else result["bound"] < parsed.bar) is not fragile
+
+
+# gate.check on run-075 (Success@1 exactly 24/32), run-one (one question, a hit) and run-rr (RANKS)
+
+
+# Reciprocal ranks of the relevant document for twelve questions (0: not found): RR@10 = 0.58333...
+RANKS = [1, 2, 3, 0, 1, 5, 10, 0, 2, 1, 4, 1]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """One warehouse: run-075 (Success@1 exactly 24/32), run-one (one question, a hit), run-rr (RANKS)."""
+    path = tmp_path_factory.mktemp("registry-gate") / "w.duckdb"
+    with Warehouse.open(path) as wh:
+        write_outcomes(wh, "run-075", outcomes(32, 24))
+        write_outcomes(wh, "run-one", [1], minutes=1)
+        write_ranks(wh, "run-rr", RANKS, minutes=2)
+    return path
+
+
+def test_a_bootstrap_interval_is_drawn_with_the_runs_seed_and_samples(runs, tmp_path):
+    """A rule on a bootstrap measure is checked with the run's seed and sample count, in the library and through `assay
+    gate`.
+
+    Kills assay.verdicts.gate.x_check__mutmut_52 (seed not passed to evaluate: seed 0 is used) and
+    assay.verdicts.gate.x_check__mutmut_53 (samples not passed: 1000 are drawn). RR@10 has a bootstrap interval, which
+    depends on both: with seed 7 and 200 samples it is [0.30747..., 0.79166...], where seed 0 gives the upper end
+    0.8333... and 1000 samples give [0.35427..., 0.82389...]. `assay gate` takes both from the run's config."""
+    with Warehouse.open(runs, read_only=True) as wh:
+        (result,) = gate.check(wh, "run-rr", [gate.parse_rule("RR@10:doc>=0.5")], seed=7, samples=200)
+        (default,) = gate.check(wh, "run-rr", [gate.parse_rule("RR@10:doc>=0.5")], seed=0, samples=1000)
+    assert result == {"rule": "RR@10:doc>=0.5", "op": ">=", "bar": 0.5, "passed": True, "fragile": True,
+                      "value": 0.5833333333333334, "n": 12, "ci_low": 0.30747420650685137,
+                      "ci_high": 0.7916666666666667, "bound": 0.4, "confidence": 0.95,
+                      # the exact one-sample sign-flip p (1408 of the 4096 sign patterns; see test_verdict_gate_family)
+                      "p_value": 1408 / 4096, "p_adjusted": 1408 / 4096, "decided_at": 0.05, "family_size": 1,
+                      "correction": "holm", "alpha": 0.05, "method": "sign-flip", "patterns": "exact",
+                      "reason": "0.583 >= 0.5, but its 95% bound 0.400 does not clear 0.5"}
+    # to 1e-12: the bound moved by one ulp when the BCa upper level became -ndtri(alpha/2) (the same value, computed
+    # without rounding 1 - alpha/2); the mutants it kills move it by 0.04
+    assert (default["ci_low"], default["ci_high"]) == pytest.approx((0.3333333333333333, 0.7916666666666666), abs=1e-12)
+
+    import shutil
+
+    copy = tmp_path / "w.duckdb"
+    shutil.copy(runs, copy)
+    with Warehouse.open(copy) as wh:
+        config = json.loads(wh.con.execute("SELECT config FROM runs WHERE run_id = 'run-rr'").fetchall()[0][0])
+        config.update(seed=7, bootstrap_samples=200)
+        wh.con.execute("UPDATE runs SET config = ? WHERE run_id = 'run-rr'", [json.dumps(config)])
+    out = CliRunner().invoke(cli, ["gate", "run-rr", "--rule", "RR@10:doc>=0.5", "--warehouse", str(copy)])
+    assert out.exit_code == 0, out.output
+    out = CliRunner().invoke(cli, ["gate", "run-rr", "--rule", "RR@10:doc>=0.5", "--format", "json",
+                                   "--warehouse", str(copy)])
+    assert out.exit_code == 0, out.output
+    (rule,) = json.loads(out.stdout)["rules"]
+    assert (rule["ci_low"], rule["ci_high"]) == (0.30747420650685137, 0.7916666666666667)
+
+
+def test_a_run_of_one_question_is_gated_on_it(runs):
+    """A run of one question is gated on that question (n = 1 is not 'no questions').
+
+    Kills assay.verdicts.gate.x_check__mutmut_60 (`row.n == 0` as `row.n == 1`: a slice of one question would be
+    failed as having none). Wilson's interval of 1 of 1 is [0.0546..., 1.0]."""
+    with Warehouse.open(runs, read_only=True) as wh:
+        results = gate.check(wh, "run-one", [gate.parse_rule("Success@1:doc>=0.5")], seed=0, samples=1000)
+    # one hit of one: P(Binomial(1, 0.5) >= 1) = 0.5; the 95% lower bound m solves m**1 = 0.05
+    assert results == [{"rule": "Success@1:doc>=0.5", "op": ">=", "bar": 0.5, "passed": True, "fragile": True,
+                        "value": 1.0, "n": 1, "ci_low": 0.05462075552885198, "ci_high": 1.0,
+                        "bound": pytest.approx(0.05, abs=1e-15), "confidence": 0.95, "p_value": 0.5,
+                        "p_adjusted": 0.5, "decided_at": 0.05, "family_size": 1, "correction": "holm", "alpha": 0.05,
+                        "method": "binomial-exact", "patterns": None,
+                        "reason": "1.000 >= 0.5, but its 95% bound 0.050 does not clear 0.5"}]
+
+
+def test_a_measure_without_values_fails_and_the_next_rule_is_still_checked(runs):
+    """A measure without values fails its rule (a gate never passes vacuously) and the rule after it is still checked;
+    every key and the text pinned.
+
+    A run without answers has no faithfulness value in any slice: its rule fails with the vacuous-pass reason,
+    every key of the result pinned, and the rule after it is checked. The second rule, `>` passing on 0.75 with
+    p 0.344 (exact binomial, scipy's binomtest), is fragile: for `>` the tail is P(X >= 24).
+    Kills assay.verdicts.gate.x_check__mutmut_69 (fragile True), _74 (n 1), _75, _76 (the key ci_low renamed), _77, _78
+    (ci_high renamed), _81 (`continue` as `break`: the second rule dropped), _92 (`">"` misspelt: ci_high taken
+    for `>`, so not fragile), and a bound column always '-'."""
+    rules = [gate.parse_rule("faithfulness>=0.5"), gate.parse_rule("Success@1:doc>0.7")]
+    with Warehouse.open(runs, read_only=True) as wh:
+        results = gate.check(wh, "run-075", rules, seed=0, samples=1000)
+    from scipy.stats import beta, binomtest
+
+    p = binomtest(24, 32, 0.7, alternative="greater").pvalue
+    assert results == [
+        {"rule": "faithfulness>=0.5", "op": ">=", "bar": 0.5, "passed": False, "fragile": False, "value": None,
+         "n": 0, "ci_low": None, "ci_high": None, "bound": None, "confidence": None, "p_value": None,
+         "p_adjusted": None, "decided_at": None, "family_size": 1, "correction": "holm", "alpha": 0.05,
+         "method": None, "patterns": None, "reason": "no questions in slice 'all': a gate never passes vacuously"},
+        {"rule": "Success@1:doc>0.7", "op": ">", "bar": 0.7, "passed": True, "fragile": True, "value": 0.75, "n": 32,
+         "ci_low": 0.5789344100575552, "ci_high": 0.8674759908149096,  # plain Wilson (n = 32 >= 25)
+         "bound": pytest.approx(beta.ppf(0.05, 24, 9), abs=1e-12), "confidence": 0.95,
+         "p_value": pytest.approx(p, rel=1e-12), "p_adjusted": pytest.approx(p, rel=1e-12), "decided_at": 0.05,
+         "family_size": 1, "correction": "holm", "alpha": 0.05, "method": "binomial-exact", "patterns": None,
+         "reason": "0.750 > 0.7, but its 95% bound 0.594 does not clear 0.7"}]
+    assert gate.render("run-075", results) == (
+        "The run fails 1 of 2 gate rules: faithfulness>=0.5 (no questions in slice 'all': a gate never passes "
+        "vacuously).\n\n"
+        "gate on run run-075\n"
+        "(fragile) marks a pass that is not significant: one-sided test that the true value is on the passing side "
+        "of the bar, Holm over 1 rule at alpha 0.05\n"
+        "status          rule               value   n  bound                p  p (Holm)  reason\n"
+        + "-" * 138 + "\n"
+        "FAIL            faithfulness>=0.5      -   0  -                    -         -  no questions in slice 'all': "
+        "a gate never passes vacuously\n"
+        "PASS (fragile)  Success@1:doc>0.7  0.750  32  >= 0.594 (95%)  0.3440    0.3440  0.750 > 0.7, but its 95% "
+        "bound 0.594 does not clear 0.7\n"
+        "1 passed, 1 failed; exit code 6\n")
+
+
+def test_two_rules_naming_slices_the_run_lacks_are_named_together(runs):
+    """Two rules naming slices the run lacks are refused together, in one message listing the run's slices.
+
+    Kills assay.verdicts.gate.x_check_slices__mutmut_10 (the rules joined by 'XX; XX' instead of '; ')."""
+    rules = [gate.parse_rule("Success@1:doc[form=gapp]>=0.5"), gate.parse_rule("Success@1[category=x]>=0.5", "t.toml")]
+    with Warehouse.open(runs, read_only=True) as wh, pytest.raises(UsageError) as error:
+        gate.check(wh, "run-075", rules, seed=0, samples=1000)
+    assert str(error.value) == (
+        "Success@1:doc[form=gapp]>=0.5 (--rule): no such slice 'form=gapp'; Success@1[category=x]>=0.5 (t.toml): "
+        "no such slice 'category=x'; run run-075 has the slices all, category=normal, form=match, hard_class=normal")

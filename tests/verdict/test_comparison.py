@@ -1,11 +1,9 @@
-"""`assay compare` on a real warehouse, pinned whole, where mutmut's survivors in src/assay/verdicts/comparison.py and
-src/assay/verdicts/significance.py showed the tests checked only parts (docs/mutation.md): every key of the
-result, the units warning, the full text, the rows (in order, with the score test's p-values, the same on
-every path) read on each path (SQL on a Warehouse; Ibis on a brief warehouse and on a source that offers only an
-Ibis backend), the refusal's configuration lines, and paired_tests_many's results and messages.
+"""`assay compare` (assay.verdicts.comparison): the configuration difference, the refusal to pair runs over
+other questions or documents, the paired rows on every path (SQL, a brief warehouse, an Ibis-only source), and
+the text, pinned whole.
 
-The runs (20 questions q000-q019, odd ones category=easy, even ones category=hard; every question's relevant
-document is d0.md, judged whole):
+The runs of the warehouse tests (20 questions q000-q019, odd ones category=easy, even ones category=hard; every
+question's relevant document is d0.md, judged whole):
 
     run  unit                          rank of the first relevant result (0: not retrieved)
     a    100-character chunks          A_RANKS: Success@1 = 9/20
@@ -25,20 +23,144 @@ from datetime import datetime, timedelta
 
 import pytest
 from scipy.stats import chi2
-
-from assay.inputs.chunking import Chunk
-from assay.verdicts.comparison import NotComparable, compare, paired_rows, render, run_identity
-from assay.measures.registry import parse_measure
-from assay.verdicts.significance import fisher_randomization, holm, paired_tests_many
-from assay.store.warehouse import Warehouse
-from assay.runs.sinks import store_run
 from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 
+from assay.verdicts import comparison
+from assay.measures.registry import parse_measure
+from assay.inputs.chunking import Chunk
+from assay.verdicts.comparison import NotComparable, compare, paired_rows, render, run_identity
+from assay.store.warehouse import Warehouse
+from assay.runs.sinks import store_run
+
+
+# compare's pure parts: the configuration difference and how it is said, the refusal to pair runs over
+# other questions or documents, the kind of test a measure gets, p-values as printed, and the text printed
+
+
+def test_config_diff_is_every_differing_setting_sorted_with_whole_sections_once():
+    """config_diff lists every differing setting as (dotted key, a, b), sorted, a section present on one side only
+    as one entry."""
+    a = {"chunker": {"size": 800, "overlap": 0}, "pipeline": "bm25", "rerank": {"model": "x"}, "depth": 100}
+    b = {"chunker": {"size": 400, "overlap": 0}, "pipeline": "hybrid", "fusion": {"k": 60}, "depth": 100}
+    assert comparison.config_diff(a, b) == [("chunker.size", 800, 400), ("fusion", "<absent>", {"k": 60}),
+                                            ("pipeline", "bm25", "hybrid"), ("rerank", {"model": "x"}, "<absent>")]
+    assert comparison.config_diff(a, a) == []
+    assert comparison.config_diff({"x": {"y": {"z": 1}}}, {"x": {"y": {"z": 2}}}, "top") == [("top.x.y.z", 1, 2)]
+
+
+def test_describe_diff_writes_strings_quoted_and_the_rest_as_json():
+    """describe_diff writes strings quoted and other values as JSON with sorted keys, and says when the
+    configurations are identical."""
+    assert comparison.describe_diff([]) == ["configurations are identical"]
+    assert comparison.describe_diff([("a", "bm25", "hybrid"), ("b", "<absent>", {"k": 60, "a": [1]}),
+                                     ("c", None, True)]) == [
+        "a: 'bm25' -> 'hybrid'", 'b: <absent> -> {"a": [1], "k": 60}', "c: null -> true"]
+
+
+def identity(run_id, judgments="j" * 16, corpus="c" * 16, config=None):
+    return {"run_id": run_id, "judgments_hash": judgments, "corpus_hash": corpus, "config": config or {"k": 1}}
+
+
+def test_runs_over_other_questions_or_documents_are_not_comparable():
+    """Runs over other judgments or another corpus are refused with NotComparable, the message naming both hashes
+    and the configuration difference; a configuration difference alone is comparable."""
+    comparison.check_comparable(identity("a"), identity("b", config={"k": 2}))  # only the configuration differs
+    with pytest.raises(comparison.NotComparable) as error:
+        comparison.check_comparable(identity("a"), identity("b", judgments="J" * 16, corpus="C" * 16,
+                                                            config={"k": 2}))
+    assert str(error.value) == (
+        "runs a and b are not comparable: judgments differ (jjjjjjjjjjjj vs JJJJJJJJJJJJ); corpora differ "
+        "(cccccccccccc vs CCCCCCCCCCCC). Their questions or documents are not the same, so no paired comparison "
+        "is meaningful. Configuration difference:\n  k: 1 -> 2")
+    with pytest.raises(comparison.NotComparable) as error:
+        comparison.check_comparable(identity("a"), identity("b", corpus="C" * 16))
+    assert "not comparable: corpora differ (cccccccccccc vs CCCCCCCCCCCC). Their" in str(error.value)
+    assert str(error.value).endswith("Configuration difference:\n  configurations are identical")
+
+
+def test_a_hit_measure_is_tested_as_binary_and_a_graded_one_as_continuous():
+    """metric_kind: a 0/1 hit measure gets the binary test, a graded one the continuous test."""
+    assert comparison.metric_kind(parse_measure("Success@3")) == "binary"
+    assert comparison.metric_kind(parse_measure("nDCG@10")) == "continuous"
+
+
+def test_p_values_print_to_three_places_and_below_a_thousandth_as_such():
+    """p-values print to three places, and below 0.001 as '<0.001'."""
+    assert [comparison._p(v) for v in (0.0009999, 0.001, 0.0426, 1.0)] == ["<0.001", "0.001", "0.043", "1.000"]
+
+
+def row(metric, level, slice_, a, b, p):
+    return {"metric": metric, "level": level, "slice": slice_, "n": 4, "a": a, "b": b, "delta": b - a,
+            "ci_low": b - a - 0.25, "ci_high": b - a + 0.25, "test": "mcnemar", "p_value": p, "p_holm": min(1, 2 * p),
+            "n_tests": 2}
+
+
+RESULT = {"a": {"run_id": "A1", "pipeline": "bm25"}, "b": {"run_id": "B1", "pipeline": "hybrid"},
+          "config_diff": [{"key": "pipeline", "a": "bm25", "b": "hybrid"}],
+          "units": {"warning": "A retrieves chunks, B documents"},
+          "rows": [row("Success@3", "doc", "all", 0.5, 0.75, 0.0004), row("RR@10", "chunk", "all", 0.5, 0.25, 0.2),
+                   row("Success@3", "doc", "form=gap", 0.25, 0.5, 0.3), row("RR@10", "chunk", "form=gap", 0, 0, 1)],
+          "flips": {"metric": "Success@3", "level": "doc", "won": [{"query_id": "007", "rank_a": None, "rank_b": 2}],
+                    "lost": [{"query_id": "12", "rank_a": 1, "rank_b": None}]}}
+
+
+def test_render_is_the_difference_the_tables_and_the_flips_exactly():
+    """Every line of `assay compare`'s text: the overall table, the flips (all-digit query ids kept left, - for no
+    relevant result retrieved), the headline metrics by slice (RR@10 is not one)."""
+    assert comparison.render(RESULT) == (
+        "compare A A1 (bm25)  ->  B B1 (hybrid)\n\nconfiguration difference:\n  pipeline: 'bm25' -> 'hybrid'\n\n"
+        "WARNING: A retrieves chunks, B documents\n\n"
+        "all questions: change = B - A; each 95% interval inverts the paired test beside it, so it excludes 0 "
+        "exactly when p < 0.05; p (Holm) corrects p over the 2 tests of this table; MDC: the smallest true change "
+        "this test finds 80% of the time at alpha 0.05 (- where n or the spread cannot tell):\n\n"
+        "metric     level      A      B  change            95% CI  test          p  p (Holm)  n  MDC\n"
+        "-------------------------------------------------------------------------------------------\n"
+        "Success@3  doc    0.500  0.750  +0.250  [+0.000, +0.500]  mcnemar  <0.001    <0.001  4  -\n"
+        "RR@10      chunk  0.500  0.250  -0.250  [-0.500, +0.000]  mcnemar   0.200     0.400  4  -\n\n"
+        "questions that flipped on Success@3 (doc level): 1 won, 1 lost (rank of the first relevant result in A and "
+        "in B; - when none was retrieved)\n\n"
+        "flip  query_id  rank in A  rank in B\n"
+        "------------------------------------\n"
+        "won   007               -          2\n"
+        "lost  12                1          -\n\n"
+        "by slice (headline metrics; each interval inverts its p; p (Holm) corrects p within each slice over all "
+        "its tests):\n\n"
+        "slice     metric     level  n      A      B  change            95% CI      p  p (Holm)\n"
+        "--------------------------------------------------------------------------------------\n"
+        "form=gap  Success@3  doc    4  0.250  0.500  +0.250  [+0.000, +0.500]  0.300     0.600\n\n"
+        "JSON output (--format json) has every metric for every slice.\n")
+
+
+def test_render_without_a_unit_warning_or_flips_says_neither():
+    """Without a unit warning or flipped questions the text has neither, says 0 won and 0 lost, and counts 0 tests
+    for an empty table."""
+    calm = dict(RESULT, units={"a": "chunk", "b": "chunk", "warning": None},
+                flips={"metric": "Success@3", "level": "doc", "won": [], "lost": []})
+    text = comparison.render(calm)
+    assert "WARNING" not in text and "flip  query_id" not in text
+    assert "questions that flipped on Success@3 (doc level): 0 won, 0 lost (rank" in text
+    assert comparison.render(dict(calm, units={})) == text
+    assert "p (Holm) corrects p over the 0 tests" in comparison.render(dict(calm, rows=[]))
+
+
+# `assay compare` on a real warehouse, pinned whole (runs a, d and e: see the module docstring)
+
+
 HIT = Chunk("d0.md", 0, 0, 100, "x" * 100)
+
+
 OTHERS = [Chunk("d1.md", j, 100 * j, 100 * j + 100, "x" * 100) for j in range(10)]  # d1.md, in order
+
+
 WHOLE = [Chunk("d0.md", 0, 0, DOC_LEN, "x" * DOC_LEN), Chunk("d1.md", 1, 0, DOC_LEN, "x" * DOC_LEN)]
+
+
 T0 = datetime(2026, 1, 1)
+
+
 A_RANKS = [1, 2, 0, 1, 3, 1, 5, 0, 1, 2, 1, 10, 1, 4, 0, 1, 2, 1, 7, 1]
+
+
 D_RANKS = [1, 2, 1, 1, 0, 1, 1, 2, 1, 1, 1, 0, 1, 1, 2, 1, 1, 1, 1, 1]
 
 
@@ -95,7 +217,9 @@ WARNING = ("retrieval units differ: A ranks synthetic chunks (mean 100 character
 
 
 def test_compare_gives_every_key_and_the_units_of_both_runs(result):
-    """Kills: in _units, each key ('a', 'b', 'warning') misspelt or upper-cased (x__units__mutmut_14-19); in
+    """compare's result: every key but the rows exactly, the units of both runs and the warning that they differ.
+
+    Kills: in _units, each key ('a', 'b', 'warning') misspelt or upper-cased (x__units__mutmut_14-19); in
     compare, the 'units' key misspelt or upper-cased (x_compare__mutmut_86, 87). Every key but the rows, exactly
     (no seed and no sample count since issue 25: the score test draws nothing): run d ranks whole documents, run
     a 100-character chunks."""
@@ -133,6 +257,7 @@ VERDICT = ("B cannot be told from A on Success@3 (doc): the change is +0.050 (fr
            "survive Holm's correction: SpanRecall@1000tok (chunk) +0.815 (Holm p < 0.001), SpanIoU@10 (chunk) +0.749 "
            "(Holm p < 0.001).\n\n")
 
+
 HEAD = """\
 compare A a (synthetic)  ->  B d (synthetic)
 
@@ -140,18 +265,6 @@ configuration difference:
   chunker.name: 'synthetic' -> 'document'
 """
 
-FLIPS = """
-questions that flipped on Success@3 (doc level): 3 won, 2 lost (rank of the first relevant result in A and in \
-B; - when none was retrieved)
-
-flip  query_id  rank in A  rank in B
-------------------------------------
-won   q002              -          1
-won   q007              -          2
-won   q014              -          2
-lost  q004              2          -
-lost  q011              2          -
-"""
 
 TABLES = """\
 
@@ -224,14 +337,19 @@ JSON output (--format json) has every metric for every slice.
 
 
 def test_render_of_a_real_comparison_is_its_whole_text(result):
-    """Kills: the headline set's Success@10 or nDCG@10 entries, name or level, misspelt or in another case
+    """The text of a real comparison, whole: the verdict, the table, the unit warning, the flips and the headline
+    measures by slice.
+
+    Kills: the headline set's Success@10 or nDCG@10 entries, name or level, misspelt or in another case
     (x_render__mutmut_191-200): their rows by slice would go missing. The text pinned whole, the unit warning
     included."""
     assert render(result) == VERDICT + HEAD + "\nWARNING: " + WARNING + "\n" + TABLES
 
 
 def test_render_of_a_result_without_units_has_no_warning(result):
-    """Kills: `result.get("units", None)` and `result.get("units", )` (x_render__mutmut_37, 39): a result that
+    """A result that holds no units (as written before units were recorded) prints without a warning.
+
+    Kills: `result.get("units", None)` and `result.get("units", )` (x_render__mutmut_37, 39): a result that
     holds no units (as written before units were recorded) would raise instead of printing without a warning."""
     assert render({k: v for k, v in result.items() if k != "units"}) == VERDICT + HEAD + TABLES
 
@@ -272,7 +390,9 @@ JSON output (--format json) has every metric for every slice.
 
 
 def test_render_of_a_comparison_over_one_measure_at_one_level(path):
-    """Kills: the number of tests read from the second overall row (`overall[1]`, x_render__mutmut_115): with one
+    """A comparison over one measure at one level prints its one row, counting one test.
+
+    Kills: the number of tests read from the second overall row (`overall[1]`, x_render__mutmut_115): with one
     measure at one level there is only the first."""
     with Warehouse.open(path, read_only=True) as wh:
         one = compare(wh, "a", "d", [parse_measure("SpanRecall@1000tok")])
@@ -308,6 +428,8 @@ ROWS = [
     ('RR@10', 'doc', 'form=match', 20, 0.65, 0.825, 0.175, -0.007106645246422485, 0.36106890353247556, 'score', 0.05785253452273819, 0.05785253452273819, 4),
     ('RR@10', 'doc', 'hard_class=normal', 20, 0.65, 0.825, 0.175, -0.007106645246422485, 0.36106890353247556, 'score', 0.05785253452273819, 0.05785253452273819, 4),
 ]
+
+
 KEYS = ("metric", "level", "slice", "n", "a", "b", "delta", "ci_low", "ci_high", "test", "p_value", "p_holm",
         "n_tests")
 
@@ -336,7 +458,10 @@ def source(request, path):
 
 
 def test_paired_rows_are_every_slice_in_order_with_the_same_p_values_on_every_path(path, source):
-    """Kills, in paired_tests' Ibis path (a brief warehouse, or a source with only an Ibis backend): `pairs`
+    """paired_rows gives every slice of every measure and level in order, with the same floats read with SQL, from a
+    brief warehouse and from an Ibis-only source.
+
+    Kills, in paired_tests' Ibis path (a brief warehouse, or a source with only an Ibis backend): `pairs`
     None (x_paired_tests__mutmut_5); `or` for `and` before the direct read (6: a source without a DuckDB
     connection read with SQL fails); opened(None) (23); `fetched` None (24); each argument of to_pyarrow and
     paired None or dropped (25, 27-37); the run ids misspelt (38-41); the grouping key and the appended pair None,
@@ -352,7 +477,6 @@ def test_paired_rows_are_every_slice_in_order_with_the_same_p_values_on_every_pa
         assert r["p_value"] == pytest.approx(chi2.sf(round(r["delta"] * r["n"]), 1), rel=1e-12)
 
 
-
 def mdc(won: int, lost: int, n: int = 20) -> dict:
     """The spread of 0/1 changes and the MDC by hand: sd**2 = n/(n-1) (share discordant - net share**2), (t(0.975,
     19) 2.093024 + t(0.8, 19) 0.860951) sd / sqrt(n)."""
@@ -362,7 +486,9 @@ def mdc(won: int, lost: int, n: int = 20) -> dict:
 
 
 def test_a_measure_not_stored_is_computed_from_the_warehouse_on_the_ibis_path(path):
-    """Kills: paired() given None for the warehouse (x_paired_tests__mutmut_26): Success@2 is not among the
+    """A measure not stored with the runs is computed through the warehouse, on the SQL and the Ibis path alike.
+
+    Kills: paired() given None for the warehouse (x_paired_tests__mutmut_26): Success@2 is not among the
     measures stored with a run, so the Ibis path computes its values through the warehouse (the default
     measures, stored, never need it). A brief warehouse gives the rows a Warehouse gives: 12 and 18 of 20
     questions hit within rank 2 (chunk level), 17 and 18 (document level)."""
@@ -381,8 +507,11 @@ def test_a_measure_not_stored_is_computed_from_the_warehouse_on_the_ibis_path(pa
     # McNemar's p (no continuity correction) from scipy: 6 won, none lost; 3 won, 2 lost
     assert [r["p_value"] for r in direct] == pytest.approx([chi2.sf(6, 1), chi2.sf(1 / 5, 1)], rel=1e-12)
 
+
 def test_compare_on_a_duckdb_warehouse_reads_the_pairs_with_sql_without_ibis(path):
-    """Kills: holds_duckdb asked of None (x_paired_tests__mutmut_7): a warehouse holding a DuckDB connection
+    """compare on a DuckDB warehouse reads the pairs with SQL: a fresh interpreter does not import Ibis.
+
+    Kills: holds_duckdb asked of None (x_paired_tests__mutmut_7): a warehouse holding a DuckDB connection
     would be read through the Ibis expression, importing Ibis (and pandas), which the direct SQL path exists to
     skip (assay.analytics.direct). A fresh interpreter compares a with d and has not imported Ibis."""
     code = ("import sys\nfrom assay.verdicts.comparison import compare\nfrom assay.warehouse import Warehouse\n"
@@ -395,7 +524,9 @@ def test_compare_on_a_duckdb_warehouse_reads_the_pairs_with_sql_without_ibis(pat
 
 
 def test_runs_over_other_judgments_are_refused_with_every_configuration_line(path):
-    """Kills: the configuration difference's lines joined by 'XX\\n  XX' (x_check_comparable__mutmut_51): a and
+    """Runs over other judgments are refused, the message listing every configuration difference on a line of its own.
+
+    Kills: the configuration difference's lines joined by 'XX\\n  XX' (x_check_comparable__mutmut_51): a and
     e differ in three settings, one line each."""
     with Warehouse.open(path, read_only=True) as wh, pytest.raises(NotComparable) as error:
         compare(wh, "a", "e")
@@ -405,43 +536,42 @@ def test_runs_over_other_judgments_are_refused_with_every_configuration_line(pat
         "  depth: 100 -> 50\n  doc_depth: 10 -> 5\n  seed: 0 -> 3")
 
 
-# paired_tests_many's inputs: 16 graded pairs (exact: all 2**16 sign patterns), 17 (sampled), 17 hit/miss pairs
-B16, A16 = [0.0] * 16, [1, 0.5, 0, 1, 0.25, 0, 1, 0.5, 0, 0, 1, 0.2, 0, 1, 0, 0.5]
-B17 = [0.5, 0, 1, 0, 0.5, 0.25, 0, 1, 0, 0, 0.5, 0, 1, 0, 0, 0.2, 0]
-A17 = [1, 0.5, 0, 1, 0.25, 0, 1, 0.5, 0, 0, 1, 0.2, 0, 1, 0, 0.5, 1]
-H0 = [1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 1]
-H1 = [0, 0, 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 0, 1, 0, 1]
-ITEMS = [(B16, A16, "continuous"), (B17, A17, "continuous"), (H0, H1, "binary")]
-EXACT = {"test": "fisher-randomization", "p_value": 128 / 65536, "samples": "exact"}
-MCNEMAR = {"test": "mcnemar-exact", "b": 6, "c": 1, "p_value": 0.125}
+def test_compare_on_a_duckdb_warehouse_pairs_the_values_with_sql(tmp_path, monkeypatch):
+    """On a Warehouse, compare pairs the values with assay.analytics.direct (SQL), never through the Ibis expression
+    (checked in this process).
 
+    Kills x_paired_tests__mutmut_7 (holds_duckdb asked of None): on a Warehouse, compare pairs the values
+    with assay.analytics.direct.paired_values (SQL), not through the Ibis expression. Checked in this process
+    (test_compare_on_a_duckdb_warehouse_reads_the_pairs_with_sql_without_ibis checks the same in a fresh
+    interpreter, which mutmut does not follow)."""
+    from assay.analytics import direct, pairing
+    from assay.verdicts.comparison import compare
+    from assay.store.warehouse import Warehouse
+    from assay.inputs.chunking import Chunk
+    from synthetic import DOC_LEN, QuerySpec, Synthetic, write_synthetic
 
-def test_paired_tests_many_says_how_each_p_value_was_reached():
-    """Kills, in paired_tests_many: `exact` None, of None's size, or `< EXACT_MAX_N` (x_paired_tests_many__mutmut_
-    40-42: 16 questions are enumerated, 17 sampled); the 'samples' key misspelt or upper-cased (50, 51); the
-    condition made False or True (52, 53); 'exact' misspelt or upper-cased (54, 55); the randomization tests run
-    with no seed, the seed as the sample count, or the default count (20, 23, 24: 151 of 501 with seed 0 and
-    500 samples); the default sample count changed (1: 3022 of 10001 with seed 7)."""
-    assert paired_tests_many(ITEMS, seed=0, samples=500) == [
-        EXACT, {"test": "fisher-randomization", "p_value": 151 / 501, "samples": 500}, MCNEMAR]
-    assert paired_tests_many(ITEMS, seed=7) == [
-        EXACT, {"test": "fisher-randomization", "p_value": 3022 / 10001, "samples": 10000}, MCNEMAR]
+    path = tmp_path / "w.duckdb"
+    d0, d1 = (Chunk(f"d{i}.md", i, 0, DOC_LEN, "x" * DOC_LEN).chunk_id for i in (0, 1))
+    with Warehouse.open(path) as wh:
+        for run_id, first in (("a", 1), ("b", 0)):
+            syn = Synthetic(["d0.md", "d1.md"], [Chunk(f"d{i}.md", i, 0, DOC_LEN, "x" * DOC_LEN) for i in (0, 1)])
+            for i in range(6):
+                ranking = [d0, d1] if (i + first) % 2 else [d1, d0]
+                syn.queries.append(QuerySpec(f"q{i}", [("d0.md", None, None, 1)], ranking))
+            write_synthetic(wh, syn, run_id=run_id)
+    calls = []
+    real = direct.paired_values
 
+    def recording(*args, **kwargs):
+        calls.append(args[1:3])
+        return real(*args, **kwargs)
 
-def test_fisher_randomization_draws_10000_patterns_unless_told():
-    """Kills: fisher_randomization's default sample count changed to 10001 (x_fisher_randomization__mutmut_1)."""
-    assert fisher_randomization(B17, A17, seed=7) == 3022 / 10001 == fisher_randomization(B17, A17, 7, 10000)
+    def refused(*args, **kwargs):
+        raise AssertionError("a DuckDB warehouse was paired through the Ibis expression")
 
-
-def test_paired_tests_many_names_the_kinds_it_knows():
-    """Kills: the unknown-kind message replaced by None, its kinds joined by None (a TypeError) or by 'XX, XX'
-    (x_paired_tests_many__mutmut_5-7)."""
-    with pytest.raises(ValueError) as error:
-        paired_tests_many([(H0, H1, "binary"), (H0, H1, "ordinal")], seed=0)
-    assert str(error.value) == "unknown kind 'ordinal'; choose one of: binary, continuous"
-
-
-def test_holm_takes_a_p_value_of_zero():
-    """Kills: p = 0 refused (`0.0 < p`, x_holm__mutmut_5): a p-value of exactly 0 is a p-value."""
-    assert holm([0.02, 0.0, 0.5]) == [0.04, 0.0, 0.5]
-
+    monkeypatch.setattr(direct, "paired_values", recording)
+    monkeypatch.setattr(pairing, "paired", refused)
+    with Warehouse.open(path, read_only=True) as wh:
+        rows = compare(wh, "a", "b")["rows"]
+    assert calls == [("a", "b")]
+    assert rows and all(r["n"] == 6 for r in rows if r["slice"] == "all")

@@ -1,7 +1,7 @@
-"""metrics.compute.evaluate / stored_values and metrics.values.compute / complete_runs on real warehouses, pinned
-whole, where mutmut's survivors (docs/mutation.md) showed the tests checked only parts: every row of evaluate
-(value, n and interval of every measure, level and slice, at the default and at a given seed and sample count),
-stored values read instead of computed again, the answer measures asked about once and only on a run with answers,
+"""assay.measures.compute (evaluate, stored_values) and the `assay measures compute` it serves
+(assay.measures.values.compute, complete_runs) on real warehouses, pinned whole: every row of evaluate (value,
+n and interval of every measure, level and slice, at the default and at a given seed and sample count), stored
+values read instead of computed again, the answer measures asked about once and only on a run with answers,
 stages other than final, and `assay measures compute` on runs named, every complete run and another stage.
 
 The warehouses are written through assay's own API: the mini corpus run with an extractive answer stage
@@ -16,25 +16,27 @@ import shutil
 from datetime import datetime, timedelta
 
 import pytest
+from conftest import MINI
+from synthetic import QuerySpec, Synthetic, write_synthetic
 
 from assay.inputs.chunking import Chunk
-from assay.measures import compute as cm
-from assay.measures import values as mv
+from assay.measures import compute as cm, values as mv
 from assay.measures.registry import DEFAULT_MEASURES, load_user_measures, parse_measure
 from assay.measures.stats import interval
 from assay.inputs.project import load_config
 from assay.runs.runner import RunOptions, run
 from assay.store.warehouse import Warehouse
 from assay.runs.sinks import store_run
-from conftest import MINI
-from synthetic import QuerySpec, Synthetic, write_synthetic
+
 
 T0 = datetime(2026, 1, 1)
+
+
 HIT, MISS = Chunk("d0.md", 0, 0, 100, "x" * 100), Chunk("d1.md", 0, 0, 100, "x" * 100)
+
+
 ANSWER = [m for m in DEFAULT_MEASURES if m.family.levels == ("answer",)]
 
-
-# --- warehouses ------------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def mini(tmp_path_factory):
@@ -89,8 +91,6 @@ def staged(tmp_path):
     return path
 
 
-# --- the reference: evaluate's rows from per-question values, one interval call per slice -----------------------
-
 def reference(wh, run_id, measures, stage="final", seed=0, samples=1000, values_of=None):
     labels = {q: {"category": c, "form": f, "hard_class": h} for q, c, f, h in wh.con.execute(
         "SELECT query_id, category, form, hard_class FROM eval_questions WHERE run_id = ?", [run_id]).fetchall()}
@@ -115,8 +115,6 @@ def reference(wh, run_id, measures, stage="final", seed=0, samples=1000, values_
 def as_tuples(rows):
     return [(r.metric, r.level, r.slice, r.value, r.n, r.ci_low, r.ci_high) for r in rows]
 
-
-# --- recording what evaluate asks the warehouse ------------------------------------------------------------------
 
 class _Con:
     def __init__(self, con, log):
@@ -150,8 +148,6 @@ def _answer_lookups(rec):
     """The statements that read the answers table (the answer measures' own SQL goes through ``query``)."""
     return [sql for sql in rec.asked if "from answers" in " ".join(sql.lower().split())]
 
-
-# --- evaluate --------------------------------------------------------------------------------------------------
 
 def test_evaluate_every_row_at_the_default_and_a_given_seed_and_sample_count(mini_copy):
     """Every row of evaluate over the default measures on a run with answers whose answer measures are not stored
@@ -285,8 +281,6 @@ def test_stored_values_of_a_run_at_the_default_stage(staged):
                                    ("q003", "chunk"): 1.0, ("q003", "doc"): 1.0}
     assert sorted(stored) == sorted(m.name for m in DEFAULT_MEASURES if m not in ANSWER and m.name != "Abstain")
 
-
-# --- values.compute and complete_runs --------------------------------------------------------------------------
 
 def _counts(stored):
     return stored.run_id, stored.written, stored.skipped, stored.kept
