@@ -38,7 +38,7 @@ $(MODEL): $(RUNTIME) src/assay/retrieval/models.py
 demo: $(RUNTIME) $(MODEL)
 	$(BIN)/assay demo
 
-# The browser tests (tests/html/test_browser.py) drive Debian's chromium through Playwright, and a
+# The browser tests (tests/present/html/test_browser.py) drive Debian's chromium through Playwright, and a
 # clean machine (CI) has no browser: install it with apt-get when it is missing. Without root the
 # tests skip and say why. Playwright needs no chromium-driver and downloads no browser of its own.
 CHROMIUM := /usr/bin/chromium
@@ -73,11 +73,12 @@ check: install
 	$(PYTEST) -m "not slow"
 
 # The manual (mkdocs.yml, docs/) as a static site in site/: strict, so a broken link or anchor fails the build,
-# as it fails tests/test_docs.py. mkdocs-material is pinned in requirements-test.lock; the build fetches nothing.
+# as it fails tests/project/test_docs.py. mkdocs-material is pinned in requirements-test.lock; the build fetches
+# nothing.
 docs: $(TESTING)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --site-dir site
 
-# Rewrite the demo report's golden snapshots (tests/golden/) after an intended change; review the diff and
+# Rewrite the demo report's golden snapshots (tests/fixtures/golden/) after an intended change; review the diff and
 # commit it. Never part of `make test` or CI: the tests only read the snapshots.
 goldens: $(RUNTIME) $(MODEL)
 	$(BIN)/python tools/update_goldens.py

@@ -25,7 +25,8 @@ from pathlib import Path
 
 try:
     from hatchling.builders.hooks.plugin.interface import BuildHookInterface
-except ImportError:  # tests/test_trec_read_c.py compiles the C code with compile_extension, where hatchling is absent
+except ImportError:  # tests/measures/test_trec_read_c.py compiles the C code with compile_extension, where hatchling
+    # is absent
     BuildHookInterface = object
 
 # source -> what runs instead when it is not built

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "metrics")]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "measures")]
 
 import pytrec_eval  # noqa: E402
 

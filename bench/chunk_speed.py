@@ -10,7 +10,7 @@ Two text kinds (characters counted as code points, MB = 10**6 of them):
 
 Chunkers, each over every document, making the ``Chunk`` objects a run gets:
 
-- before: tests/chunking/reference_recursive.py (the chunker as it was, kept verbatim) with the
+- before: tests/inputs/chunking/reference_recursive.py (the chunker as it was, kept verbatim) with the
   frozen-dataclass Chunk it had (constructing those is part of what it cost);
 - C: today's chunker with its compiled code (src/assay/inputs/chunking/_recursive.c), when built;
 - python: today's chunker without it (python_spans), what runs where no C compiler was at hand.
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "chunking"))
+sys.path.insert(0, str(ROOT / "tests" / "inputs" / "chunking"))
 
 import reference_recursive  # noqa: E402  (the old chunker, verbatim)
 

@@ -3,7 +3,7 @@
 A synthetic run of N questions x 100 results over 200 documents of words is written to a real
 DuckDB file (token tables included, as every run has them). Both compute SpanRecall, SpanPrecision
 and SpanIoU within a 1,000-token budget per question (the Python side is the independent reference
-of tests/metrics/test_span.py, given the token spans for free); the values are compared and the times
+of tests/measures/test_span.py, given the token spans for free); the values are compared and the times
 printed with their ratio. Run: .venv/bin/python bench/span_speed.py [N]
 """
 
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "metrics")]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "measures")]
 
 from assay.store.tokens import token_spans  # noqa: E402
 from assay.inputs.chunking import Chunk  # noqa: E402

@@ -1,7 +1,7 @@
-"""The demo report's golden snapshots: what tests/test_demo.py compares and tools/update_goldens.py writes.
+"""The demo report's golden snapshots: what tests/project/test_demo.py compares and tools/update_goldens.py writes.
 
 One definition of each snapshot's text, so the test and the command that rewrites the files cannot drift
-apart. The test only ever reads tests/golden/; only the command (`make goldens`, never run by `make test`
+apart. The test only ever reads tests/fixtures/golden/; only the command (`make goldens`, never run by `make test`
 or CI) writes there.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 DEMO = Path(__file__).resolve().parents[1] / "judgments" / "demo"
 
 

@@ -305,8 +305,8 @@ def render(by_file: dict[str, list[Mutant]], stale: list[dict], seconds: float |
            f"mutmut {md.version('mutmut')} (requirements-mutate.lock) mutates, inside functions, the Python modules "
            "that decide verdicts and compute figures ([tool.mutmut] in pyproject.toml); each mutant runs the "
            "tests, of the selection below, that called its function. The C chunker (_recursive.c) is not "
-           "mutated (no Python tool mutates C); its Python twin `python_spans` is, and tests/chunking holds both "
-           "to one reference.", "",
+           "mutated (no Python tool mutates C); its Python twin `python_spans` is, and tests/inputs/chunking holds "
+           "both to one reference.", "",
            "Score = (killed + timeout) / (mutants tested - equivalent). Not covered: no selected test calls the "
            "function (counted as not detected). Equivalent: listed in tools/mutation_equivalent.toml with the "
            "reason. Not run: not tested yet (a run cut short), in no score.", "",

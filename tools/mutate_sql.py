@@ -26,11 +26,11 @@ A mutant equal to the original text, or to an earlier mutant of the same file, i
 Each mutant's SQL is written into a private copy of src/assay and sql/ (one per worker, under a temporary
 directory; the working tree is never written), and its file's tests run there (PYTHONPATH points at the
 copy, so assay.core.sqlfiles loads the copy's sql/) with -x and a timeout. At most --jobs (default 2) at once.
-A test run's warehouse is copied from one its unmutated baseline wrote (tests/mutation_sql/world.py:
+A test run's warehouse is copied from one its unmutated baseline wrote (tests/sql/world.py:
 opened), except for a migration's mutants, whose views live in the warehouse.
 Results are cached in .mutation/sql-cache.json keyed by the mutant and a hash of the mutated file and every
 file in scope (other SQL, a new migration included, does not invalidate it); a result holds while the test
-files its file runs (and tests/mutation_sql's helpers) are unchanged, and a kill also while the test module
+files its file runs (and tests/sql's helpers) are unchanged, and a kill also while the test module
 that killed it is: a rerun runs only what changed, and a new test reruns only the survivors (--fresh ignores
 the cache; a change under src/ does not invalidate it).
 
@@ -74,33 +74,33 @@ CACHE = ROOT / ".mutation" / "sql-cache.json"
 
 # Each file runs only the tests that read it (pytest node ids), the ones that kill most first: with -x a
 # mutant's run ends at its first failure, so a kill costs seconds and only a survivor runs them all.
-R = "tests/mutation_sql/test_retrieval_measures.py"
-JUDGMENTS = "tests/mutation_sql/test_other_judgments.py"
-SUMS = "tests/mutation_sql/test_rank_order_sums.py"
+R = "tests/sql/test_retrieval_measures.py"
+JUDGMENTS = "tests/sql/test_other_judgments.py"
+SUMS = "tests/sql/test_rank_order_sums.py"
 RETRIEVAL = {family: (f"{R}::test_every_run_and_stage_matches_pytrec_eval[{family}]",
                       f"{R}::test_edge_questions_by_hand", JUDGMENTS) + ((SUMS,) if family in ("nDCG", "AP") else ())
              for family in ("Success", "R", "P", "RR", "nDCG", "AP")}
-S = "tests/mutation_sql/test_span_measures.py"
-EDGES = "tests/mutation_sql/test_budget_edges.py"
+S = "tests/sql/test_span_measures.py"
+EDGES = "tests/sql/test_budget_edges.py"
 SPAN_TEXT = f"{JUDGMENTS}::test_each_run_reads_its_own_gold_text"
 SPAN_SUMS = f"{SUMS}::test_budgeted_ndcg_is_the_rank_ordered_sum_bit_for_bit"
 SPAN = {family: (f"{S}::test_every_run_and_stage_matches_character_sets[{family}]",
-                 "tests/metrics/test_span.py::test_a_budget_cuts_the_result_that_fills_it", EDGES, SPAN_TEXT)
+                 "tests/measures/test_span.py::test_a_budget_cuts_the_result_that_fills_it", EDGES, SPAN_TEXT)
         + ((SPAN_SUMS,) if family == "nDCG" else ())
         for family in ("SpanRecall", "SpanPrecision", "SpanIoU", "Success", "nDCG")}
 SPAN_ALL = (f"{S}::test_every_run_and_stage_matches_character_sets",
-            "tests/metrics/test_span.py::test_a_budget_cuts_the_result_that_fills_it", EDGES, SPAN_TEXT, SPAN_SUMS)
-A = "tests/mutation_sql/test_answer_measures.py::test_every_unit_matches_the_rows_written"
+            "tests/measures/test_span.py::test_a_budget_cuts_the_result_that_fills_it", EDGES, SPAN_TEXT, SPAN_SUMS)
+A = "tests/sql/test_answer_measures.py::test_every_unit_matches_the_rows_written"
 ANSWER = {name: tuple(f"{A}[{run}-{family}]" for family in families for run in ("main", "decoy"))
           for name, families in (("abstention", ("Abstain", "FalseAbstain")), ("answer_rate", ("answer_rate",)),
                                  ("citation_precision", ("citation_precision",)),
                                  ("faithfulness", ("faithfulness",)),
                                  ("judged_faithfulness", ("judged_faithfulness",)),
                                  ("refusal_rate", ("refusal_rate",)))}
-VIEWS = (R, "tests/mutation_sql/test_judged_views.py", JUDGMENTS, *ANSWER["abstention"])  # Abstain reads n_results
-TREC = ("tests/test_trec_eval.py",)
-HISTORY = ("tests/mutation_sql/test_history_sql.py",)
-REPORTS = ("tests/mutation_sql/test_report_sql.py",)  # the report SQL a verdict reads: the sweep's, calibration's
+VIEWS = (R, "tests/sql/test_judged_views.py", JUDGMENTS, *ANSWER["abstention"])  # Abstain reads n_results
+TREC = ("tests/measures/test_trec_eval.py",)
+HISTORY = ("tests/sql/test_history_sql.py",)
+REPORTS = ("tests/sql/test_report_sql.py",)  # the report SQL a verdict reads: the sweep's, calibration's
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ TARGETS = (
            ("complete_runs", "levels", "eval_questions", "gold_units", "unit_counts", "ideal_gains",
             "chunk_gold_overlaps", "chunk_credits", "doc_hits", "judged_ranking")),
     Target("sql/migrations/010_budgets_sweeps.sql",
-           SPAN_ALL + ("tests/mutation_sql/test_judged_views.py::test_a_run_that_is_not_complete_is_never_judged",),
+           SPAN_ALL + ("tests/sql/test_judged_views.py::test_a_run_that_is_not_complete_is_never_judged",),
            ("budget_hits",)),
     Target("sql/migrations/013_compact_hits.sql", VIEWS, ("hits",)),
     Target("sql/trec/measure_views.sql", TREC),
@@ -386,8 +386,8 @@ def _digest(*parts: bytes) -> str:
 
 def _test_files(tests: tuple[str, ...]) -> list[Path]:
     """The files a test selection reads: its test modules, and the helpers beside them."""
-    support = [ROOT / "tests" / n for n in ("conftest.py", "synthetic.py", "reference_tables.py")]
-    helpers = [p for p in sorted((ROOT / "tests" / "mutation_sql").glob("*.py")) if not p.name.startswith("test_")]
+    support = [ROOT / "tests" / n for n in ("conftest.py", "synthetic.py", "core/reference_tables.py")]
+    helpers = [p for p in sorted((ROOT / "tests" / "sql").glob("*.py")) if not p.name.startswith("test_")]
     return sorted({ROOT / t.split("::")[0] for t in tests}) + support + helpers
 
 
@@ -449,7 +449,7 @@ class Workspace:
         env.pop("ASSAY_MUTATION_SNAPSHOTS", None)
         env.pop("ASSAY_MUTATION_SNAPSHOTS_WRITE", None)
         if snapshots is not None and not target.file.startswith("sql/migrations/"):
-            env["ASSAY_MUTATION_SNAPSHOTS"] = str(snapshots)  # see tests/mutation_sql/world.py: opened
+            env["ASSAY_MUTATION_SNAPSHOTS"] = str(snapshots)  # see tests/sql/world.py: opened
             if save:
                 env["ASSAY_MUTATION_SNAPSHOTS_WRITE"] = "1"
         cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-rfE", "--no-header",

@@ -1,8 +1,8 @@
-"""Rewrite the demo report's golden snapshots (tests/golden/) after an intended change: `make goldens`.
+"""Rewrite the demo report's golden snapshots (tests/fixtures/golden/) after an intended change: `make goldens`.
 
     .venv/bin/python tools/update_goldens.py [--into DIR]
 
-Runs the demo golden set into a scratch warehouse, renders the snapshots exactly as tests/test_demo.py
+Runs the demo golden set into a scratch warehouse, renders the snapshots exactly as tests/project/test_demo.py
 compares them (tests/demo_snapshots.py), writes each one that changed and names it. Review the diff and
 commit it. `make test` and CI never run this: a test that rewrote its own snapshot would compare it with
 itself and could not fail.

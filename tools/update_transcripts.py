@@ -1,5 +1,5 @@
 """Re-run every `<!-- checked -->` transcript of README.md and docs/*.md and write what the commands print now
-into the page, as tests/test_docs.py runs them (bash, a fresh empty directory, `cd`, `cat` and `echo $?` read
+into the page, as tests/project/test_docs.py runs them (bash, a fresh empty directory, `cd`, `cat` and `echo $?` read
 rather than run). Review the diff before committing: it is the change a user will see.
 
     .venv/bin/python tools/update_transcripts.py [PAGE ...]

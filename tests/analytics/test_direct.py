@@ -1,13 +1,13 @@
 """The SQL read of history and comparison values on a DuckDB source (assay.analytics.direct) gives the rows of the
 Ibis expressions, and history, compare, regress and report give the figures of the code before issue 14's speed
-work: means, intervals and p-values computed here with the reference statistics (tests/metrics/reference_stats.py)
+work: means, intervals and p-values computed here with the reference statistics (tests/measures/reference_stats.py)
 over per_query's values, compared with ==. Real demo runs: one with its values stored, one without (the measure
 SQL computes them), one stored again."""
 
 import pytest
 from scipy.stats import chi2
 
-from metrics import reference_stats as reference
+from measures import reference_stats as reference
 from assay.verdicts import regression
 from assay.analytics import connect, direct
 from assay.analytics.history import ordered_runs, series
@@ -170,7 +170,7 @@ def test_compare_rows_are_the_reference_figures(demo):
                 if not units:
                     continue
                 before, after = [va[(u, level)] for u in units], [vb[(u, level)] for u in units]
-                # the inference is tested against scipy in tests/metrics/test_inference.py; here
+                # the inference is tested against scipy in tests/verdicts/test_inference.py; here
                 # the pairs the direct path reads are the per-question values, question by question
                 inf = infer(before, after, alpha=0.05)
                 low, high, p = inf.low, inf.high, inf.p_value

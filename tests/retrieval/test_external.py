@@ -559,7 +559,7 @@ def test_a_command_runs_without_assay_credentials_and_its_stderr_is_redacted(tmp
 
 
 def test_http_redirect_is_never_followed_with_the_key(monkeypatch):
-    from answer.chat_server import ChatServer, content, redirect
+    from retrieval.answer.chat_server import ChatServer, content, redirect
 
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("ASSAY_TEST_API_KEY", "sk-retriever-redirect-1")
@@ -574,7 +574,7 @@ def test_http_redirect_is_never_followed_with_the_key(monkeypatch):
 
 
 def test_http_trickle_ends_at_the_deadline(monkeypatch):
-    from answer.chat_server import ChatServer, raw, trickle
+    from retrieval.answer.chat_server import ChatServer, raw, trickle
 
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     # a byte every 0.1 s: each read is well within the 0.6 s timeout, and the whole answer takes 60 s
@@ -587,7 +587,7 @@ def test_http_trickle_ends_at_the_deadline(monkeypatch):
 
 
 def test_http_huge_answer_is_refused(monkeypatch):
-    from answer.chat_server import ChatServer, huge
+    from retrieval.answer.chat_server import ChatServer, huge
 
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     with ChatServer([huge(50 * 1024 * 1024)], path=None) as server:
@@ -620,7 +620,7 @@ ODD_ANSWERS = [
 
 @pytest.mark.parametrize("body, message", ODD_ANSWERS)
 def test_http_odd_json_is_a_retriever_error(body, message, monkeypatch):
-    from answer.chat_server import ChatServer, raw
+    from retrieval.answer.chat_server import ChatServer, raw
 
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     with ChatServer([raw(body)], path=None) as server:
@@ -631,7 +631,7 @@ def test_http_odd_json_is_a_retriever_error(body, message, monkeypatch):
 
 
 def test_http_a_key_echoed_in_results_is_redacted(monkeypatch):
-    from answer.chat_server import ChatServer, echo_key
+    from retrieval.answer.chat_server import ChatServer, echo_key
 
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("ASSAY_TEST_API_KEY", "sk-retriever-echo-77")

@@ -9,8 +9,8 @@ Cells come from user files (pipeline names, query ids, hard classes), so each on
 ``escape.terminal``: ``[bold]x`` shows as typed and a terminal escape shows as ``\\x1b``.
 ``markdown=True`` writes a GitHub table instead, each cell escaped by ``escape.markdown_cell``.
 
-The layout is rich's Table with a rule under the header (tests/reference_tables.py keeps that renderer, and
-tests/test_tables.py checks the two give the same text), done here with rich's cell widths alone: building
+The layout is rich's Table with a rule under the header (tests/core/reference_tables.py keeps that renderer, and
+tests/core/test_tables.py checks the two give the same text), done here with rich's cell widths alone: building
 the Table and its Console took a tenth of `assay report`'s start-up.
 """
 

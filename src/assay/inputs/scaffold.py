@@ -1,11 +1,11 @@
 """`assay init`: a project skeleton that runs as written.
 
 The files are templates in ``assay/data/skeleton`` (data, not code), written under their project names:
-an assay.toml with every table assay reads (tests/test_scaffold.py loads it, every commented setting
+an assay.toml with every table assay reads (tests/inputs/test_scaffold.py loads it, every commented setting
 uncommented too, so it cannot drift from what assay accepts), a two-question golden set with the small
 corpus it resolves against, a .gitignore, CI for GitHub Actions and GitLab CI, and a pre-commit config
 using assay's own hooks. The CI files keep the default branch's runs between jobs and regress each run
-against the newest of them (their comments weigh where the runs are kept; tests/test_ci_files.py runs
+against the newest of them (their comments weigh where the runs are kept; tests/project/test_ci_files.py runs
 them). They install assay from a requirement that must work on the first CI run: --install, or what this
 assay's own install record shows (:func:`install_for_ci`); never a placeholder. Existing files are never
 replaced without ``force``; a .gitignore that exists gets the lines it lacks appended instead.

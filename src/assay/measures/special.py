@@ -3,7 +3,7 @@
 scipy is not part of assay's core install (its 140 MB would be a third of it, for three functions of one
 formula). ``assay.measures.stats`` takes scipy.special's ``ndtr``, ``ndtri`` and ``stdtrit`` when scipy is there
 (``make install``, the test environment, ``pip install scipy``) and these otherwise. They agree with scipy's to
-about 1e-14 relative, and an interval computed with them to 5e-15 (tests/metrics/test_special.py): far below the
+about 1e-14 relative, and an interval computed with them to 5e-15 (tests/measures/test_special.py): far below the
 three decimals a report shows. The interval memo keys each bound by the scipy version it was computed with (none
 here), so the two are never mixed.
 

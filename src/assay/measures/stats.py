@@ -127,7 +127,7 @@ def bootstrap_mean(values, seed: int, samples: int = 1000) -> tuple[float, float
     [a, b], the range of the resampled means, and the bootstrap-t pivots are those of the resamples
     (a, a) and (b, b), each holding a quarter of the mass: the interval is the hull of [a, b], that
     t interval clipped to ``wilson(a + b, 2)`` (continuity-corrected) and the widening above with s = 1/2
-    (tests/metrics/test_degenerate_intervals.py enumerates it).
+    (tests/measures/test_degenerate_intervals.py enumerates it).
 
     The generator is numpy's PCG64 seeded with ``seed``, so a run's figures are reproducible.
     """
@@ -222,7 +222,7 @@ def _graded(data, rng, samples: int, alpha: float = ALPHA, paired: bool = False)
 
     ``paired``: the rows are paired deltas mapped into [0, 1] (``paired_bootstrap_delta``); they keep the 95%
     share ``wilson(0, n, continuity=True)`` for samples with spread too, since a mass of unchanged questions at 0.5
-    is what they usually hold, and with the smaller share they cover 91% at n = 30 (tests/metrics/test_coverage.py).
+    is what they usually hold, and with the smaller share they cover 91% at n = 30 (tests/measures/test_coverage.py).
 
     All rows share one set of resampling indices, and each row's figures are those of a call for it alone. ``rng``
     is a numpy Generator, or an int seed: then the resampling weights come from ``resample_weights`` (drawn

@@ -1,6 +1,6 @@
 """The bundled demo's run: the options `assay demo` (and so `make demo`) runs the demo golden set with.
 
-The demo's golden snapshots (tests/golden, written by tools/update_goldens.py) are of this run, and the
+The demo's golden snapshots (tests/fixtures/golden, written by tools/update_goldens.py) are of this run, and the
 HTML tests report it, so all of them show what a newcomer sees.
 """
 

@@ -65,7 +65,7 @@ def count_tokens(text: str) -> int:
 # punctuation marks, and each distinct word is tokenized once, wherever it occurs (SciFact: 1.4 million words,
 # 36,000 distinct). The pre-tokenizer splits there too (it isolates every ASCII punctuation mark), and each word
 # still goes through the tokenizer itself. Runs holding any other character go to the tokenizer whole.
-# tests/test_budget_tokens.py holds this to the tokenizer's own output on real, generated and arbitrary text.
+# tests/store/test_budget_tokens.py holds this to the tokenizer's own output on real, generated and arbitrary text.
 _SPACE, _WORD, _PUNCT, _OTHER = 0, 1, 2, 3
 BATCH_CHARS = 4_000_000  # characters tokenized at once: bounded memory on large corpora
 PART_CHARS = 100_000  # characters in one text given to the tokenizer, which tokenizes several in parallel
@@ -262,7 +262,7 @@ def write_tokens(warehouse, corpus_hash: str, chunk_set: str) -> str:
             piece_idx = np.arange(len(starts)) - np.repeat(np.cumsum(counts) - counts, counts)
             # the documents' own id strings, repeated by reference, as numpy columns: an Arrow dictionary column
             # reads faster (0.25 s on SciFact) but DuckDB imports pandas when it is first given an Arrow table,
-            # and no command that does not need pandas may load it (tests/test_startup.py)
+            # and no command that does not need pandas may load it (tests/project/test_startup.py)
             table = {"doc_id": np.repeat(ids[first:first + len(counts)], counts),
                      "tok_idx": piece_idx.astype(np.int32), "start_char": starts.astype(np.int32),
                      "end_char": ends.astype(np.int32)}

@@ -10,7 +10,7 @@ with probability ``power`` when::
 (Cohen, *Statistical Power Analysis*, 1988, ch. 2; the paired t-test's power equation with the noncentral t
 replaced by a shifted central one). Student's t quantiles rather than normal ones: at n = 6 the normal version
 promises 80% and delivers 61% (two-sided, alpha 0.05, noncentral t); the t version delivers 79.5%, and 80.0% from
-n = 20 (tests/metrics/test_power.py checks it against scipy's noncentral t and a seeded simulation).
+n = 20 (tests/verdicts/test_power.py checks it against scipy's noncentral t and a seeded simulation).
 
 The test assay runs is a score test (assay.verdicts.inference: McNemar's without continuity correction for 0/1
 measures, Tango's score interval around it; the same construction for graded ones), with the paired t-test's
@@ -39,7 +39,8 @@ POWER = 0.80
 def minimum_detectable_change(sd: float, n: int, alpha: float = 0.05, power: float = POWER, sides: int = 2) -> dict:
     """``{"mdc", "n", "sd", "alpha", "power", "sides", "reason"}``: the MDC (None, and ``reason`` why, when there is
     none) of a paired test of n questions whose changes have standard deviation ``sd``."""
-    # special's t quantile is plain Python (scipy's to 5e-15): a report's verdict loads no numpy (tests/test_startup.py)
+    # special's t quantile is plain Python (scipy's to 5e-15): a report's verdict loads no numpy
+    # (tests/project/test_startup.py)
     from assay.measures.special import stdtrit
 
     if sides not in (1, 2):

@@ -12,8 +12,8 @@ or a lone short line without closing punctuation) is glued to the text that
 follows it, so no chunk is a bare heading; that piece may exceed ``size`` by the
 heading's length. A document no longer than ``size`` stays one chunk.
 
-How it is computed (the rule above is the contract; tests/chunking/reference_recursive.py states it
-piece by piece, and tests/chunking/test_recursive_reference.py holds both paths below to it):
+How it is computed (the rule above is the contract; tests/inputs/chunking/reference_recursive.py states it
+piece by piece, and tests/inputs/chunking/test_recursive_reference.py holds both paths below to it):
 
 - in C, _recursive.c, when it was built at install (hatch_build.py, given a C compiler): the
   reference's steps, with line breaks and sentence marks found by CPython's own fast search;
@@ -296,7 +296,7 @@ class _Document:
         """What split gives for a text whose line breaks (inside its trimmed extent [s, e)) all belong to
         paragraph breaks, found with str.find; None for any other text. One difference: a paragraph break in the
         leading blanks (before s) gives split a blank first item, and this list none (its first item starts at
-        0); the chunks made from either are the same (checked against the reference in tests/chunking)."""
+        0); the chunks made from either are the same (checked against the reference in tests/inputs/chunking)."""
         text, size, separator = self.text, self.size, _SEPARATORS[0]
         items: list = []
         a = 0

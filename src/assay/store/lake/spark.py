@@ -183,7 +183,7 @@ def _double_literals(node):
 def _unordered_sums(node):
     """``SUM(x ORDER BY rank)`` as ``SUM(x)``: Spark has no ordered sums. The measure SQL orders its float
     sums so DuckDB gives a value bit for bit whatever order rows arrive in; Spark sums in its own order, and
-    parity with DuckDB holds to rounding (tests/lake/test_spark_parity.py)."""
+    parity with DuckDB holds to rounding (tests/store/lake/test_spark_parity.py)."""
     from sqlglot import exp
 
     if isinstance(node, exp.Order) and isinstance(node.parent, exp.Sum) and node.this is not None:

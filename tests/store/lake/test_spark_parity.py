@@ -1,0 +1,169 @@
+"""One lake, two engines: every standard measure gives the same value for every question on DuckDB and on
+Apache Spark (local mode, a real JVM), from the same SQL files (transpiled for Spark by sqlglot).
+
+The lake holds the demo's runs, written by `assay run --lake` (BM25; --chunk-size 400; --chunker document;
+--pipeline dense with the offline model; BM25 with the extractive answer stage, so the answer measures have
+rows), and, when ../shared/collections/scifact exists, an imported SciFact run copied from a warehouse
+(`assay run --lake` reads no warehouse, so no @collection: `copy_run` writes the same layout).
+
+Never skipped: Spark must run here. It needs Java 17 (`java` on PATH or JAVA_HOME) and pyspark from
+requirements-test.lock; without them the engine raises ConfigError saying what to install, and the test fails.
+"""
+
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from assay.cli import cli
+from assay.store.lake import PARTITION_FILE, RUN_TABLES, SHARED_KEYS, open_lake, partition_dir
+from assay.store.lake.reader import visible_runs
+from assay.measures.registry import DEFAULT_MEASURES
+from conftest import SPARK_MASTER
+
+ROOT = Path(__file__).resolve().parents[3]
+DEMO = ROOT / "judgments" / "demo"
+SCIFACT = ROOT.parent / "shared" / "collections" / "scifact"
+DEMO_RUNS = ([], ["--chunk-size", "400"], ["--chunker", "document"], ["--pipeline", "dense"],
+             ["--generator", "extractive"])
+TOLERANCE = 1e-12
+
+pytestmark = pytest.mark.slow  # a JVM, and five demo runs (one dense) written to the lake first
+
+
+def invoke(*args):
+    result = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output.strip().splitlines()[-1]
+
+
+# The rows of a shared table one run needs, as `assay.store.lake.writer` selects them from its in-memory warehouse.
+SHARED_ROWS = {
+    "corpora": "t.corpus_hash = r.corpus_hash",
+    "documents": "t.corpus_hash = r.corpus_hash",
+    "document_pages": "t.corpus_hash = r.corpus_hash",
+    "chunk_sets": "t.chunk_set = r.chunk_set",
+    "chunks": "t.chunk_set = r.chunk_set",
+    "judgment_sets": "t.judgments_hash = r.judgments_hash",
+    "queries": "t.judgments_hash = r.judgments_hash",
+    "judgment_gold": "t.judgments_hash = r.judgments_hash",
+    "gold_spans": "t.judgments_hash = r.judgments_hash AND t.corpus_hash = r.corpus_hash",
+    "tokenizers": "t.tokenizer_id = r.tokenizer_id",
+    "doc_tokens": ("t.tokenizer_id = r.tokenizer_id AND t.corpus_hash = r.corpus_hash "
+                   "AND t.doc_id IN (SELECT h.doc_id FROM hits h WHERE h.run_id = r.run_id)"),
+    "chunk_tokens": "t.tokenizer_id = r.tokenizer_id AND t.chunk_set = r.chunk_set",
+}
+assert set(SHARED_ROWS) == set(SHARED_KEYS)
+
+
+def copy_run(warehouse: Path, run_id: str, lake: Path) -> None:
+    """A warehouse run as its own partitions of the lake (the layout of `assay.store.lake`), `runs` last."""
+    import pyarrow.parquet as pq
+
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        tables = [t for t in RUN_TABLES if t != "runs" and t in present] + list(SHARED_ROWS) + ["runs"]
+        for table in tables:
+            if table in SHARED_ROWS:
+                sql = f"SELECT r.run_id, t.* FROM {table} t, runs r WHERE r.run_id = ? AND {SHARED_ROWS[table]}"
+            else:
+                sql = f"SELECT * FROM {table} WHERE run_id = ?"
+            data = con.execute(sql, [run_id]).to_arrow_table()
+            if data.num_rows:
+                target = partition_dir(lake, table, run_id)
+                target.mkdir(parents=True)
+                pq.write_table(data, target / PARTITION_FILE)
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    base = tmp_path_factory.mktemp("spark-parity")
+    lake = base / "lake"
+    for extra in DEMO_RUNS:
+        invoke("run", "--lake", lake, "--corpus", DEMO / "corpus", "--judgments", DEMO / "judgments.jsonl", *extra)
+    scifact = None
+    if SCIFACT.is_dir():
+        warehouse = base / "scifact.duckdb"
+        invoke("import", "beir", SCIFACT, "--warehouse", warehouse)
+        scifact = invoke("run", "--warehouse", warehouse, "--corpus", "@scifact", "--judgments", "@scifact/test",
+                         "--chunker", "document")
+        copy_run(warehouse, scifact, lake)
+    return lake, scifact
+
+
+@pytest.fixture(scope="module")
+def engines(lake, spark_root):
+    directory, _ = lake
+    duck = open_lake(directory)
+    spark = open_lake(directory, engine="spark", spark_master=SPARK_MASTER)  # a child of conftest's session
+    yield duck, spark
+    spark.close()
+    duck.close()
+
+
+def per_question(engine, run_id: str, measure) -> dict[tuple, float]:
+    """{every column but value: value} for each row the measure's SQL returns for the run's final stage."""
+    if measure.family.levels in (("answer",), ("query",)):
+        columns, rows = engine.query(measure.family.sql, run_id=run_id)
+    else:
+        columns, rows = engine.query(measure.sql, **measure.params(run_id, "final"))
+    at = columns.index("value")
+    values = {tuple(v for i, v in enumerate(row) if i != at): float(row[at]) for row in rows}
+    assert len(values) == len(rows), f"{measure}: two rows for one question"
+    return values
+
+
+def test_both_engines_see_every_run(lake, engines):
+    directory, scifact = lake
+    duck, spark = engines
+    expected = sorted(visible_runs(directory))
+    assert len(expected) == len(DEMO_RUNS) + (scifact is not None)
+    for engine in (duck, spark):
+        assert sorted(r[0] for r in engine.con.execute("SELECT run_id FROM complete_runs").fetchall()) == expected
+    assert spark.resolve_run_id("latest") == duck.resolve_run_id("latest")
+    assert spark.resolve_run_id(expected[0][:-2]) == expected[0]
+
+
+@pytest.mark.parametrize("measure", DEFAULT_MEASURES, ids=lambda m: m.name)
+def test_measure_is_equal_per_question_on_duckdb_and_spark(lake, engines, measure):
+    directory, _ = lake
+    duck, spark = engines
+    run_ids = visible_runs(directory)
+    compared = 0
+    for run_id in run_ids:
+        spark_values, duck_values = per_question(spark, run_id, measure), per_question(duck, run_id, measure)
+        assert spark_values.keys() == duck_values.keys(), f"{measure} on {run_id}: different questions"
+        for key, value in duck_values.items():
+            assert abs(spark_values[key] - value) <= TOLERANCE, f"{measure} on {run_id} {key}: " \
+                f"duckdb {value!r}, spark {spark_values[key]!r}"
+        compared += len(duck_values)
+    if measure.family.name != "judged_faithfulness":  # needs a judge model, which no run here calls
+        assert compared > 0, f"{measure}: no run of the lake has a value to compare"
+
+
+def test_scifact_run_is_in_the_lake_and_scored_alike(lake, engines):
+    directory, scifact = lake
+    if scifact is None:
+        pytest.skip(f"{SCIFACT} (shared collections) is missing: the lake holds the demo runs only")
+    duck, spark = engines
+    measure = next(m for m in DEFAULT_MEASURES if m.name == "nDCG@10")
+    on_duck, on_spark = per_question(duck, scifact, measure), per_question(spark, scifact, measure)
+    assert len([k for k in on_duck if k[1] == "doc"]) == 300
+    assert on_spark == pytest.approx(on_duck, abs=TOLERANCE)
+
+
+def test_history_marks_the_same_unfilled_budgets_on_duckdb_and_spark(engines):
+    """`lake history --engine spark` reads the tokens each list holds with the same SQL (reports/budget_tokens),
+    so each point says the same about its budget: here BM25's chunk 800 and 400 runs."""
+    from assay.measures import fill
+    from assay.verdicts.regression import history
+
+    duck, spark = engines
+    on_duck, on_spark = (history(engine, "bm25", "SpanRecall@4000tok", None) for engine in (duck, spark))
+    marks = [[{f: p[f] for f in ("run_id", *fill.FIELDS)} for p in h["points"]] for h in (on_duck, on_spark)]
+    assert marks[0] and marks[0] == marks[1]
+    assert any(fill.unfilled(p) for p in on_duck["points"])
