@@ -1,7 +1,7 @@
-/* The recursive chunker's spans in C: the rule of recursive.py (tests/chunking/reference_recursive.py
+/* The recursive chunker's spans in C: the rule of recursive.py (tests/inputs/chunking/reference_recursive.py
  * states it in Python), step for step, for speed. Built by hatch_build.py when a C compiler is at hand;
  * without it recursive.py computes the same spans in Python. Every function below names the Python it
- * mirrors; tests/chunking/test_recursive_reference.py holds both to the reference.
+ * mirrors; tests/inputs/chunking/test_recursive_reference.py holds both to the reference.
  *
  *   spans(text: str, size: int, overlap: int) -> list[tuple[int, int]]
  *
