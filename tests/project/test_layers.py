@@ -110,6 +110,27 @@ def test_no_module_imports_a_layer_above_its_own_or_beside_it():
     assert wrong == [], "imports upward or across one layer:\n" + "\n".join(sorted(wrong))
 
 
+# Inside the top layer's CLI (assay.cli): base holds the root group and what every command shares, and imports no
+# other module of the CLI; sources holds the bodies a warehouse command and its `assay lake` twin share, over base;
+# each command module imports only these two, never another command module; the package's __init__ imports the
+# command modules, which registers their commands.
+CLI_SHARED = {"assay.cli.base": set(), "assay.cli.sources": {"assay.cli.base"}}
+
+
+def test_cli_modules_import_each_other_only_through_the_shared_ones():
+    g = graph()
+    command_modules = sorted(m for m in g if m.startswith("assay.cli.") and m not in CLI_SHARED)
+    assert {"assay.cli.runs", "assay.cli.lake", "assay.cli.judgments"} <= set(command_modules)
+    wrong = []
+    for module in sorted(CLI_SHARED) + command_modules:
+        allowed = CLI_SHARED.get(module, set(CLI_SHARED))
+        within = {t for t in g[module] if t.startswith("assay.cli.")}
+        wrong += [f"{module} -> {target}" for target in sorted(within - allowed)]
+    assert wrong == [], "a CLI module imports another beside base and sources:\n" + "\n".join(wrong)
+    assert {"assay.cli.base", "assay.cli.sources"} <= g["assay.cli.lake"]  # the check sees the imports
+    assert set(command_modules) <= g["assay.cli"]  # importing assay.cli registers every command
+
+
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected components of more than one node (Tarjan), each sorted."""
     index, low, on_stack, stack, found = {}, {}, set(), [], []

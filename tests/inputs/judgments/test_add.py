@@ -40,7 +40,7 @@ def golden(tmp_path):
 
 def add(path, corpus, *args, terminal=False, input=None, monkeypatch=None):
     if monkeypatch is not None:
-        monkeypatch.setattr("assay.cli._stdin_is_terminal", lambda: terminal)
+        monkeypatch.setattr("assay.cli.judgments._stdin_is_terminal", lambda: terminal)
     return CliRunner().invoke(cli, ["judgments", "add", str(path), "--corpus", str(corpus), *map(str, args)],
                               input=input)
 

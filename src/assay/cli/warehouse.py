@@ -1,0 +1,74 @@
+"""Commands over the warehouse itself: `runs`, `tag` (names of runs), `sql` (one read-only statement)."""
+
+from __future__ import annotations
+
+import click
+
+from assay.cli.base import cli, warehouse_option
+from assay.cli.sources import print_runs, runs_format_option
+
+
+@cli.command()
+@runs_format_option
+@warehouse_option
+def runs(fmt, warehouse_path):
+    """List the runs in the warehouse, newest first: kind (run, rescore, revalidation), status, pipeline,
+    chunker, calibration and answer stage, corpus and judgments."""
+    from assay.store.warehouse import Warehouse
+
+    print_runs(lambda: Warehouse.open(warehouse_path, read_only=True), fmt)
+
+
+@cli.command()
+@click.argument("run_ref", metavar="RUN", required=False)
+@click.argument("name", required=False)
+@click.option("--force", is_flag=True, help="Move NAME to RUN when it names another run.")
+@click.option("--delete", "delete_name", default=None, metavar="NAME", help="Take NAME off its run (the run is kept).")
+@warehouse_option
+def tag(run_ref, name, force, delete_name, warehouse_path):
+    """Give RUN the name NAME, so any command can name the run by it: `assay report baseline-2026-12`.
+
+    RUN is any reference (latest, latest~N, previous, an id, a name, a unique part of an id). A name names one
+    run; one naming another run moves only with --force. A name starts with a letter and holds letters, digits
+    and . _ - ; latest, previous, best and hex digits alone are refused (they read as run references)."""
+    from assay.store.run_refs import tag as give, untag
+    from assay.store.warehouse import Warehouse
+
+    if delete_name is not None:
+        if run_ref is not None:
+            raise click.UsageError("--delete NAME takes no RUN or NAME arguments")
+        with Warehouse.open(warehouse_path) as wh:
+            run_id = untag(wh, delete_name)
+        click.echo(f"deleted name {delete_name} (it named run {run_id})")
+        return
+    if name is None:
+        raise click.UsageError("give RUN and NAME (assay tag latest baseline), or --delete NAME")
+    with Warehouse.open(warehouse_path) as wh:
+        run_id, before = give(wh, run_ref, name, force=force)
+    if before == run_id:
+        click.echo(f"run {run_id} is already named {name}")
+    else:
+        click.echo(f"moved name {name} from run {before} to run {run_id}" if before else f"named run {run_id} {name}")
+
+
+def _seconds(ctx, param, value):
+    if value is not None and not 0 < value < float("inf"):
+        raise click.BadParameter(f"{value} is not a number of seconds above 0")
+    return value
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--timeout", "timeout_s", type=float, default=30.0, show_default=True, callback=_seconds,
+              help="Seconds the query may run before it is stopped (exit 1).")
+@warehouse_option
+def sql(query, fmt, timeout_s, warehouse_path):
+    """Run one read-only SQL statement against the warehouse (tables and views: see docs/warehouse.md).
+
+    Sandboxed: the warehouse opens read-only, no other file is read or written (COPY, EXPORT, read_text,
+    glob, ATTACH), no extension is installed or loaded, settings are locked. Refused statements name why
+    (exit 1); Ctrl-C stops the query (exit 130)."""
+    from assay.store.sqlshell import run_sql
+
+    click.echo(run_sql(warehouse_path, query, fmt, timeout_s), nl=False)
