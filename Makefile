@@ -59,9 +59,11 @@ browser:
 # The tests run in TEST_JOBS processes (pytest-xdist; `auto`: one per core), each test file whole in one of them
 # (--dist loadfile), so a module's fixtures (a demo run, a Spark session, the browser) are built once; the files
 # are handed out slowest first (tests/conftest.py orders them; xdist's own order is by count, hence
-# --no-loadscope-reorder). TEST_JOBS=0 runs them in this process, one after another.
+# --no-loadscope-reorder). TEST_JOBS=0 runs them in this process, one after another. TEST_ARGS go to pytest
+# (e.g. TEST_ARGS=--durations=20, as docs/benchmarks.md measures the suite; or a path, -k, -x).
 TEST_JOBS ?= auto
-PYTEST    := $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
+TEST_ARGS ?=
+PYTEST    := $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder $(TEST_ARGS)
 
 # Every test, the slow tier included.
 test: install browser
