@@ -109,7 +109,9 @@ def spark_session(spark_master: str | None = None, **conf):
     }
     if master.startswith("local"):
         settings["spark.sql.shuffle.partitions"] = "8"  # 200 tasks per shuffle only slow one machine down
-    settings.update({k: str(v) for k, v in conf.items()})
+    for key, value in conf.items():  # the caller's JVM options join the ones above (logging, scratch directory)
+        java = key == "spark.driver.extraJavaOptions"
+        settings[key] = f"{settings[key]} {value}" if java else str(value)
     builder = SparkSession.builder.master(master)
     for key, value in settings.items():
         builder = builder.config(key, value)
