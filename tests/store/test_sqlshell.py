@@ -172,6 +172,19 @@ def test_reads_still_work(wh):
     assert "v2." in sql(wh, "CALL pragma_version()").stdout
 
 
+def test_csv_escapes_control_characters_and_neutralises_formulas(wh):
+    """`--format csv` goes to a terminal or a spreadsheet: no raw ESC or BEL, no cell read as a formula."""
+    query = ("SELECT * FROM (VALUES (chr(27) || ']8;;http://x' || chr(7) || 'click', "
+             "'=HYPERLINK(\"http://x\",\"y\")', -0.05, 3, NULL), ('+1', '@SUM(A1)', 2.5, -4, 'a,b')) "
+             "t(\"=name\", f, x, n, s)")
+    out = sql(wh, query, "--format", "csv")
+    assert out.exit_code == 0 and "\x1b" not in out.stdout and "\x07" not in out.stdout
+    assert out.stdout.splitlines() == [
+        "'=name,f,x,n,s",
+        "\\x1b]8;;http://x\\x07click,\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-0.05,3,",
+        "'+1,'@SUM(A1),2.50,-4,\"a,b\""]
+
+
 ENDLESS = "SELECT COUNT(*) FROM range(10000000000) a, range(10) b"
 
 

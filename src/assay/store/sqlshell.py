@@ -130,6 +130,16 @@ def _cell(v) -> str:
     return str(v)
 
 
+def _csv_cell(v):
+    """A value as printed CSV: text (and anything shown as text: a list, a struct, a date) escaped for the
+    terminal with a formula prefix neutralised (escape.printed_csv_cell); numbers and NULL as they are."""
+    if v is None or isinstance(v, bool) or _numeric(v):
+        return v
+    from assay.core.escape import printed_csv_cell
+
+    return printed_csv_cell(str(v))
+
+
 def run_sql(warehouse_path, query: str, fmt: str = "table", timeout_s: float = DEFAULT_TIMEOUT_S) -> str:
     with Warehouse.open(warehouse_path, read_only=True, config=SANDBOX) as wh:
         cols, rows = _execute(wh.con, one_statement(wh.con, query), timeout_s)
@@ -140,8 +150,8 @@ def run_sql(warehouse_path, query: str, fmt: str = "table", timeout_s: float = D
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(cols)
-        w.writerows(rows)
+        w.writerow([_csv_cell(c) for c in cols])
+        w.writerows([_csv_cell(v) for v in r] for r in rows)
         return buf.getvalue()
     from assay.core.tables import render as grid
 
