@@ -135,7 +135,7 @@ class AssayGroup(click.Group):
         ("Compare and gate", ("compare", "gate", "regress", "history")),
         ("Golden sets", ("judgments", "rescore")),
         ("Collections", ("import", "ingest")),
-        ("The warehouse", ("runs", "tag", "sql", "export", "lake")),
+        ("The warehouse", ("runs", "tag", "sql", "export", "lake", "upgrade")),
     )
 
     def format_commands(self, ctx, formatter):

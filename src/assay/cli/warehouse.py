@@ -1,4 +1,5 @@
-"""Commands over the warehouse itself: `runs`, `tag` (names of runs), `sql` (one read-only statement)."""
+"""Commands over the warehouse itself: `runs`, `tag` (names of runs), `sql` (one read-only statement), `upgrade`
+(its schema)."""
 
 from __future__ import annotations
 
@@ -72,3 +73,20 @@ def sql(query, fmt, timeout_s, warehouse_path):
     from assay.store.sqlshell import run_sql
 
     click.echo(run_sql(warehouse_path, query, fmt, timeout_s), nl=False)
+
+
+@cli.command()
+@warehouse_option
+def upgrade(warehouse_path):
+    """Upgrade the warehouse to this assay's schema (its numbered migrations, applied in one transaction).
+
+    Commands that only read (report, compare, show, runs, export, gate, ...) never write to the warehouse, so
+    they refuse one of an older schema and name this command; writing commands (run, ingest, tag, ...) upgrade
+    it themselves. An up-to-date warehouse is left as it is. An older assay cannot read the upgraded file."""
+    from assay.store.warehouse import Warehouse
+
+    path, before, after = Warehouse.upgrade(warehouse_path)
+    if before == after:
+        click.echo(f"warehouse {path} is up to date (schema version {after})")
+    else:
+        click.echo(f"upgraded warehouse {path} from schema version {before} to {after}")

@@ -141,7 +141,7 @@ def _csv_cell(v):
 
 
 def run_sql(warehouse_path, query: str, fmt: str = "table", timeout_s: float = DEFAULT_TIMEOUT_S) -> str:
-    with Warehouse.open(warehouse_path, read_only=True, config=SANDBOX) as wh:
+    with Warehouse.open(warehouse_path, read_only=True, config=SANDBOX, old_schema="read") as wh:
         cols, rows = _execute(wh.con, one_statement(wh.con, query), timeout_s)
     if cols is None:
         return ""

@@ -84,6 +84,17 @@ def damage_error(exc, path) -> WarehouseError | None:
         "backup, or move it aside and the next `assay run` starts a new warehouse")
 
 
+def _old_schema_message(path: Path, current: int, writable: bool) -> str:
+    """Why an old warehouse was not read, and the one command that upgrades it."""
+    head = f"warehouse {path} has schema version {current}, this assay needs {latest_migration()}"
+    if not writable:
+        return (f"{head}, and the file is read-only to you: make it writable and run `assay upgrade` once, or "
+                "read it with the assay version that wrote it")
+    return (f"{head}; a command that only reads never writes to it: run `assay upgrade --warehouse {path}` once "
+            "(then every command reads it; older assay versions no longer can), or read it with the assay "
+            "version that wrote it")
+
+
 def _check_file(path: Path) -> None:
     """Refuse what is not a regular file before DuckDB opens it (a FIFO would block the open forever)."""
     try:
@@ -234,10 +245,13 @@ class Warehouse:
         self.path, self.con, self.read_only = path, con, read_only
 
     @classmethod
-    def open(cls, path=None, read_only: bool = False, config: dict | None = None) -> "Warehouse":
-        """A connection held until ``close``. Read-write creates and upgrades the file; read-only never writes
-        to an up-to-date file (a file this process may not write to reads fine). ``config``: DuckDB settings
-        of a read-only connection (`assay sql` locks them down)."""
+    def open(cls, path=None, read_only: bool = False, config: dict | None = None,
+             old_schema: str = "refuse") -> "Warehouse":
+        """A connection held until ``close``. Read-write creates and upgrades the file. Read-only never writes:
+        a file of an older schema is refused with a line naming `assay upgrade` (``old_schema="refuse"``, what
+        every command that only reads does), read as it is (``"read"``: `assay sql`, which says so), or upgraded
+        first (``"upgrade"``: the reads of a writing command, a run's brief opens, which write next anyway).
+        ``config``: DuckDB settings of a read-only connection (`assay sql` locks them down)."""
         path = resolve_path(path)
         if not path.exists():
             from assay.inputs.project import COMMAND, outside_project
@@ -255,12 +269,15 @@ class Warehouse:
         try:
             current = wh.schema_version() if read_only else None
             if read_only and current < latest_migration():
-                # An old warehouse opens in a new version: upgrade it once, then read as asked.
-                if not os.access(path, os.W_OK):
-                    raise WarehouseError(
-                        f"warehouse {path} has schema version {current}, this assay needs "
-                        f"{latest_migration()}, and the file is read-only to you: make it writable once "
-                        "(any command then upgrades it), or read it with the assay version that wrote it")
+                writable = os.access(path, os.W_OK)
+                if old_schema == "read":
+                    from assay.core import progress
+
+                    progress.say(f"note: warehouse {path} has schema version {current}, this assay's is "
+                                 f"{latest_migration()}: read as it is, not upgraded (`assay upgrade` upgrades it)")
+                    return wh
+                if old_schema != "upgrade" or not writable:
+                    raise WarehouseError(_old_schema_message(path, current, writable))
                 con.close()
                 cls.open(path, read_only=False).close()
                 con = connect(path, read_only=True, config=config)
@@ -275,6 +292,30 @@ class Warehouse:
                 raise damaged from None
             raise
         return wh
+
+    @classmethod
+    def upgrade(cls, path=None) -> tuple[Path, int, int]:
+        """Apply the pending migrations to an existing warehouse (`assay upgrade`): (its path, the schema version
+        before, the version now). Never creates one."""
+        path = resolve_path(path)
+        if not path.exists():
+            raise WarehouseError(f"no warehouse at {path}; give --warehouse the file to upgrade")
+        con = connect(path, read_only=True)
+        try:
+            before = cls(path, con, read_only=True).schema_version()
+        except Exception as exc:
+            raise damage_error(exc, path) or exc from None
+        finally:
+            con.close()
+        if before >= latest_migration():
+            if before > latest_migration():
+                raise WarehouseError(f"warehouse {path} has schema version {before}, newer than this assay "
+                                     f"knows ({latest_migration()}); upgrade assay")
+            return path, before, before
+        if not os.access(path, os.W_OK):
+            raise WarehouseError(_old_schema_message(path, before, False))
+        with cls.open(path) as wh:
+            return path, before, wh.schema_version()
 
     @classmethod
     def brief(cls, path=None) -> "BriefWarehouse":
@@ -317,7 +358,7 @@ class Warehouse:
         if self.read_only:
             raise WarehouseError(
                 f"warehouse {self.path} has schema version {current}, this assay needs {latest}; "
-                "run any writing command (e.g. `assay ingest`) once to upgrade it"
+                "run `assay upgrade` once to upgrade it"
             )
         rewrite = None  # what the upgrade rewrote, leaving the old blocks free: the file is then copied once
         if 0 < current < COMPACT_MIGRATION and self._exists("hits", "TRUE", []):
@@ -651,7 +692,7 @@ class BriefWarehouse(Warehouse):
             finally:
                 empty.close()
             return
-        with Warehouse.open(self.path, read_only=True) as wh:
+        with Warehouse.open(self.path, read_only=True, old_schema="upgrade") as wh:  # a run writes next anyway
             yield wh
 
     @contextmanager
