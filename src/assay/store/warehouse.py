@@ -262,6 +262,7 @@ class Warehouse:
                 raise WarehouseError(f"no warehouse at {path}{why}; `assay run` or `assay ingest` creates one")
             if outside:  # a second warehouse in a subfolder of a project would otherwise go unnoticed
                 COMMAND.warn(f"note: {outside}; using ./{path}, a new warehouse (`assay init` makes a project)")
+        created = not read_only and not path.exists()
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
         con = connect(path, read_only, config if read_only else None)
@@ -286,7 +287,10 @@ class Warehouse:
             if current != latest_migration():  # an up-to-date file read: nothing to check again
                 wh._migrate()
         except Exception as exc:
-            con.close()
+            wh.con.close()
+            if created:  # a new file the schema never reached (a full disk): no empty shell left to trip on
+                for made in (path, Path(f"{path}.wal")):
+                    made.unlink(missing_ok=True)
             damaged = damage_error(exc, path)
             if damaged is not None:
                 raise damaged from None
@@ -423,14 +427,33 @@ class Warehouse:
         try:
             with interruptible(self.con):
                 yield
-        except BaseException:
+        except BaseException as exc:
             JOURNAL.pending.clear()  # before the rollback: a second interrupt may cut it, and it is undone anyway
-            self.con.execute("ROLLBACK")
-            raise
-        self.con.execute("COMMIT")
+            try:
+                self.con.execute("ROLLBACK")
+            except Exception:
+                if self._no_room(exc) is None:
+                    raise
+            raise self._no_room(exc) or exc
+        try:
+            self.con.execute("COMMIT")
+        except Exception as exc:
+            JOURNAL.pending.clear()
+            raise self._no_room(exc) or exc
         JOURNAL.commits += journal
         JOURNAL.stored += JOURNAL.pending
         JOURNAL.pending.clear()
+
+    def _no_room(self, exc) -> WarehouseError | None:
+        """The one line for a write to this warehouse refused for want of room (a full disk, a file size limit);
+        DuckDB undoes the transaction, so nothing of it was written."""
+        from assay.core.files import no_room
+
+        why = no_room(exc)
+        if why is None:
+            return None
+        return WarehouseError(f"cannot write to warehouse {self.path}: {why} ({str(exc).splitlines()[0]}); nothing "
+                              "of this command was stored: make room on its disk, then run the command again")
 
     # -- reads ---------------------------------------------------------------------------
     def query(self, name: str, **params):
