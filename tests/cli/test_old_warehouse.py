@@ -20,7 +20,8 @@ OLD = FIXTURES / "warehouse-012.duckdb.gz"  # made by tests/fixtures/make_wareho
 
 READS = [
     ["report"], ["report", "latest", "latest~1"], ["compare", "latest~1", "latest"], ["show", "latest"],
-    ["runs"], ["export", "latest", "--format", "csv", "--out", "{tmp}/export"], ["gate", "--rule", "Success@3:doc>=0.5"],
+    ["runs"], ["export", "latest", "--format", "csv", "--out", "{tmp}/export"],
+    ["gate", "--rule", "Success@3:doc>=0.5"],
     ["regress", "--max-drop", "Success@1=0.02"], ["history", "--metric", "nDCG@10", "--pipeline", "bm25"],
     ["answers", "show", "latest"],
 ]
@@ -80,4 +81,5 @@ def test_upgrade_upgrades_once_then_every_command_reads(old, tmp_path):
         assert result.exit_code == 0, (args, result.output)
     missing = invoke("upgrade", "--warehouse", tmp_path / "absent.duckdb")
     assert missing.exit_code == 1 and not (tmp_path / "absent.duckdb").exists()
-    assert missing.stderr == f"error: no warehouse at {tmp_path / 'absent.duckdb'}; give --warehouse the file to upgrade\n"
+    absent = tmp_path / "absent.duckdb"
+    assert missing.stderr == f"error: no warehouse at {absent}; give --warehouse the file to upgrade\n"

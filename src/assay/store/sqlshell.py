@@ -36,6 +36,8 @@ def sandbox(memory_mb: int) -> dict:
     """SANDBOX with DuckDB's memory limit (its default is 80% of the machine's memory)."""
     settings = {k: v for k, v in SANDBOX.items() if k != "lock_configuration"}
     return {**settings, "memory_limit": f"{memory_mb}MB", "lock_configuration": True}
+
+
 READS = ("SELECT", "EXPLAIN", "PRAGMA", "CALL")  # SELECT covers WITH, FROM, DESCRIBE, SHOW, SUMMARIZE
 WHY_REFUSED = {
     "COPY": "it writes or reads files outside the warehouse (`assay export` writes runs as files)",

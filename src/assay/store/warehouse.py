@@ -288,7 +288,9 @@ class Warehouse:
                 wh._migrate()
         except Exception as exc:
             wh.con.close()
-            if created:  # a new file the schema never reached (a full disk): no empty shell left to trip on
+            from assay.core.files import no_room
+
+            if created and no_room(exc):  # a new file the schema never reached: no empty shell left to trip on
                 for made in (path, Path(f"{path}.wal")):
                     made.unlink(missing_ok=True)
             damaged = damage_error(exc, path)
@@ -429,17 +431,23 @@ class Warehouse:
                 yield
         except BaseException as exc:
             JOURNAL.pending.clear()  # before the rollback: a second interrupt may cut it, and it is undone anyway
+            room = self._no_room(exc)
             try:
                 self.con.execute("ROLLBACK")
             except Exception:
-                if self._no_room(exc) is None:
+                if room is None:
                     raise
-            raise self._no_room(exc) or exc
+            if room is not None:
+                raise room from None
+            raise
         try:
             self.con.execute("COMMIT")
         except Exception as exc:
             JOURNAL.pending.clear()
-            raise self._no_room(exc) or exc
+            room = self._no_room(exc)
+            if room is not None:
+                raise room from None
+            raise
         JOURNAL.commits += journal
         JOURNAL.stored += JOURNAL.pending
         JOURNAL.pending.clear()

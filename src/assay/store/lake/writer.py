@@ -69,7 +69,10 @@ def write_run(lake, record, score=None) -> list[Path]:
             written = _stage(wh.con, staging, record.run_id)
         except BaseException as exc:  # an interrupt too: nothing of the run stays in the lake
             shutil.rmtree(staging, ignore_errors=True)
-            raise _no_room(lake, record.run_id, exc) or exc
+            room = _no_room(lake, record.run_id, exc)
+            if room is not None:
+                raise room from None
+            raise
     finally:
         wh.close()
     return _publish(lake, staging, record.run_id, written)
@@ -124,8 +127,9 @@ def _publish(lake: Path, staging: Path, run_id: str, tables: list[str]) -> list[
                 final.parent.mkdir(exist_ok=True)
                 os.rename(partition_dir(staging, table, run_id), final)
             except OSError as exc:
-                raise _no_room(lake, run_id, exc) or WarehouseError(f"cannot write run {run_id} into lake {lake}: {final} "
-                                     f"({exc.strerror}); a lake is append-only, and run ids are unique") from None
+                raise _no_room(lake, run_id, exc) or WarehouseError(
+                    f"cannot write run {run_id} into lake {lake}: {final} ({exc.strerror}); a lake is append-only, "
+                    "and run ids are unique") from None
             done.append(final)
         JOURNAL.stored.append((lake, run_id))
     except BaseException:
