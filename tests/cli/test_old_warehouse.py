@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from assay.cli import cli
 from assay.core.sqlfiles import latest_migration
-from conftest import FIXTURES
+from conftest import FIXTURES, MINI
 
 OLD = FIXTURES / "warehouse-012.duckdb.gz"  # made by tests/fixtures/make_warehouse_012.py
 
@@ -23,7 +23,7 @@ READS = [
     ["runs"], ["export", "latest", "--format", "csv", "--out", "{tmp}/export"],
     ["gate", "--rule", "Success@3:doc>=0.5"],
     ["regress", "--max-drop", "Success@1=0.02"], ["history", "--metric", "nDCG@10", "--pipeline", "bm25"],
-    ["answers", "show", "latest"],
+    ["answers", "show", "latest"], ["judgments", "rebase", "{tmp}/j.jsonl", "--from", "17f8d420", "--to", MINI / "corpus"],
 ]
 
 
@@ -45,16 +45,26 @@ def invoke(*args):
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
-@pytest.mark.parametrize("args", READS, ids=[" ".join(a[:2]) for a in READS])
+@pytest.mark.parametrize("args", READS, ids=[" ".join(map(str, a[:2])) for a in READS])
 def test_a_read_only_command_never_upgrades_an_old_warehouse(old, tmp_path, args):
+    shutil.copy(MINI / "judgments.jsonl", tmp_path / "j.jsonl")
     before = state(old.parent)
-    result = invoke(*[a.format(tmp=tmp_path) for a in args], "--warehouse", old)
+    result = invoke(*[str(a).format(tmp=tmp_path) for a in args], "--warehouse", old)
     assert result.exit_code == 1, result.output
     assert result.stderr.splitlines() == [
         f"error: warehouse {old} has schema version 12, this assay needs {latest_migration()}; a command that only "
         f"reads never writes to it: run `assay upgrade --warehouse {old}` once (then every command reads it; older "
         "assay versions no longer can), or read it with the assay version that wrote it"]
     assert state(old.parent) == before and not (tmp_path / "export").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["j.jsonl", "w"]  # no export, no rebase proposal
+
+
+def test_judgments_check_leaves_an_old_warehouse_as_it_is(old, tmp_path):
+    """Its drift note is advisory: a warehouse it cannot read without upgrading is left out, and left alone."""
+    before = state(old.parent)
+    result = invoke("judgments", "check", MINI / "judgments.jsonl", "--corpus", MINI / "corpus", "--warehouse", old)
+    assert result.exit_code == 0, result.output
+    assert state(old.parent) == before
 
 
 def test_sql_reads_an_old_warehouse_as_it_is_and_says_so(old):

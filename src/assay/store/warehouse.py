@@ -324,10 +324,12 @@ class Warehouse:
             return path, before, wh.schema_version()
 
     @classmethod
-    def brief(cls, path=None) -> "BriefWarehouse":
+    def brief(cls, path=None, old_schema: str = "upgrade") -> "BriefWarehouse":
         """A warehouse that holds no connection: each read opens it read-only and closes it, each
-        ``transaction()`` opens it read-write for just that long. What a run uses while it computes."""
-        return BriefWarehouse(resolve_path(path))
+        ``transaction()`` opens it read-write for just that long. What a run uses while it computes. Its reads
+        upgrade an old warehouse first, since a run writes next; a command that only reads gives
+        ``old_schema="refuse"`` (see ``open``)."""
+        return BriefWarehouse(resolve_path(path), old_schema)
 
     def close(self) -> None:
         self.con.close()
@@ -708,8 +710,9 @@ class BriefWarehouse(Warehouse):
     warehouse and is created (and migrated) by the first write.
     """
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, old_schema: str = "upgrade"):
         super().__init__(path, _ShortReads(self), read_only=False)
+        self.old_schema = old_schema
 
     @contextmanager
     def reading(self):
@@ -723,7 +726,7 @@ class BriefWarehouse(Warehouse):
             finally:
                 empty.close()
             return
-        with Warehouse.open(self.path, read_only=True, old_schema="upgrade") as wh:  # a run writes next anyway
+        with Warehouse.open(self.path, read_only=True, old_schema=self.old_schema) as wh:
             yield wh
 
     @contextmanager
