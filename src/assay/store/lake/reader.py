@@ -75,8 +75,11 @@ class DuckDBLake(Warehouse):
         from assay.store.lake import damaged_message
         from assay.store.warehouse import engine
 
+        duckdb = engine()
+        # what a query's own text or an interrupt causes: no file to look for
+        theirs = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException, duckdb.InterruptException)
         try:
-            if isinstance(exc, engine().Error):
+            if isinstance(exc, duckdb.Error) and not isinstance(exc, theirs):
                 files = [f for table in LAKE_TABLES for f in partition_files(self.path, table, self.run_ids)]
                 bad = _unreadable(self.con, files, whole=True)
                 if bad:
