@@ -36,6 +36,9 @@ def invoke(*args):
     (["history", "--pipeline", "bm25", "--metric", "nDCG@10"], "--tolerance", "-0.1"),
     (["ingest", CORPUS], "--max-file-mb", "-1"),
     (["judgments", "check", JUDGMENTS, "--corpus", CORPUS], "--max-file-mb", "0"),
+    (["sql", "SELECT 1"], "--timeout", "nan"), (["sql", "SELECT 1"], "--timeout", "0"),
+    (["sql", "SELECT 1"], "--max-rows", "0"), (["sql", "SELECT 1"], "--max-rows", "1000001"),
+    (["sql", "SELECT 1"], "--memory-mb", "8"), (["sql", "SELECT 1"], "--memory-mb", "1.5"),
 ])
 def test_a_bad_number_is_a_usage_error_naming_the_option(tmp_path, command, option, value):
     wh = tmp_path / "w.duckdb"
@@ -58,6 +61,10 @@ def test_a_bad_number_is_a_usage_error_naming_the_option(tmp_path, command, opti
      "[pipelines.p] generator_backoff_s each wait must be a number at least 0"),
     ("[pipelines.p]\nextends = \"hybrid\"\nfusion = \"weighted\"\nweights = { bm25 = -1, dense = 1 }\n",
      "[pipelines.p] weights bm25 must be a number at least 0"),
+    ("[sql]\nmax_rows = 0\n", "[sql] max_rows must be an integer from 1 to 1000000, got 0"),
+    ("[sql]\nmemory_mb = 2.5\n", "[sql] memory_mb must be an integer from 16 to 1048576, got 2.5"),
+    ("[sql]\ntimeout_s = -1\n", "[sql] timeout_s must be a number greater than 0"),
+    ("[sql]\nrows = 5\n", "[sql] has unknown setting 'rows'; allowed: timeout_s, max_rows, memory_mb"),
 ])
 def test_a_bad_number_in_assay_toml_names_the_file_and_key(tmp_path, toml, says):
     cfg = tmp_path / "assay.toml"

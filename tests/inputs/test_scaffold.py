@@ -19,7 +19,7 @@ from assay.cli import cli
 from assay.inputs.corpus.options import CONFIG_KEYS
 from assay.inputs.project import PROJECT_KEYS
 from assay.inputs.project import load_config
-from assay.inputs.settings import RUN_DEFAULTS, RUN_READING, TABLES
+from assay.inputs.settings import RUN_DEFAULTS, RUN_READING, SQL_DEFAULTS, TABLES
 from assay.retrieval.pipelines import resolve_pipeline
 from conftest import ROOT
 
@@ -85,6 +85,7 @@ def test_the_assay_toml_loads_as_written_and_with_every_setting_uncommented(proj
     assert set(full["corpus"]) == set(CONFIG_KEYS)
     assert set(full["sweep"]) == set(sweep.KEYS)
     assert set(full["measures"]) == {"dir"} and set(full["warehouse"]) == {"path"}
+    assert full["sql"] == SQL_DEFAULTS  # every [sql] key, with its default as the comment gives it
     assert full["project"] == {"corpus": "corpus", "judgments": "judgments/golden.jsonl", "pipeline": "bm25"}
     assert set(full["project"]) == set(PROJECT_KEYS)
     # the tables load_config leaves to the commands that read them, read as they read them

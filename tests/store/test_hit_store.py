@@ -175,7 +175,8 @@ def test_an_old_warehouse_migrates_with_every_hit_exactly(old_warehouse, capsys)
     runs = con.execute("SELECT run_id, kind, pipeline, source_run_id FROM runs ORDER BY run_id").fetchall()
     con.close()
     hand = "20260101T000000-0000ff"
-    with Warehouse.open(old_warehouse, read_only=True) as wh:  # reading upgrades it
+    assert Warehouse.upgrade(old_warehouse)[1:] == (12, migrations()[-1][0])  # `assay upgrade`
+    with Warehouse.open(old_warehouse, read_only=True) as wh:
         assert wh.schema_version() == migrations()[-1][0]
         # the file rewritten once: the old hits' blocks given back, nothing left beside it
         assert old_warehouse.stat().st_size < size and sorted(p.name for p in old_warehouse.parent.iterdir()) == [

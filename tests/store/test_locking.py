@@ -385,8 +385,8 @@ def test_a_read_only_old_warehouse_says_how_to_upgrade(open_dir):
 
     said = _as_nobody(read)
     assert said.startswith(f"WarehouseError: warehouse {path} has schema version 1, this assay needs ")
-    assert said.endswith("and the file is read-only to you: make it writable once (any command then upgrades it), "
-                         "or read it with the assay version that wrote it")
+    assert said.endswith("and the file is read-only to you: make it writable and run `assay upgrade` once, or read "
+                         "it with the assay version that wrote it")
 
 
 @pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)

@@ -2,6 +2,7 @@
 aimed at (another warehouse, a system file, a loopback server, the network) is checked untouched or unread."""
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -172,6 +173,19 @@ def test_reads_still_work(wh):
     assert "v2." in sql(wh, "CALL pragma_version()").stdout
 
 
+def test_csv_escapes_control_characters_and_neutralises_formulas(wh):
+    """`--format csv` goes to a terminal or a spreadsheet: no raw ESC or BEL, no cell read as a formula."""
+    query = ("SELECT * FROM (VALUES (chr(27) || ']8;;http://x' || chr(7) || 'click', "
+             "'=HYPERLINK(\"http://x\",\"y\")', -0.05, 3, NULL), ('+1', '@SUM(A1)', 2.5, -4, 'a,b')) "
+             "t(\"=name\", f, x, n, s)")
+    out = sql(wh, query, "--format", "csv")
+    assert out.exit_code == 0 and "\x1b" not in out.stdout and "\x07" not in out.stdout
+    assert out.stdout.splitlines() == [
+        "'=name,f,x,n,s",
+        "\\x1b]8;;http://x\\x07click,\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-0.05,3,",
+        "'+1,'@SUM(A1),2.50,-4,\"a,b\""]
+
+
 ENDLESS = "SELECT COUNT(*) FROM range(10000000000) a, range(10) b"
 
 
@@ -183,7 +197,7 @@ def test_time_limit_interrupts_the_query(wh):
     assert result.stderr.splitlines() == [
         "error: query stopped after 0.5 s, the time limit; narrow it, or give --timeout SECONDS a larger value"]
     bad = sql(wh, "SELECT 1", "--timeout", "nan")
-    assert bad.exit_code == 2 and "above 0" in bad.stderr
+    assert bad.exit_code == 2 and "must be a number greater than 0 and at most 86400, got nan" in bad.stderr
 
 
 def _has_open(pid: int, path) -> bool:
@@ -211,3 +225,60 @@ def test_ctrl_c_stops_an_endless_query(wh):
     # and the lock went with it: a writer opens the file at once
     con = duckdb.connect(str(wh))
     con.close()
+
+
+def test_rows_printed_stop_at_max_rows_with_a_note(wh):
+    """A 3,000,000-row result once printed every row (97.7 s, 1.2 GB): now the first --max-rows rows (default
+    10000), fetched in batches, and a note on stderr saying more were left out and how to ask for them."""
+    big = "SELECT i, 'row ' || i AS label FROM range(3000000) t(i)"
+    out = sql(wh, big)
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert len(lines) == 2 + 10000 + 1 and lines[-2].split() == ["9999", "row", "9999"]
+    assert lines[-1] == "(first 10000 rows)"
+    note = ("note: printed the first {} rows; the query gives more: narrow it (WHERE, LIMIT), or give --max-rows N "
+            "to print more (`assay export` writes whole runs to files)")
+    assert out.stderr.splitlines() == [note.format(10000)]
+    few = sql(wh, big, "--max-rows", "3", "--format", "csv")
+    assert (few.exit_code, few.stdout, few.stderr) == (0, "i,label\n0,row 0\n1,row 1\n2,row 2\n", note.format(3) + "\n")
+    as_json = sql(wh, big, "--max-rows", "2", "--format", "json")
+    assert json.loads(as_json.stdout) == [{"i": 0, "label": "row 0"}, {"i": 1, "label": "row 1"}]
+    exact = sql(wh, "SELECT * FROM range(3) t(i)", "--max-rows", "3")  # all of it: no note
+    assert exact.stdout.splitlines()[-1] == "(3 rows)" and exact.stderr == ""
+
+
+def test_the_time_limit_covers_fetching_and_printing(wh):
+    """DuckDB gives these rows at once; fetching and laying out a million wide rows takes seconds more. The
+    limit once stopped only DuckDB's part: now the clock runs from the start to the last row formatted."""
+    wide = "SELECT i, repeat('x', 200) AS a, repeat('y', 200) AS b, i * 1.5 AS c FROM range(1000000) t(i)"
+    for fmt in ("table", "csv"):
+        t0 = time.monotonic()
+        result = sql(wh, wide, "--max-rows", "1000000", "--timeout", "0.3", "--format", fmt)
+        assert time.monotonic() - t0 < 60
+        assert (result.exit_code, result.stdout) == (1, ""), result.output[-300:]
+        assert result.stderr.splitlines() == [
+            "error: query stopped after 0.3 s, the time limit; narrow it, or give --timeout SECONDS a larger value"]
+
+
+def test_memory_is_bounded_and_nothing_spills_beside_the_warehouse(wh):
+    assert sql(wh, "SELECT current_setting('memory_limit') AS m", "--format", "csv").stdout == "m\n1.9 GiB\n"
+    assert sql(wh, "SELECT current_setting('memory_limit') AS m", "--format", "csv",
+               "--memory-mb", "100").stdout == "m\n95.3 MiB\n"
+    before = sorted(p.name for p in wh.parent.iterdir())
+    hungry = "SELECT i::VARCHAR || repeat('x', 20) AS k, COUNT(*) FROM range(20000000) t(i) GROUP BY k ORDER BY k"
+    result = sql(wh, hungry, "--memory-mb", "64")
+    assert (result.exit_code, result.stdout) == (1, ""), result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: query stopped at the memory limit of 64 MB (Out of Memory Error: ")
+    assert line.endswith("); narrow it, or give --memory-mb MB a larger value")
+    assert sorted(p.name for p in wh.parent.iterdir()) == before  # no .tmp directory of spilled blocks
+
+
+def test_sql_bounds_come_from_assay_toml(wh, tmp_path):
+    cfg = tmp_path / "assay.toml"
+    cfg.write_text("[sql]\nmax_rows = 2\nmemory_mb = 100\n")
+    query = "SELECT current_setting('memory_limit') AS m FROM range(5)"
+    out = sql(wh, query, "--config", str(cfg), "--format", "csv")
+    assert out.stdout == "m\n95.3 MiB\n95.3 MiB\n" and "the first 2 rows" in out.stderr
+    given = sql(wh, query, "--config", str(cfg), "--format", "csv", "--max-rows", "1", "--memory-mb", "200")
+    assert given.stdout == "m\n190.7 MiB\n"  # the command line wins

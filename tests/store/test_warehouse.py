@@ -16,7 +16,7 @@ def test_fresh_warehouse_is_at_latest_version(tmp_path):
         assert names == [name for _, name, _ in migrations()]
 
 
-def test_old_warehouse_is_upgraded_in_place(tmp_path):
+def test_an_old_warehouse_is_upgraded_by_a_writer_never_by_a_read(tmp_path):
     path = tmp_path / "old.duckdb"
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
@@ -25,7 +25,14 @@ def test_old_warehouse_is_upgraded_in_place(tmp_path):
     con.execute("INSERT INTO schema_migrations VALUES (1, 'init', now())")
     con.execute("INSERT INTO corpora VALUES ('h', 'root', 0, 0, now())")
     con.close()
-    with Warehouse.open(path, read_only=True) as wh:  # reading an old warehouse upgrades it first
+    before = path.read_bytes()
+    with pytest.raises(WarehouseError, match=r"has schema version 1, .* run `assay upgrade --warehouse "):
+        Warehouse.open(path, read_only=True)  # a read never writes, not even to upgrade
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["old.duckdb"]
+    with Warehouse.open(path, read_only=True, old_schema="read") as wh:  # `assay sql`: the file as it is
+        assert wh.schema_version() == 1 and wh.con.execute("SELECT root FROM corpora").fetchall() == [("root",)]
+    assert path.read_bytes() == before
+    with Warehouse.brief(path).reading() as wh:  # a run's reads: it writes next anyway, so it upgrades
         assert wh.read_only and wh.schema_version() == migrations()[-1][0]
     with Warehouse.open(path) as wh:
         assert wh.schema_version() == migrations()[-1][0]

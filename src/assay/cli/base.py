@@ -135,7 +135,7 @@ class AssayGroup(click.Group):
         ("Compare and gate", ("compare", "gate", "regress", "history")),
         ("Golden sets", ("judgments", "rescore")),
         ("Collections", ("import", "ingest")),
-        ("The warehouse", ("runs", "tag", "sql", "export", "lake")),
+        ("The warehouse", ("runs", "tag", "sql", "export", "lake", "upgrade")),
     )
 
     def format_commands(self, ctx, formatter):
@@ -165,6 +165,13 @@ class AssayGroup(click.Group):
         if isinstance(exc, AssayError):
             click.echo(terminal_lines(f"error: {exc}"), err=True)
             ctx.exit(exc.exit_code)
+        from assay.core.files import no_room
+
+        why = no_room(exc)
+        if why is not None:  # a write refused for want of room outside the warehouse and the lake's own writes
+            click.echo(terminal_lines(f"error: cannot write: {why} ({str(exc).splitlines()[0]}); make room on the "
+                                      "disk, then run the command again"), err=True)
+            ctx.exit(1)
         if type(exc).__module__.lstrip("_").startswith("duckdb") and JOURNAL.last_path is not None:
             damaged = damage_error(exc, JOURNAL.last_path)  # found by a query, after the file opened
             if damaged is not None:

@@ -48,7 +48,7 @@ def judgments_check(judgments_path, corpus_dir, strict, verbose, pipeline, confi
 
     judgments_path = project_input("judgments", judgments_path, "JUDGMENTS_PATH")
     corpus_dir, pipeline = project_input("corpus", corpus_dir), project_pipeline(pipeline)
-    wh = Warehouse.brief(warehouse_path) if resolve_path(warehouse_path).is_file() else None
+    wh = Warehouse.brief(warehouse_path, old_schema="refuse") if resolve_path(warehouse_path).is_file() else None
     with file_limit(configured_limit(load_config(config_path), max_file_mb)):
         text, n_warnings = check(judgments_path, corpus_dir, verbose=verbose, pipeline=pipeline,
                                  config_path=config_path, warehouse=wh, say=say)
@@ -92,7 +92,7 @@ def judgments_rebase(judgments_path, old_ref, new_ref, threshold, out_path, forc
     from assay.store.warehouse import Warehouse
 
     judgments_path = project_input("judgments", judgments_path, "FILE")
-    wh = Warehouse.brief(warehouse_path)
+    wh = Warehouse.brief(warehouse_path, old_schema="refuse")  # read only: an old warehouse is not upgraded
     with file_limit(configured_limit(load_config(None), max_file_mb)):
         old = rb.open_corpus(old_ref, lambda: wh, "--from")
         new = rb.open_corpus(new_ref, lambda: wh, "--to")

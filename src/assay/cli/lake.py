@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from assay.cli.base import Number, cli, parse_measures
+from assay.cli.base import Number, cli, parse_measures, say
 from assay.cli.sources import (
     gate_run, gate_test_options, history_kinds, print_history, print_report, print_runs, regress_mode_options,
     regress_run, runs_format_option,
@@ -43,25 +43,34 @@ def lake_options(f):
     return f
 
 
-def _open_lake(lake_dir, engine, spark_master, config_path):
+def _open_lake(lake_dir, engine, spark_master, config_path, skip_damaged=False):
     from assay.store.lake import open_lake
 
     if engine == "duckdb":
-        return open_lake(lake_dir)
+        return open_lake(lake_dir, skip_damaged=skip_damaged)
     from assay.inputs.project import load_config
 
     master = spark_master or load_config(config_path).get("lake", {}).get("spark_master")
     if master is not None and not isinstance(master, str):
         raise AssayError(f"[lake] spark_master must be a URL string such as 'spark://host:7077', not {master!r}")
-    return open_lake(lake_dir, engine, spark_master=master)
+    return open_lake(lake_dir, engine, skip_damaged=skip_damaged, spark_master=master)
 
 
 @lake_group.command("runs")
 @lake_options
 @runs_format_option
 def lake_runs(lake_dir, engine, spark_master, config_path, fmt):
-    """List the runs in the lake, newest first, with the columns of `assay runs`."""
-    print_runs(lambda: _open_lake(lake_dir, engine, spark_master, config_path), fmt)
+    """List the runs in the lake, newest first, with the columns of `assay runs`. A run with a file that cannot be
+    read as Parquet is left out, with a warning naming the file."""
+
+    def readable():
+        lake = _open_lake(lake_dir, engine, spark_master, config_path, skip_damaged=True)
+        for run_id, (file, why) in sorted(getattr(lake, "damaged", {}).items()):
+            say(f"warning: run {run_id} left out: {file} is not a readable Parquet file ({why}); move its "
+                f"partitions aside ({lake_dir}/*/run_id={run_id}) or write the run again")
+        return lake
+
+    print_runs(readable, fmt)
 
 
 @lake_group.command("report")

@@ -1,11 +1,15 @@
-"""Commands over the warehouse itself: `runs`, `tag` (names of runs), `sql` (one read-only statement)."""
+"""Commands over the warehouse itself: `runs`, `tag` (names of runs), `sql` (one read-only statement), `upgrade`
+(its schema)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from assay.cli.base import cli, warehouse_option
+from assay.cli.base import Number, cli, load_project, warehouse_option
 from assay.cli.sources import print_runs, runs_format_option
+from assay.core.limits import SQL
 
 
 @cli.command()
@@ -51,24 +55,48 @@ def tag(run_ref, name, force, delete_name, warehouse_path):
         click.echo(f"moved name {name} from run {before} to run {run_id}" if before else f"named run {run_id} {name}")
 
 
-def _seconds(ctx, param, value):
-    if value is not None and not 0 < value < float("inf"):
-        raise click.BadParameter(f"{value} is not a number of seconds above 0")
-    return value
-
-
 @cli.command()
 @click.argument("query")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@click.option("--timeout", "timeout_s", type=float, default=30.0, show_default=True, callback=_seconds,
-              help="Seconds the query may run before it is stopped (exit 1).")
+@click.option("--timeout", "timeout_s", type=Number(SQL["timeout_s"]), default=None,
+              help="Seconds the command may take, from its start to the last row printed, before the query is "
+                   "stopped (exit 1; default: [sql] timeout_s in assay.toml, else 30).")
+@click.option("--max-rows", type=Number(SQL["max_rows"]), default=None,
+              help="Rows printed at most; a note on stderr says when the query gave more (default: [sql] max_rows "
+                   "in assay.toml, else 10000).")
+@click.option("--memory-mb", type=Number(SQL["memory_mb"]), default=None,
+              help="Memory DuckDB may use for the query, in MB; past it the query stops (exit 1; default: [sql] "
+                   "memory_mb in assay.toml, else 2048).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Project configuration (default: the nearest assay.toml, here or above).")
 @warehouse_option
-def sql(query, fmt, timeout_s, warehouse_path):
+def sql(query, fmt, timeout_s, max_rows, memory_mb, config_path, warehouse_path):
     """Run one read-only SQL statement against the warehouse (tables and views: see docs/warehouse.md).
 
     Sandboxed: the warehouse opens read-only, no other file is read or written (COPY, EXPORT, read_text,
-    glob, ATTACH), no extension is installed or loaded, settings are locked. Refused statements name why
-    (exit 1); Ctrl-C stops the query (exit 130)."""
+    glob, ATTACH), no extension is installed or loaded, settings are locked. Bounded: --timeout, --memory-mb,
+    --max-rows. Refused statements name why (exit 1); Ctrl-C stops the query (exit 130)."""
+    from assay.inputs.settings import SQL_DEFAULTS
     from assay.store.sqlshell import run_sql
 
-    click.echo(run_sql(warehouse_path, query, fmt, timeout_s), nl=False)
+    given = {"timeout_s": timeout_s, "max_rows": max_rows, "memory_mb": memory_mb}
+    table = load_project(config_path).get("sql", {}) if None in given.values() else {}
+    bounds = {k: v if v is not None else table.get(k, SQL_DEFAULTS[k]) for k, v in given.items()}
+    click.echo(run_sql(warehouse_path, query, fmt, **bounds), nl=False)
+
+
+@cli.command()
+@warehouse_option
+def upgrade(warehouse_path):
+    """Upgrade the warehouse to this assay's schema (its numbered migrations, applied in one transaction).
+
+    Commands that only read (report, compare, show, runs, export, gate, ...) never write to the warehouse, so
+    they refuse one of an older schema and name this command; writing commands (run, ingest, tag, ...) upgrade
+    it themselves. An up-to-date warehouse is left as it is. An older assay cannot read the upgraded file."""
+    from assay.store.warehouse import Warehouse
+
+    path, before, after = Warehouse.upgrade(warehouse_path)
+    if before == after:
+        click.echo(f"warehouse {path} is up to date (schema version {after})")
+    else:
+        click.echo(f"upgraded warehouse {path} from schema version {before} to {after}")

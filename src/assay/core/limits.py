@@ -71,6 +71,9 @@ BUDGET = _int(1)
 K = _int(1)
 GRADE = _int(1)  # a gold entry's relevance grade (assay judgments add --grade)
 DRAFTS = _int(1, 10_000)  # passages one assay judgments draft asks about: each is a paid model request
+# `assay sql` (--timeout, --max-rows, --memory-mb; [sql] in assay.toml): the rows printed stop at a million (a
+# million-row table takes seconds to lay out; `assay export` writes more), the memory at a TiB
+SQL = {"timeout_s": _seconds(), "max_rows": _int(1, 1_000_000), "memory_mb": _int(16, 1_048_576)}
 
 
 def setting_problem(key: str, value) -> str | None:

@@ -239,6 +239,15 @@ def load_config(path: Path | None) -> dict:
         from assay.inputs.corpus.options import check_config
 
         check_config(path, data["corpus"])
+    for key, value in data.get("sql", {}).items():
+        from assay.core.limits import SQL
+        from assay.inputs.settings import SQL_DEFAULTS
+
+        if key not in SQL_DEFAULTS:
+            raise ConfigError(f"{path}: [sql] has unknown setting {key!r}; allowed: {', '.join(SQL_DEFAULTS)}")
+        problem = SQL[key].problem(value)
+        if problem:
+            raise ConfigError(f"{path}: [sql] {key} {problem}")
     for key, value in data.get("run", {}).items():
         if key not in RUN_DEFAULTS and key not in RUN_READING:
             raise ConfigError(f"{path}: [run] has unknown setting {key!r}; "

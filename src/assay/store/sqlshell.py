@@ -3,27 +3,41 @@
 The warehouse opens read-only with DuckDB's own guards on: no file outside it is read or
 written (COPY, EXPORT, read_text, glob, ATTACH), no extension is installed or loaded, and the
 settings are locked so the query cannot turn any of that back on. The text must be exactly one
-statement (DuckDB's parser says so, not a regex), and it runs under a time limit: a watcher
-thread interrupts DuckDB, as the CLI's Ctrl-C handler does.
+statement (DuckDB's parser says so, not a regex), and it runs under three bounds: a time limit counted from the
+command's start to the last row formatted (a watcher thread interrupts DuckDB, as the CLI's Ctrl-C handler does,
+and the rows are fetched in batches between which the clock is read), a memory limit (DuckDB's `memory_limit`,
+with nothing spilled to disk beside the warehouse), and a number of rows printed (the first ``max_rows``, with a
+note saying more were left out and how to ask for them).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from assay.core import jsonout
 import threading
 
+from assay.core import jsonout
 from assay.core.errors import AssayError
+from assay.inputs.settings import SQL_DEFAULTS
 from assay.store.warehouse import Warehouse
 
-DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_TIMEOUT_S = SQL_DEFAULTS["timeout_s"]
+BATCH = 1000  # rows fetched between two looks at the clock
 SANDBOX = {
     "enable_external_access": False,  # no file but the warehouse, no network, no extension installs
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
+    "temp_directory": "",  # nothing spills beside the warehouse: the memory limit is a limit
     "lock_configuration": True,  # last: nothing in the query can SET the others back
 }
+
+
+def sandbox(memory_mb: int) -> dict:
+    """SANDBOX with DuckDB's memory limit (its default is 80% of the machine's memory)."""
+    settings = {k: v for k, v in SANDBOX.items() if k != "lock_configuration"}
+    return {**settings, "memory_limit": f"{memory_mb}MB", "lock_configuration": True}
+
+
 READS = ("SELECT", "EXPLAIN", "PRAGMA", "CALL")  # SELECT covers WITH, FROM, DESCRIBE, SHOW, SUMMARIZE
 WHY_REFUSED = {
     "COPY": "it writes or reads files outside the warehouse (`assay export` writes runs as files)",
@@ -78,24 +92,44 @@ def _explain(exc) -> AssayError:
     return AssayError(f"SQL failed: {first}")
 
 
-def _execute(con, query: str, timeout_s: float):
-    """(column names or None, rows). DuckDB runs in this (the main) thread, where the CLI's Ctrl-C handler
-    interrupts it; a watcher thread interrupts it past the time limit or after Ctrl-C, again every 0.1 s,
-    since an interrupt that lands before the query starts is lost."""
-    import time
+class _Clock:
+    """The time limit of one `assay sql`, counted from its start: ``late`` once it has passed."""
 
+    def __init__(self, timeout_s: float):
+        import time
+
+        self.timeout_s, self._time = timeout_s, time.monotonic
+        self.deadline = time.monotonic() + timeout_s
+        self.late = threading.Event()
+
+    def passed(self) -> bool:
+        if self._time() >= self.deadline:
+            self.late.set()
+        return self.late.is_set()
+
+    def error(self) -> AssayError:
+        return AssayError(f"query stopped after {self.timeout_s:g} s, the time limit; narrow it, or give "
+                          "--timeout SECONDS a larger value")
+
+    def check(self) -> None:
+        if self.passed():
+            raise self.error()
+
+
+def _execute(con, query: str, clock: _Clock, max_rows: int, memory_mb: int):
+    """(column names or None, rows, whether rows were left out): at most ``max_rows`` rows, fetched in batches.
+    DuckDB runs in this (the main) thread, where the CLI's Ctrl-C handler interrupts it; a watcher thread
+    interrupts it past the time limit or after Ctrl-C, again every 0.1 s, since an interrupt that lands before
+    the query starts is lost; between batches this thread reads the clock itself."""
     import duckdb
 
     from assay.store.warehouse import JOURNAL, interruptible
 
-    done, late = threading.Event(), threading.Event()
-    deadline = time.monotonic() + timeout_s
+    done = threading.Event()
 
     def watch():
         while not done.wait(0.1):
-            if time.monotonic() >= deadline:
-                late.set()
-            if late.is_set() or JOURNAL.interrupted:
+            if clock.passed() or JOURNAL.interrupted:
                 con.interrupt()
 
     watcher = threading.Thread(target=watch, name="assay-sql-time-limit", daemon=True)
@@ -103,17 +137,27 @@ def _execute(con, query: str, timeout_s: float):
     try:
         with interruptible(con):
             cur = con.execute(query)
-            cols = [d[0] for d in cur.description] if cur.description else None
-            rows = cur.fetchall() if cur.description else []
+            if not cur.description:
+                return None, [], False
+            cols, rows = [d[0] for d in cur.description], []
+            while len(rows) <= max_rows:
+                clock.check()
+                batch = cur.fetchmany(min(BATCH, max_rows + 1 - len(rows)))
+                if not batch:
+                    break
+                rows.extend(batch)
+            clock.check()
     except duckdb.Error as exc:
-        if late.is_set():
-            raise AssayError(f"query stopped after {timeout_s:g} s, the time limit; narrow it, or give "
-                             "--timeout SECONDS a larger value") from None
+        if clock.late.is_set():
+            raise clock.error() from None
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            raise AssayError(f"query stopped at the memory limit of {memory_mb} MB ({str(exc).splitlines()[0]}); "
+                             "narrow it, or give --memory-mb MB a larger value") from None
         raise _explain(exc) from None
     finally:
         done.set()
         watcher.join()
-    return cols, rows
+    return cols, rows[:max_rows], len(rows) > max_rows
 
 
 def _numeric(v) -> bool:
@@ -130,18 +174,49 @@ def _cell(v) -> str:
     return str(v)
 
 
-def run_sql(warehouse_path, query: str, fmt: str = "table", timeout_s: float = DEFAULT_TIMEOUT_S) -> str:
-    with Warehouse.open(warehouse_path, read_only=True, config=SANDBOX) as wh:
-        cols, rows = _execute(wh.con, one_statement(wh.con, query), timeout_s)
+def _csv_cell(v):
+    """A value as printed CSV: text (and anything shown as text: a list, a struct, a date) escaped for the
+    terminal with a formula prefix neutralised (escape.printed_csv_cell); numbers and NULL as they are."""
+    if v is None or isinstance(v, bool) or _numeric(v):
+        return v
+    from assay.core.escape import printed_csv_cell
+
+    return printed_csv_cell(str(v))
+
+
+def _more(max_rows: int) -> str:
+    return (f"note: printed the first {max_rows} rows; the query gives more: narrow it (WHERE, LIMIT), or give "
+            "--max-rows N to print more (`assay export` writes whole runs to files)")
+
+
+def run_sql(warehouse_path, query: str, fmt: str = "table", timeout_s: float = DEFAULT_TIMEOUT_S,
+            max_rows: int = SQL_DEFAULTS["max_rows"], memory_mb: int = SQL_DEFAULTS["memory_mb"]) -> str:
+    """The query's result as text in ``fmt``, within ``timeout_s`` from now to the last row formatted, DuckDB within
+    ``memory_mb`` MB, at most ``max_rows`` rows (a note on stderr says when more were left out)."""
+    clock = _Clock(timeout_s)
+    with Warehouse.open(warehouse_path, read_only=True, config=sandbox(memory_mb), old_schema="read") as wh:
+        cols, rows, more = _execute(wh.con, one_statement(wh.con, query), clock, max_rows, memory_mb)
     if cols is None:
         return ""
+    text = _format(cols, rows, fmt, clock, more)
+    clock.check()
+    if more:
+        from assay.core import progress
+
+        progress.say(_more(max_rows))
+    return text
+
+
+def _format(cols, rows, fmt: str, clock: _Clock, more: bool) -> str:
     if fmt == "json":
         return jsonout.dumps([dict(zip(cols, r)) for r in rows], indent=2, default=str) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(cols)
-        w.writerows(rows)
+        w.writerow([_csv_cell(c) for c in cols])
+        for start in range(0, len(rows), BATCH):
+            clock.check()
+            w.writerows([_csv_cell(v) for v in r] for r in rows[start:start + BATCH])
         return buf.getvalue()
     from assay.core.tables import render as grid
 
@@ -149,5 +224,10 @@ def run_sql(warehouse_path, query: str, fmt: str = "table", timeout_s: float = D
     # they read: a VARCHAR of digits stays left) are right-aligned
     align = ["right" if any(v is not None for v in col) and all(v is None or _numeric(v) for v in col) else "left"
              for col in zip(*rows)] if rows else None
-    table = grid(cols, [[_cell(v) for v in r] for r in rows], align=align)
-    return f"{table}\n({len(rows)} row{'s' if len(rows) != 1 else ''})\n"
+    cells = []
+    for start in range(0, len(rows), BATCH):
+        clock.check()
+        cells += [[_cell(v) for v in r] for r in rows[start:start + BATCH]]
+    table = grid(cols, cells, align=align)
+    count = f"first {len(rows)} rows" if more else f"{len(rows)} row{'s' if len(rows) != 1 else ''}"
+    return f"{table}\n({count})\n"

@@ -84,6 +84,17 @@ def damage_error(exc, path) -> WarehouseError | None:
         "backup, or move it aside and the next `assay run` starts a new warehouse")
 
 
+def _old_schema_message(path: Path, current: int, writable: bool) -> str:
+    """Why an old warehouse was not read, and the one command that upgrades it."""
+    head = f"warehouse {path} has schema version {current}, this assay needs {latest_migration()}"
+    if not writable:
+        return (f"{head}, and the file is read-only to you: make it writable and run `assay upgrade` once, or "
+                "read it with the assay version that wrote it")
+    return (f"{head}; a command that only reads never writes to it: run `assay upgrade --warehouse {path}` once "
+            "(then every command reads it; older assay versions no longer can), or read it with the assay "
+            "version that wrote it")
+
+
 def _check_file(path: Path) -> None:
     """Refuse what is not a regular file before DuckDB opens it (a FIFO would block the open forever)."""
     try:
@@ -234,10 +245,13 @@ class Warehouse:
         self.path, self.con, self.read_only = path, con, read_only
 
     @classmethod
-    def open(cls, path=None, read_only: bool = False, config: dict | None = None) -> "Warehouse":
-        """A connection held until ``close``. Read-write creates and upgrades the file; read-only never writes
-        to an up-to-date file (a file this process may not write to reads fine). ``config``: DuckDB settings
-        of a read-only connection (`assay sql` locks them down)."""
+    def open(cls, path=None, read_only: bool = False, config: dict | None = None,
+             old_schema: str = "refuse") -> "Warehouse":
+        """A connection held until ``close``. Read-write creates and upgrades the file. Read-only never writes:
+        a file of an older schema is refused with a line naming `assay upgrade` (``old_schema="refuse"``, what
+        every command that only reads does), read as it is (``"read"``: `assay sql`, which says so), or upgraded
+        first (``"upgrade"``: the reads of a writing command, a run's brief opens, which write next anyway).
+        ``config``: DuckDB settings of a read-only connection (`assay sql` locks them down)."""
         path = resolve_path(path)
         if not path.exists():
             from assay.inputs.project import COMMAND, outside_project
@@ -248,6 +262,7 @@ class Warehouse:
                 raise WarehouseError(f"no warehouse at {path}{why}; `assay run` or `assay ingest` creates one")
             if outside:  # a second warehouse in a subfolder of a project would otherwise go unnoticed
                 COMMAND.warn(f"note: {outside}; using ./{path}, a new warehouse (`assay init` makes a project)")
+        created = not read_only and not path.exists()
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
         con = connect(path, read_only, config if read_only else None)
@@ -255,12 +270,15 @@ class Warehouse:
         try:
             current = wh.schema_version() if read_only else None
             if read_only and current < latest_migration():
-                # An old warehouse opens in a new version: upgrade it once, then read as asked.
-                if not os.access(path, os.W_OK):
-                    raise WarehouseError(
-                        f"warehouse {path} has schema version {current}, this assay needs "
-                        f"{latest_migration()}, and the file is read-only to you: make it writable once "
-                        "(any command then upgrades it), or read it with the assay version that wrote it")
+                writable = os.access(path, os.W_OK)
+                if old_schema == "read":
+                    from assay.core import progress
+
+                    progress.say(f"note: warehouse {path} has schema version {current}, this assay's is "
+                                 f"{latest_migration()}: read as it is, not upgraded (`assay upgrade` upgrades it)")
+                    return wh
+                if old_schema != "upgrade" or not writable:
+                    raise WarehouseError(_old_schema_message(path, current, writable))
                 con.close()
                 cls.open(path, read_only=False).close()
                 con = connect(path, read_only=True, config=config)
@@ -269,7 +287,12 @@ class Warehouse:
             if current != latest_migration():  # an up-to-date file read: nothing to check again
                 wh._migrate()
         except Exception as exc:
-            con.close()
+            wh.con.close()
+            from assay.core.files import no_room
+
+            if created and no_room(exc):  # a new file the schema never reached: no empty shell left to trip on
+                for made in (path, Path(f"{path}.wal")):
+                    made.unlink(missing_ok=True)
             damaged = damage_error(exc, path)
             if damaged is not None:
                 raise damaged from None
@@ -277,10 +300,36 @@ class Warehouse:
         return wh
 
     @classmethod
-    def brief(cls, path=None) -> "BriefWarehouse":
+    def upgrade(cls, path=None) -> tuple[Path, int, int]:
+        """Apply the pending migrations to an existing warehouse (`assay upgrade`): (its path, the schema version
+        before, the version now). Never creates one."""
+        path = resolve_path(path)
+        if not path.exists():
+            raise WarehouseError(f"no warehouse at {path}; give --warehouse the file to upgrade")
+        con = connect(path, read_only=True)
+        try:
+            before = cls(path, con, read_only=True).schema_version()
+        except Exception as exc:
+            raise damage_error(exc, path) or exc from None
+        finally:
+            con.close()
+        if before >= latest_migration():
+            if before > latest_migration():
+                raise WarehouseError(f"warehouse {path} has schema version {before}, newer than this assay "
+                                     f"knows ({latest_migration()}); upgrade assay")
+            return path, before, before
+        if not os.access(path, os.W_OK):
+            raise WarehouseError(_old_schema_message(path, before, False))
+        with cls.open(path) as wh:
+            return path, before, wh.schema_version()
+
+    @classmethod
+    def brief(cls, path=None, old_schema: str = "upgrade") -> "BriefWarehouse":
         """A warehouse that holds no connection: each read opens it read-only and closes it, each
-        ``transaction()`` opens it read-write for just that long. What a run uses while it computes."""
-        return BriefWarehouse(resolve_path(path))
+        ``transaction()`` opens it read-write for just that long. What a run uses while it computes. Its reads
+        upgrade an old warehouse first, since a run writes next; a command that only reads gives
+        ``old_schema="refuse"`` (see ``open``)."""
+        return BriefWarehouse(resolve_path(path), old_schema)
 
     def close(self) -> None:
         self.con.close()
@@ -317,7 +366,7 @@ class Warehouse:
         if self.read_only:
             raise WarehouseError(
                 f"warehouse {self.path} has schema version {current}, this assay needs {latest}; "
-                "run any writing command (e.g. `assay ingest`) once to upgrade it"
+                "run `assay upgrade` once to upgrade it"
             )
         rewrite = None  # what the upgrade rewrote, leaving the old blocks free: the file is then copied once
         if 0 < current < COMPACT_MIGRATION and self._exists("hits", "TRUE", []):
@@ -382,14 +431,39 @@ class Warehouse:
         try:
             with interruptible(self.con):
                 yield
-        except BaseException:
+        except BaseException as exc:
             JOURNAL.pending.clear()  # before the rollback: a second interrupt may cut it, and it is undone anyway
-            self.con.execute("ROLLBACK")
+            room = self._no_room(exc)
+            try:
+                self.con.execute("ROLLBACK")
+            except Exception:
+                if room is None:
+                    raise
+            if room is not None:
+                raise room from None
             raise
-        self.con.execute("COMMIT")
+        try:
+            self.con.execute("COMMIT")
+        except Exception as exc:
+            JOURNAL.pending.clear()
+            room = self._no_room(exc)
+            if room is not None:
+                raise room from None
+            raise
         JOURNAL.commits += journal
         JOURNAL.stored += JOURNAL.pending
         JOURNAL.pending.clear()
+
+    def _no_room(self, exc) -> WarehouseError | None:
+        """The one line for a write to this warehouse refused for want of room (a full disk, a file size limit);
+        DuckDB undoes the transaction, so nothing of it was written."""
+        from assay.core.files import no_room
+
+        why = no_room(exc)
+        if why is None:
+            return None
+        return WarehouseError(f"cannot write to warehouse {self.path}: {why} ({str(exc).splitlines()[0]}); nothing "
+                              "of this command was stored: make room on its disk, then run the command again")
 
     # -- reads ---------------------------------------------------------------------------
     def query(self, name: str, **params):
@@ -636,8 +710,9 @@ class BriefWarehouse(Warehouse):
     warehouse and is created (and migrated) by the first write.
     """
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, old_schema: str = "upgrade"):
         super().__init__(path, _ShortReads(self), read_only=False)
+        self.old_schema = old_schema
 
     @contextmanager
     def reading(self):
@@ -651,7 +726,7 @@ class BriefWarehouse(Warehouse):
             finally:
                 empty.close()
             return
-        with Warehouse.open(self.path, read_only=True) as wh:
+        with Warehouse.open(self.path, read_only=True, old_schema=self.old_schema) as wh:
             yield wh
 
     @contextmanager

@@ -53,7 +53,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from assay.core.errors import ConfigError
+from assay.core.errors import ConfigError, WarehouseError
 
 ENGINES = {
     "duckdb": "assay.store.lake.reader:open_duckdb_lake",
@@ -92,8 +92,20 @@ def hidden(name: str) -> bool:
     return name.startswith(("_", "."))
 
 
-def open_lake(directory, engine: str = "duckdb", **settings):
-    """A lake reader over ``directory`` with ``engine`` (see the module docstring for what it provides)."""
+def damaged_message(lake: Path, damaged: dict[str, tuple[str, str]]) -> str:
+    """One line: the runs of ``lake`` that cannot be read, the first one's file and why, and what to do."""
+    run_id, (file, why) = sorted(damaged.items())[0]
+    more = f" (and {len(damaged) - 1} more run{'s' if len(damaged) > 2 else ''})" if len(damaged) > 1 else ""
+    return (f"lake {lake}: run {run_id}{more} cannot be read: {file} is not a readable Parquet file ({why}); "
+            f"move its partitions aside ({lake}/*/run_id={run_id}) or write the run again; `assay lake runs "
+            f"{lake}` lists the runs that can be read")
+
+
+def open_lake(directory, engine: str = "duckdb", skip_damaged: bool = False, **settings):
+    """A lake reader over ``directory`` with ``engine`` (see the module docstring for what it provides).
+
+    A run with a file the engine cannot read as Parquet (its ``damaged``) is refused in one line naming the file;
+    with ``skip_damaged`` the reader leaves such runs out and names them in ``damaged`` (`assay lake runs`)."""
     target = ENGINES.get(engine)
     if target is None:
         raise ConfigError(f"no lake engine {engine!r}; engines: {', '.join(sorted(ENGINES))}")
@@ -108,4 +120,9 @@ def open_lake(directory, engine: str = "duckdb", **settings):
             raise ConfigError(f"the {engine} lake engine is not available in this assay ({module_name} is "
                               "missing); use --engine duckdb") from None
         raise
-    return getattr(module, function)(path, **settings)
+    reader = getattr(module, function)(path, **settings)
+    damaged = getattr(reader, "damaged", None)
+    if damaged and not skip_damaged:
+        reader.close()
+        raise WarehouseError(damaged_message(path, damaged))
+    return reader

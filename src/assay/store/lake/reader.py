@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.store.lake import LAKE_TABLES, PARTITION_FILE, SHARED_KEYS, hidden, partition_dir
+from assay.core.errors import WarehouseError
 from assay.store.warehouse import Warehouse
 
 
@@ -31,26 +32,88 @@ def partition_files(lake: Path, table: str, run_ids: list[str]) -> list[str]:
     return [str(f) for f in files if f.is_file()]
 
 
+def run_of(file) -> str:
+    """The run id of a partition file (``.../run_id=<RUN_ID>/part-0.parquet``)."""
+    return Path(file).parent.name.split("=", 1)[1]
+
+
+def _unreadable(con, files: list[str], whole: bool = False) -> dict[str, str]:
+    """Those of ``files`` whose Parquet footer DuckDB cannot read (truncated, not Parquet), each with its reason;
+    ``whole``: whose rows it cannot read either (a damaged page behind a sound footer)."""
+    from assay.store.warehouse import engine
+
+    read = "SELECT * FROM read_parquet(?)" if whole else "SELECT COUNT(*) FROM parquet_file_metadata(?)"
+    bad = {}
+    for file in files:
+        try:
+            cur = con.execute(read, [file])
+            while cur.fetchmany(10_000):
+                pass
+        except engine().Error as exc:
+            why = str(exc).splitlines()[0].replace(f" '{file}'", "").replace(f" \"{file}\"", "")
+            bad[file] = why.split("Error: ", 1)[-1]  # DuckDB's kind of error says nothing to the reader
+    return bad
+
+
 class DuckDBLake(Warehouse):
-    """A lake read through DuckDB: the Warehouse read interface (``con``, ``query``, ``resolve_run_id``)."""
+    """A lake read through DuckDB: the Warehouse read interface (``con``, ``query``, ``resolve_run_id``).
+    ``damaged``: the runs left out because a file of theirs is not readable Parquet, each with (file, reason)."""
 
     engine = "duckdb"
 
-    def __init__(self, path: Path, con, run_ids: list[str]):
+    def __init__(self, path: Path, con, run_ids: list[str], damaged: dict[str, tuple[str, str]] | None = None):
         super().__init__(Path(path), con, read_only=True)
         self.run_ids = run_ids
+        self.damaged = damaged or {}
 
     def transaction(self, journal: bool = True):
         raise NotImplementedError("a lake is read-only: `assay run --lake` adds runs to it")
 
+    def __exit__(self, kind, exc, tb):
+        """A DuckDB failure inside, when a file of the lake is damaged past its footer (found only by reading its
+        rows), becomes the one line naming the file."""
+        from assay.store.lake import damaged_message
+        from assay.store.warehouse import engine
+
+        duckdb = engine()
+        # what a query's own text or an interrupt causes: no file to look for
+        theirs = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException, duckdb.InterruptException)
+        try:
+            if isinstance(exc, duckdb.Error) and not isinstance(exc, theirs):
+                files = [f for table in LAKE_TABLES for f in partition_files(self.path, table, self.run_ids)]
+                bad = _unreadable(self.con, files, whole=True)
+                if bad:
+                    raise WarehouseError(damaged_message(self.path, {run_of(f): (f, why)
+                                                                     for f, why in sorted(bad.items())})) from None
+        finally:
+            self.close()
+
 
 def open_duckdb_lake(path: Path, **settings) -> DuckDBLake:
-    """A DuckDB reader over the lake at ``path``. Settings for other engines (``spark_master``) are ignored."""
+    """A DuckDB reader over the lake at ``path``. Settings for other engines (``spark_master``) are ignored.
+
+    A run one of whose files DuckDB cannot read as Parquet (truncated, overwritten) is left out whole and named
+    in ``damaged``: its other tables would otherwise give half a run. The files are checked one by one only when
+    reading a table's files together failed, so a sound lake costs nothing more."""
     from assay.store.lake.writer import memory_warehouse
 
-    schema = memory_warehouse()  # every table and view of the migrations, empty
-    con = schema.con
-    run_ids = visible_runs(path)
+    run_ids, damaged = visible_runs(path), {}
+    while True:
+        con = memory_warehouse().con  # every table and view of the migrations, empty
+        bad = _views(con, path, run_ids)
+        if not bad:
+            return DuckDBLake(path, con, run_ids, damaged)
+        con.close()  # built over runs now left out: built again without them
+        for file, why in sorted(bad.items()):
+            damaged.setdefault(run_of(file), (file, why))
+        run_ids = [r for r in run_ids if r not in damaged]
+
+
+def _views(con, path: Path, run_ids: list[str]) -> dict[str, str]:
+    """Each table of the lake as a view over ``run_ids``' files; {} when done, else the unreadable files found
+    (the caller leaves their runs out and asks again)."""
+    from assay.store.warehouse import engine
+
     for table in LAKE_TABLES:
         columns = con.execute("SELECT column_name, data_type FROM information_schema.columns "
                               "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position",
@@ -62,7 +125,13 @@ def open_duckdb_lake(path: Path, **settings) -> DuckDBLake:
         con.execute(f"SET VARIABLE {variable} = ?", [files])
         source = (f"read_parquet(getvariable('{variable}'), hive_partitioning = true, union_by_name = true, "
                   "hive_types = {'run_id': VARCHAR})")
-        found = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+        try:
+            found = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+        except engine().Error:
+            bad = _unreadable(con, files)
+            if not bad:
+                raise
+            return bad
         # a column no file has (written before its migration) reads as NULL, as in an upgraded warehouse
         select = ", ".join(f"CAST({name} AS {kind}) AS {name}" if name in found else f"CAST(NULL AS {kind}) AS {name}"
                            for name, kind in columns)
@@ -77,4 +146,4 @@ def open_duckdb_lake(path: Path, **settings) -> DuckDBLake:
                            "AND table_schema = 'main'", [table]).fetchall()[0][0]
         con.execute(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} {table}")  # `hits` is a view in a warehouse
         con.execute(f"CREATE VIEW {table} AS {view}")
-    return DuckDBLake(path, con, run_ids)
+    return {}

@@ -65,10 +65,29 @@ def write_run(lake, record, score=None) -> list[Path]:
         # the in-memory write is not a stored run: only the rename below stores it
         JOURNAL.stored[:] = [entry for entry in JOURNAL.stored if entry[0] != MEMORY]
         staging = lake / f".tmp-{record.run_id}-{os.getpid()}"
-        written = _stage(wh.con, staging, record.run_id)
+        try:
+            written = _stage(wh.con, staging, record.run_id)
+        except BaseException as exc:  # an interrupt too: nothing of the run stays in the lake
+            shutil.rmtree(staging, ignore_errors=True)
+            room = _no_room(lake, record.run_id, exc)
+            if room is not None:
+                raise room from None
+            raise
     finally:
         wh.close()
     return _publish(lake, staging, record.run_id, written)
+
+
+def _no_room(lake: Path, run_id: str, exc: BaseException) -> WarehouseError | None:
+    """The one line for a write refused for want of room (a full disk, a file size limit); None otherwise."""
+    from assay.core.files import no_room
+
+    why = no_room(exc)
+    if why is None:
+        return None
+    return WarehouseError(f"cannot write run {run_id} into lake {lake}: {why} ({str(exc).splitlines()[0]}); nothing "
+                          "of it was stored and its staging directory is removed: make room on the lake's disk, then "
+                          "run again")
 
 
 def _stage(con, staging: Path, run_id: str) -> list[str]:
@@ -104,12 +123,13 @@ def _publish(lake: Path, staging: Path, run_id: str, tables: list[str]) -> list[
             if table == "runs" and os.environ.get(PAUSE_VAR):
                 time.sleep(float(os.environ[PAUSE_VAR]))
             final = partition_dir(lake, table, run_id)
-            final.parent.mkdir(exist_ok=True)
             try:
+                final.parent.mkdir(exist_ok=True)
                 os.rename(partition_dir(staging, table, run_id), final)
             except OSError as exc:
-                raise WarehouseError(f"cannot write run {run_id} into lake {lake}: {final} "
-                                     f"({exc.strerror}); a lake is append-only, and run ids are unique") from None
+                raise _no_room(lake, run_id, exc) or WarehouseError(
+                    f"cannot write run {run_id} into lake {lake}: {final} ({exc.strerror}); a lake is append-only, "
+                    "and run ids are unique") from None
             done.append(final)
         JOURNAL.stored.append((lake, run_id))
     except BaseException:
