@@ -194,7 +194,7 @@ def generator_for(s: dict):
 
     client = ChatClient(s["generator_base_url"], s["generator_model"], api_key_env=s["generator_api_key_env"],
                         timeout_s=s["generator_timeout_s"], min_interval_s=s["min_interval_s"],
-                        backoff_s=tuple(s["generator_backoff_s"]))
+                        backoff_s=tuple(s["generator_backoff_s"]), max_retry_wait_s=s["max_retry_wait_s"])
     return OpenAIGenerator(client, s["max_quote"]), client
 
 
@@ -205,4 +205,5 @@ def judge_for(s: dict):
     from assay.retrieval.answer.judge import Judge
 
     return Judge(ChatClient(s["judge_base_url"], s["judge_model"], api_key_env=s["judge_api_key_env"],
-                            timeout_s=s["judge_timeout_s"], backoff_s=tuple(s["generator_backoff_s"])))
+                            timeout_s=s["judge_timeout_s"], backoff_s=tuple(s["generator_backoff_s"]),
+                            max_retry_wait_s=s["max_retry_wait_s"]))

@@ -84,6 +84,9 @@ class RunOptions:
     max_quote: int | None = None
     force_generation: bool | None = None
     generator_backoff_s: list | None = None
+    max_retry_wait_s: float | None = None
+    max_reply_chars: int | None = None
+    pass_env: list | None = None
     judge_base_url: str | None = None
     judge_model: str | None = None
     judge_api_key_env: str | None = None
@@ -94,8 +97,10 @@ class RunOptions:
 
     def overrides(self) -> dict:
         skip = ("pipeline", "config_path", "python_retriever", "max_file_mb", "name")
-        return {k: (str(v) if k == "run_file" and v is not None else v)
-                for k, v in self.__dict__.items() if k not in skip}
+        out = {k: (str(v) if k == "run_file" and v is not None else v)
+               for k, v in self.__dict__.items() if k not in skip}
+        out["pass_env"] = list(self.pass_env) if self.pass_env else None  # click gives () when the flag is absent
+        return out
 
 
 @dataclass

@@ -9,7 +9,7 @@ and an excerpt of what came back (redacted, at most 200 characters) where someth
 import json
 
 import pytest
-from chat_server import ChatServer, Reply, completion, echo_key, huge, raw, redirect
+from chat_server import ChatServer, Reply, completion, echo_key, huge, raw, redirect, status
 
 from assay.core.credentials import redact
 from assay.runs.runner import RunOptions, run
@@ -74,6 +74,10 @@ CASES = {
     "body is 9 MiB": (huge(9 * 1024 * 1024), TRANSPORT, "the answer is larger than 8388608 bytes"),
     "a redirect": (redirect("http://localhost:9/v1/chat/completions"), TRANSPORT,
                    "the endpoint redirected to http://localhost:9 (HTTP 302); assay does not follow redirects"),
+    "a 503 asking to wait forever": (status(503, headers={"Retry-After": "inf"}), TRANSPORT,
+                                     "HTTP 503: the endpoint asks to wait forever before a retry (Retry-After), more "
+                                     "than the 120s one request may wait"),
+    "a 503 asking to wait 1e10 s": (status(503, headers={"Retry-After": "1e10"}), TRANSPORT, "not retried"),
     "a 500 that echoes the key": (echo_key(lambda key: json.dumps({"error": f"bad key {key}"}), code=500),
                                   TRANSPORT, "HTTP 500: '{\"error\": \"bad key ***\"}'"),
 }

@@ -4,7 +4,9 @@ Careful means, per endpoint (every client with the same ``base_url``):
 
 - one request in flight at a time, and at least ``min_interval_s`` between request starts;
 - HTTP 429 and 503 retried ``retries`` times, waiting ``backoff_s`` (5 s, then 10 s), or longer
-  when the answer's ``Retry-After`` header (seconds) asks for more;
+  when the answer's ``Retry-After`` header (seconds) asks for more; but one request never waits more
+  than ``max_retry_wait_s`` (120 s) for its retries in all: a retry that would wait past it is not
+  made, and the question fails at once saying what the endpoint asked for (``Retry-After: inf`` too);
 - three consecutive 429 answers over the client's life stop the run with ``RunBlocked``;
 - a timeout or an unreachable host fails the question at once: retrying a model that did not
   answer within ``timeout_s`` doubles the cost of every slow question and rarely helps;
@@ -21,6 +23,7 @@ Careful means, per endpoint (every client with the same ``base_url``):
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
@@ -79,13 +82,14 @@ def _excerpt(text: str, n: int = EXCERPT_CHARS) -> str:
 
 
 def _retry_after(headers) -> float | None:
-    # Only the delay-seconds form; an HTTP-date is ignored and the backoff applies.
+    # Only the delay-seconds form; an HTTP-date (or NaN) is ignored and the backoff applies. "inf" and
+    # "1e10" are numbers: they come back as such, and the retry cap (max_retry_wait_s) refuses them.
     value = headers.get("Retry-After") if headers is not None else None
     try:
         seconds = float(value)
     except (TypeError, ValueError):
         return None
-    return seconds if seconds >= 0 else None
+    return seconds if seconds >= 0 else None  # NaN compares false
 
 
 def _utc_now() -> str:
@@ -103,7 +107,8 @@ class ChatClient:
 
     def __init__(self, base_url: str, model: str, api_key_env: str | None = None, timeout_s: float = 60.0,
                  min_interval_s: float = 0.0, retries: int = 2, backoff_s=(5.0, 10.0),
-                 sleep=time.sleep, clock=time.monotonic, max_bytes: int = DEFAULT_MAX_BYTES):
+                 sleep=time.sleep, clock=time.monotonic, max_bytes: int = DEFAULT_MAX_BYTES,
+                 max_retry_wait_s: float = 120.0):
         if timeout_s <= 0:
             raise ConfigError(f"model endpoint timeout must be positive, got {timeout_s}")
         if min_interval_s < 0:
@@ -114,6 +119,9 @@ class ChatClient:
             raise ConfigError(f"model endpoint backoff must not be negative, got {tuple(backoff_s)}")
         if max_bytes <= 0:
             raise ConfigError(f"model endpoint answer size limit must be positive, got {max_bytes}")
+        if not 0 <= max_retry_wait_s < float("inf"):
+            raise ConfigError(f"model endpoint retry wait limit must be a finite number of seconds, "
+                              f"got {max_retry_wait_s}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
@@ -122,6 +130,7 @@ class ChatClient:
         self.retries = retries
         self.backoff_s = tuple(backoff_s)
         self.max_bytes = max_bytes
+        self.max_retry_wait_s = max_retry_wait_s
         self.log: list[dict] = []
         self.blocked = False
         self._sleep = sleep
@@ -191,6 +200,7 @@ class ChatClient:
 
     def _attempts(self, endpoint: _Endpoint, data: bytes, headers: dict, secrets: tuple) -> ChatResponse:
         backoff = 0.0
+        waited = 0.0  # seconds of backoff this request has waited for its retries
         for attempt in range(self.retries + 1):
             attempts = attempt + 1
             wait = max(backoff, self._interval_left(endpoint))
@@ -211,7 +221,9 @@ class ChatClient:
             latency_ms = round((time.perf_counter() - started) * 1000, 1)
             status, raw, response_headers = reply.status, redact(reply.text, secrets), reply.headers
             retry_after = _retry_after(response_headers)
-            entry.update(latency_ms=latency_ms, status=status, retry_after_s=retry_after)
+            # an infinite Retry-After is in the error's words; the log keeps numbers JSON can write
+            entry.update(latency_ms=latency_ms, status=status,
+                         retry_after_s=retry_after if retry_after is None or math.isfinite(retry_after) else None)
 
             if status == 429:
                 entry["rate_limited"] = True
@@ -227,6 +239,11 @@ class ChatClient:
                                  status=status, raw=raw, attempts=attempts)
             if status in RETRIED_STATUSES and attempt < self.retries:
                 backoff = max(self._backoff(attempt), retry_after or 0.0)
+                if waited + backoff > self.max_retry_wait_s:
+                    entry["error"] = f"HTTP {status}: retry wait over max_retry_wait_s"
+                    raise ModelEndpointError(self._over_wait(status, backoff, retry_after, waited, raw),
+                                             status=status, raw=raw, attempts=attempts)
+                waited += backoff
                 continue
             if not 200 <= status < 300:
                 tried = f" after {attempts} attempts" if attempts > 1 else ""
@@ -234,6 +251,15 @@ class ChatClient:
                                          status=status, raw=raw, attempts=attempts)
             return self._parse(status, raw, latency_ms, attempts, entry, secrets)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _over_wait(self, status: int, backoff: float, retry_after: float | None, waited: float, raw: str) -> str:
+        wait = f"{retry_after:g}s" if retry_after is not None and math.isfinite(retry_after) else "forever"
+        asked = (f"the endpoint asks to wait {wait} before a retry (Retry-After)"
+                 if retry_after is not None and retry_after >= backoff else f"the next retry waits {backoff:g}s")
+        before = f" after {waited:g}s of waits already" if waited else ""
+        return (f"{self._where}: HTTP {status}: {asked}{before}, more than the {self.max_retry_wait_s:g}s one "
+                "request may wait for its retries (--max-retry-wait, max_retry_wait_s in assay.toml); not "
+                f"retried: {_excerpt(raw.strip())!r}")
 
     def _parse(self, status: int, raw: str, latency_ms: float, attempts: int, entry: dict,
                secrets: tuple) -> ChatResponse:
