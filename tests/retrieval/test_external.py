@@ -142,6 +142,8 @@ SERVER_SCRIPT = textwrap.dedent("""
         elif q == "crash":
             sys.stderr.write("x" * 600 + "fatal: index missing\\n"); sys.stderr.flush()
             sys.exit(3)
+        elif q == "deep":
+            print("[" * 500 + "]" * 500, flush=True)
         elif q == "junk":
             print("Loading model weights... " + "." * 300, flush=True)
         elif q == "wrapped":
@@ -220,6 +222,14 @@ def test_command_that_prints_something_else_than_json(program):
         r.search("junk", 5)
     assert "answered with a line that is not JSON: 'Loading model weights... ...." in str(err.value)
     assert "." * 200 not in str(err.value)  # quotes the first 200 characters only
+
+
+def test_command_that_answers_json_nested_500_levels_is_stopped(program):
+    r = program()
+    with pytest.raises(RetrieverError, match=r"command 'answerer' \(question 'deep'\): answered with JSON nested "
+                                             r"deeper than 64 levels: '\[\[\["):
+        r.search("deep", 5)
+    assert r._proc.poll() is not None
 
 
 def test_command_that_cannot_start(tmp_path):
@@ -611,7 +621,10 @@ ODD_ANSWERS = [
     ('[{"chunk_id": 5}]', "chunk_id 5 is not of the form"),
     ('[{"doc_id": "a.md", "start": "0", "end": 5}]', "bad span ['0', 5)"),
     ('[{"doc_id": "a.md", "start": 0, "end": ' + "9" * 4000 + "}]", "bad span [0, 9999"),
-    ("[" * 100_000, "the answer is not JSON"),
+    ("[" * 100_000, "the answer is JSON nested deeper than 64 levels"),
+    ("[" * 500 + "]" * 500, "the answer is JSON nested deeper than 64 levels"),
+    ('[{"doc_id": "a.md", "why": ' + '{"a": ' * 500 + "1" + "}" * 500 + "}]",
+     "the answer is JSON nested deeper than 64 levels"),
     ("[" + "9" * 5000 + "]", "the answer is not JSON"),
     ("", "the answer is not JSON: ''"),
     ("\xff\xfe", "the answer is not JSON"),

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 INT_MAX = 2**31 - 1
 DAY_S = 86400.0
+# Levels of nesting a JSON reply from another party may have (assay.core.jsonin): an answer, a verdict or a
+# list of results needs under ten; hundreds only serve to exhaust the recursion of whatever reads them next.
+JSON_DEPTH = 64
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from assay.core import jsonin
 from assay.core.credentials import child_environment, redact, secret_values
 from assay.core.errors import RetrieverError
 from assay.retrieval import Hit
@@ -128,8 +129,10 @@ class CommandRetriever:
             if line is None:
                 raise self._exited(where)
             try:
-                payload = json.loads(line)
-            except (ValueError, RecursionError):  # ValueError also: an integer with too many digits
+                payload = jsonin.loads(line)
+            except jsonin.TooDeep as exc:
+                raise self._fail(f"{where}: answered with {exc}: {_excerpt(line.rstrip())!r}") from None
+            except ValueError:  # also an integer with too many digits
                 line = line.rstrip("\n")
                 raise self._fail(f"{where}: answered with a line that is not JSON: {_excerpt(line)!r}") from None
         try:

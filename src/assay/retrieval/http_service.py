@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Mapping
 
+from assay.core import jsonin
 from assay.core.credentials import redact, secret_values
 from assay.core.errors import RetrieverError
 from assay.core.http import DEFAULT_MAX_BYTES, TransportError, post_json
@@ -67,8 +68,10 @@ class HttpRetriever:
         if not 200 <= reply.status < 300:
             raise RetrieverError(f"{where}: HTTP status {reply.status}: {_excerpt(text.strip()) or '(empty body)'}")
         try:
-            payload = json.loads(text)
-        except (ValueError, RecursionError):
+            payload = jsonin.loads(text)
+        except jsonin.TooDeep as exc:
+            raise RetrieverError(f"{where}: the answer is {exc}: {_excerpt(text)!r}") from None
+        except ValueError:
             raise RetrieverError(f"{where}: the answer is not JSON: {_excerpt(text)!r}") from None
         try:
             return parse_results(_unwrap(payload, where), self.docs, where)[:limit]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from assay.core import jsonin
 from assay.retrieval.answer.contract import parse_claims, validate
 from assay.retrieval.answer.generate import _tool_payload
 from assay.retrieval.answer.stage import ANSWER_COLUMNS, CITATION_COLUMNS, CLAIM_COLUMNS, checked_rows, outcome
@@ -18,18 +19,22 @@ from assay.retrieval.answer.stage import ANSWER_COLUMNS, CITATION_COLUMNS, CLAIM
 def payload_from_raw(mode: str, raw: str):
     """(payload, problem) from one stored reply, parsed as the generator parsed it."""
     try:
-        data = json.loads(raw)
+        data = jsonin.loads(raw)
     except json.JSONDecodeError as exc:
         return None, f"not JSON ({exc.msg})"
+    except ValueError as exc:
+        return None, str(exc)
     if mode == "extractive":
         return data, None
     message = ((data.get("choices") or [{}])[0] or {}).get("message") or {}
     if mode == "tool":
         return _tool_payload(message)
     try:
-        return json.loads(message.get("content") or ""), None
+        return jsonin.loads(message.get("content") or ""), None
     except json.JSONDecodeError as exc:
         return None, f"json-fallback: not JSON ({exc.msg})"
+    except ValueError as exc:
+        return None, f"json-fallback: {exc}"
 
 
 def revalidate(warehouse, run_ref: str, max_quote: int) -> dict:

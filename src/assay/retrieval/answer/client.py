@@ -16,8 +16,8 @@ Careful means, per endpoint (every client with the same ``base_url``):
   request log, a reply's text or parsed body, or ``repr``, even when a server echoes it back raw,
   JSON-escaped or URL-encoded (``assay.core.credentials.redact``; every other credential-named variable
   of assay's environment is redacted as well);
-- an HTTP 2xx answer that is not a chat completion (not JSON, no ``choices[0].message`` object)
-  raises ``UnreadableReply``, a ``ModelEndpointError`` whose ``raw`` keeps the redacted text.
+- an HTTP 2xx answer that is not a chat completion (not JSON, JSON nested deeper than
+  ``limits.JSON_DEPTH`` levels, no ``choices[0].message`` object) raises ``UnreadableReply``, a ``ModelEndpointError`` whose ``raw`` keeps the redacted text.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from assay.core import jsonin
 from assay.core.credentials import redact, redact_all, secret_values
 from assay.core.errors import ConfigError, ModelEndpointError, RunBlocked
 from assay.core.http import DEFAULT_MAX_BYTES, TransportError, post_json
@@ -264,8 +265,12 @@ class ChatClient:
     def _parse(self, status: int, raw: str, latency_ms: float, attempts: int, entry: dict,
                secrets: tuple) -> ChatResponse:
         try:
-            body = json.loads(raw)
-        except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python recurses
+            body = jsonin.loads(raw)
+        except jsonin.TooDeep as exc:  # parsed, it would exhaust the recursion of what reads it next
+            entry["error"] = "JSON nested too deep"
+            raise UnreadableReply(f"{self._where}: the answer is {exc}: {_excerpt(raw)!r}",
+                                  status=status, raw=raw, attempts=attempts) from None
+        except ValueError:
             entry["error"] = "invalid JSON"
             raise UnreadableReply(f"{self._where}: invalid JSON in the answer: {_excerpt(raw)!r}",
                                   status=status, raw=raw, attempts=attempts) from None

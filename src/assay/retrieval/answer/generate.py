@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass, field
 
 from assay.retrieval.answer.contract import MAX_QUOTE, parse_claims
+from assay.core import jsonin
 from assay.core.credentials import redact_all, secret_values
 
 SUBMIT_ANSWER = {
@@ -178,10 +179,12 @@ def _failed(gen: Generation, exc) -> Generation:
 def _loads(text: str):
     """(value, None) or (None, problem) for a JSON text; never raises, however deep or broken."""
     try:
-        return json.loads(text), None
+        return jsonin.loads(text), None
+    except jsonin.TooDeep as exc:
+        return None, str(exc)
     except json.JSONDecodeError as exc:
         return None, f"not JSON ({exc.msg} at column {exc.colno})"
-    except (ValueError, RecursionError) as exc:
+    except ValueError as exc:
         return None, f"not JSON ({type(exc).__name__})"
 
 
