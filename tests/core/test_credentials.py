@@ -93,3 +93,28 @@ def test_child_environment_and_secret_values():
                                                          "TOKENIZERS_PARALLELISM": "false"}
     # configured names count whatever their length; names caught by the rule only from 8 characters
     assert secret_values(["MY_CRED", "UNSET"], env) == ["sk-openai-123456", "configured-cred"]
+
+
+def test_a_value_with_whitespace_around_it_is_redacted_as_sent_and_as_read():
+    # a key read from a file keeps its newline; a server or a program echoes it back without
+    env = {"MY_CRED": "sk-nl-0123456789\n", "DB_PASSWORD": "  hunter2-hunter2 "}
+    assert secret_values(["MY_CRED"], env) == ["  hunter2-hunter2 ", "sk-nl-0123456789\n", "sk-nl-0123456789",
+                                               "hunter2-hunter2"]
+    text = "invalid key sk-nl-0123456789, password hunter2-hunter2 (sk-nl-0123456789\n)"
+    assert redact(text, secret_values(["MY_CRED"], env)) == "invalid key ***, password *** (***)"
+
+
+def test_a_key_no_header_can_carry_is_named_never_shown(monkeypatch):
+    from assay.core.credentials import key_problem, read_key
+    from assay.core.errors import ConfigError
+
+    assert key_problem("sk-proj-AbC_9-x.y") is None
+    assert key_problem("sk-abc\n") == key_problem(" sk-abc") == "has whitespace around the key (a trailing newline?)"
+    assert key_problem("sk-ab\u00e9") == "holds a character that is not ASCII (at position 6 of 6)"
+    assert key_problem("sk-a\x00b") == key_problem("sk a") == "holds whitespace or a control character inside the key"
+    monkeypatch.setenv("ASSAY_TEST_BAD_KEY", "sk-secret-\u00e9t\u00e9")
+    with pytest.raises(ConfigError) as err:
+        read_key("ASSAY_TEST_BAD_KEY", "somewhere")
+    assert "sk-secret" not in str(err.value) and "ASSAY_TEST_BAD_KEY" in str(err.value)
+    monkeypatch.setenv("ASSAY_TEST_BAD_KEY", "")
+    assert read_key("ASSAY_TEST_BAD_KEY", "somewhere") is None and read_key(None, "somewhere") is None

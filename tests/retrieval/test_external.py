@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from assay.core.credentials import redact
-from assay.core.errors import RetrieverError
+from assay.core.errors import ConfigError, RetrieverError
 from assay.retrieval import Hit
 from assay.retrieval.external import (
     CallableRetriever,
@@ -322,6 +322,17 @@ def test_http_missing_key_variable(http_server, monkeypatch):
     monkeypatch.delenv("ASSAY_TEST_API_KEY", raising=False)
     with pytest.raises(RetrieverError, match="environment variable ASSAY_TEST_API_KEY is not set"):
         HttpRetriever(http_server.base + "/list", DOCS, api_key_env="ASSAY_TEST_API_KEY")
+
+
+@pytest.mark.parametrize("key, problem", [("sk-very-secret-123\n", "has whitespace around the key"),
+                                          ("sk-véry-secret-123", "holds a character that is not ASCII")])
+def test_http_a_key_no_header_can_carry_is_refused_before_any_request(http_server, monkeypatch, key, problem):
+    monkeypatch.setenv("ASSAY_TEST_API_KEY", key)
+    with pytest.raises(ConfigError) as err:
+        HttpRetriever(http_server.base + "/list", DOCS, api_key_env="ASSAY_TEST_API_KEY")
+    assert str(err.value).startswith(f"HTTP retriever {http_server.base}/list: environment variable "
+                                     f"ASSAY_TEST_API_KEY {problem}")
+    assert key.strip() not in str(err.value) and http_server.received == []
 
 
 def test_http_status_error_quotes_the_body(http_server):

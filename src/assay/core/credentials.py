@@ -43,12 +43,45 @@ def child_environment(configured: Iterable[str | None] = (), environ: Mapping[st
 
 def secret_values(configured: Iterable[str | None] = (), environ: Mapping[str, str] | None = None) -> list[str]:
     """The values to redact: those of the configured variables (any length) and of every variable
-    whose name looks like a credential's (at least ``MIN_RULE_SECRET`` characters)."""
+    whose name looks like a credential's (at least ``MIN_RULE_SECRET`` characters), each also without
+    the whitespace around it (a value read from a file ends in a newline; what a server or a program
+    echoes back is the key as it was sent or read, without it)."""
     environ = os.environ if environ is None else environ
     names = [n for n in configured if n]
     values = [environ[n] for n in names if environ.get(n)]
-    values += [v for k, v in environ.items() if is_secret_name(k) and len(v) >= MIN_RULE_SECRET]
+    values += [v for k, v in environ.items() if is_secret_name(k) and len(v.strip()) >= MIN_RULE_SECRET]
+    values += [v.strip() for v in values if v.strip()]
     return sorted(set(values), key=lambda v: (-len(v), v))
+
+
+def key_problem(value: str) -> str | None:
+    """What makes ``value`` unusable as a key in an HTTP header, in words that do not show it; None if nothing.
+    An HTTP header holds ASCII without control characters, and a key holds no whitespace: one read from a file
+    with its newline would be sent as another key (or not at all) and shown in the error that follows."""
+    if value != value.strip():
+        return "has whitespace around the key (a trailing newline?)"
+    if not value.isascii():
+        at = next(i for i, c in enumerate(value) if not c.isascii())
+        return f"holds a character that is not ASCII (at position {at + 1} of {len(value)})"
+    if any(c.isspace() or not c.isprintable() for c in value):
+        return "holds whitespace or a control character inside the key"
+    return None
+
+
+def read_key(name: str | None, where: str) -> str | None:
+    """The value of the environment variable ``name`` (None when it is unset or empty); refuses one that
+    ``key_problem`` finds unusable with a ``ConfigError`` naming the variable, never the value."""
+    from assay.core.errors import ConfigError
+
+    value = os.environ.get(name) if name else None
+    if not value:
+        return None
+    problem = key_problem(value)
+    if problem is not None:
+        fix = (f'set it to the key alone, e.g. export {name}="$(tr -d \'[:space:]\' < KEYFILE)"'
+               if "whitespace" in problem else "set it to the key your provider issued (keys are ASCII)")
+        raise ConfigError(f"{where}: environment variable {name} {problem}; {fix}")
+    return value
 
 
 def _char_pattern(ch: str) -> str:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 
 from assay.core import jsonin
-from assay.core.credentials import redact, secret_values
+from assay.core.credentials import read_key, redact, secret_values
 from assay.core.errors import RetrieverError
 from assay.core.http import DEFAULT_MAX_BYTES, TransportError, post_json
 from assay.retrieval import Hit
@@ -37,7 +36,7 @@ class HttpRetriever:
         self._headers = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
         self._secrets: list[str] = [v for v in (headers or {}).values() if v] + secret_values([api_key_env])
         if api_key_env:
-            key = os.environ.get(api_key_env)
+            key = read_key(api_key_env, f"HTTP retriever {url}")
             if not key:
                 raise RetrieverError(f"HTTP retriever {url}: environment variable {api_key_env} is not set; "
                                      "export it with the API key")

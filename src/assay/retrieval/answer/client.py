@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from assay.core import jsonin
-from assay.core.credentials import redact, redact_all, secret_values
+from assay.core.credentials import read_key, redact, redact_all, secret_values
 from assay.core.errors import ConfigError, ModelEndpointError, RunBlocked
 from assay.core.http import DEFAULT_MAX_BYTES, TransportError, post_json
 
@@ -139,6 +138,7 @@ class ChatClient:
         self._consecutive_429s = 0
         self._wall_s = 0.0
         self._where = f"model endpoint {self.base_url} ({model})"
+        read_key(api_key_env, self._where)  # a key no header can carry is refused before any question is asked
 
     def __repr__(self) -> str:
         return (f"ChatClient(base_url={self.base_url!r}, model={self.model!r}, "
@@ -162,7 +162,7 @@ class ChatClient:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         key = None
         if self.api_key_env:
-            key = os.environ.get(self.api_key_env)
+            key = read_key(self.api_key_env, self._where)
             if not key:
                 raise ModelEndpointError(f"{self._where}: environment variable {self.api_key_env} is not set; "
                                          "export it with the API key", attempts=0)
