@@ -89,8 +89,13 @@ def test_which_names_hold_credentials():
 def test_child_environment_and_secret_values():
     env = {"PATH": "/bin", "HOME": "/h", "LANG": "C.UTF-8", "OPENAI_API_KEY": "sk-openai-123456",
            "X_TOKEN": "short", "MY_CRED": "configured-cred", "TOKENIZERS_PARALLELISM": "false"}
-    assert child_environment(["MY_CRED", None], env) == {"PATH": "/bin", "HOME": "/h", "LANG": "C.UTF-8",
-                                                         "TOKENIZERS_PARALLELISM": "false"}
+    assert child_environment(environ=env) == {"PATH": "/bin", "HOME": "/h", "LANG": "C.UTF-8"}
+    # an allowlist: credentials not named like one stay out too; a name passed is passed, whatever it is
+    env.update({"DATABASE_URL": "postgres://u:pw@db/x", "SECRET_KEY_BASE": "f00", "SLACK_WEBHOOK_URL": "https://h",
+                "LC_ALL": "C", "TMPDIR": "/t", "MY_INDEX": "/idx"})
+    assert child_environment(passed=["MY_INDEX", "MY_CRED", None, "UNSET"], environ=env) == {
+        "PATH": "/bin", "HOME": "/h", "LANG": "C.UTF-8", "LC_ALL": "C", "TMPDIR": "/t", "MY_INDEX": "/idx",
+        "MY_CRED": "configured-cred"}
     # configured names count whatever their length; names caught by the rule only from 8 characters
     assert secret_values(["MY_CRED", "UNSET"], env) == ["sk-openai-123456", "configured-cred"]
 

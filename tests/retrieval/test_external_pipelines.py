@@ -182,13 +182,25 @@ def test_plugin_appears_as_a_pipeline(warehouse, mini_corpus, mini_judgments, tm
 def test_a_command_pipeline_never_sees_assay_credentials(tmp_path, monkeypatch, mini_corpus, mini_judgments):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-cli-never-inherited-1")
     monkeypatch.setenv("HF_TOKEN", "hf-cli-never-inherited-2")
+    monkeypatch.setenv("DATABASE_URL", "postgres://app:pw-never-inherited@db/prod")
+    monkeypatch.setenv("SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T0/B0/never-inherited")
+    monkeypatch.setenv("ASSAY_TEST_PASSED_A", "a")
+    monkeypatch.setenv("ASSAY_TEST_PASSED_B", "b")
     names = tmp_path / "names.json"
     script = tmp_path / "names.py"
     script.write_text("import json, os, sys\njson.dump(sorted(os.environ), open(sys.argv[1], 'w'))\n"
                       "sys.stderr.write('key: ' + os.environ.get('OPENAI_API_KEY', 'absent'))\nsys.exit(3)\n")
-    out = CliRunner().invoke(cli, ["run", "--pipeline", "command", "--command", f"{sys.executable} {script} {names}",
-                                   "--corpus", str(mini_corpus), "--judgments", str(mini_judgments),
-                                   "--warehouse", str(tmp_path / "w.duckdb")])
-    assert out.exit_code == 5 and "exited with code 3" in out.stderr and "stderr ends: key: absent" in out.stderr
-    seen = json.loads(names.read_text())
-    assert "PATH" in seen and "OPENAI_API_KEY" not in seen and "HF_TOKEN" not in seen
+    # names a pipeline passes come from --pass-env, or else from pass_env in assay.toml
+    config = tmp_path / "assay.toml"
+    config.write_text('[pipelines.mine]\nextends = "command"\npass_env = ["ASSAY_TEST_PASSED_B"]\n')
+    for flags, passed in ((["--pipeline", "command", "--pass-env", "ASSAY_TEST_PASSED_A"], "ASSAY_TEST_PASSED_A"),
+                          (["--pipeline", "mine", "--config", str(config)], "ASSAY_TEST_PASSED_B")):
+        out = CliRunner().invoke(cli, ["run", *flags, "--command", f"{sys.executable} {script} {names}",
+                                       "--corpus", str(mini_corpus), "--judgments", str(mini_judgments),
+                                       "--warehouse", str(tmp_path / "w.duckdb")])
+        assert out.exit_code == 5 and "exited with code 3" in out.stderr and "stderr ends: key: absent" in out.stderr
+        seen = json.loads(names.read_text())
+        assert "PATH" in seen and passed in seen
+        for name in ("OPENAI_API_KEY", "HF_TOKEN", "DATABASE_URL", "SLACK_WEBHOOK_URL"):
+            assert name not in seen, name
+        assert ({"ASSAY_TEST_PASSED_A", "ASSAY_TEST_PASSED_B"} - {passed}).isdisjoint(seen)

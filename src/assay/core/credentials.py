@@ -1,4 +1,4 @@
-"""Credentials: which environment variables hold them, an environment without them, and their values
+"""Credentials: which environment variables hold them, the few variables a child process gets, and their values
 removed from text in every form a remote party or a subprocess can give them back.
 
 A variable holds a credential when assay's configuration names it (``*_api_key_env``) or when its
@@ -32,13 +32,22 @@ def is_secret_name(name: str) -> bool:
     return upper in SECRET_NAMES or upper.endswith(SECRET_SUFFIXES)
 
 
-def child_environment(configured: Iterable[str | None] = (), environ: Mapping[str, str] | None = None) -> dict:
-    """A copy of ``environ`` (the process environment by default) without credentials: the variables
-    named in ``configured`` and every variable whose name ``is_secret_name``. PATH, HOME, LANG and the
-    rest are kept."""
+# What a child process needs to start and behave as it would in a shell: where programs are, who and where the
+# user is, the locale, the terminal, the temporary directory (and on Windows what its runtime needs to start).
+# Nothing else of assay's environment reaches a child unless the pipeline names it (pass_env): a credential is
+# not always named like one (DATABASE_URL, SECRET_KEY_BASE, SLACK_WEBHOOK_URL), so no list of names to drop is safe.
+CHILD_ENV_ALLOWED = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR",
+                     "TEMP", "TMP", "SYSTEMROOT", "SYSTEMDRIVE", "COMSPEC", "PATHEXT", "WINDIR", "USERPROFILE")
+CHILD_ENV_PREFIXES = ("LC_",)  # LC_ALL, LC_CTYPE, ...
+
+
+def child_environment(*, passed: Iterable[str | None] = (), environ: Mapping[str, str] | None = None) -> dict:
+    """The variables of ``environ`` (the process environment by default) a child process gets: those of
+    ``CHILD_ENV_ALLOWED`` and ``LC_*``, and those named in ``passed`` (a pipeline's ``pass_env``), which are
+    passed whatever their name: naming one is the user's decision. Nothing else."""
     environ = os.environ if environ is None else environ
-    drop = {n for n in configured if n}
-    return {k: v for k, v in environ.items() if k not in drop and not is_secret_name(k)}
+    keep = set(CHILD_ENV_ALLOWED) | {n for n in passed if n}
+    return {k: v for k, v in environ.items() if k in keep or k.startswith(CHILD_ENV_PREFIXES)}
 
 
 def secret_values(configured: Iterable[str | None] = (), environ: Mapping[str, str] | None = None) -> list[str]:

@@ -469,7 +469,8 @@ def _external(s: dict, corpus, python_retriever):
     if kind == "command":
         argv = shlex.split(s["command"]) if isinstance(s["command"], str) else list(s["command"])
         return ext.CommandRetriever(argv, docs, timeout_s=s["timeout_s"],
-                                    secret_env=[s["api_key_env"], s["generator_api_key_env"], s["judge_api_key_env"]])
+                                    secret_env=[s["api_key_env"], s["generator_api_key_env"], s["judge_api_key_env"]],
+                                    pass_env=s["pass_env"])
     if kind == "http":
         return ext.HttpRetriever(s["url"], docs, timeout_s=s["timeout_s"], api_key_env=s["api_key_env"])
     if kind == "trec-run":
