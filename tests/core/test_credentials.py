@@ -123,3 +123,43 @@ def test_a_key_no_header_can_carry_is_named_never_shown(monkeypatch):
     assert "sk-secret" not in str(err.value) and "ASSAY_TEST_BAD_KEY" in str(err.value)
     monkeypatch.setenv("ASSAY_TEST_BAD_KEY", "")
     assert read_key("ASSAY_TEST_BAD_KEY", "somewhere") is None and read_key(None, "somewhere") is None
+
+
+def test_a_url_is_shown_without_the_credentials_it_carries():
+    from assay.core.credentials import redact_config_urls, redact_url, url_secrets
+
+    url = "https://svc:p%40ss-word-1@api.example.com:8443/v1/x?api_key=sk-url-123456&api-version=2024-02-01#t=1"
+    assert redact_url(url) == "https://***@api.example.com:8443/v1/x?api_key=***&api-version=***#***"
+    assert redact_url("http://127.0.0.1:9/v1") == "http://127.0.0.1:9/v1"  # nothing to hide: unchanged
+    assert redact_url("https://h/v1?sk-bare-token") == "https://h/v1?***"
+    assert redact_url("http://[::1/x") == "***" and redact_url(None) is None
+    # what comes back from a server is redacted: the password (as written and decoded), a credential-named
+    # parameter's value, and a long opaque value; a short version or date is left alone in replies
+    assert url_secrets(url) == ["p%40ss-word-1", "sk-url-123456", "p@ss-word-1"]
+    assert url_secrets("https://h/?sig=abcdefgh12&v=1&opaque=0123456789abcdefXYZ") == ["0123456789abcdefXYZ",
+                                                                                       "abcdefgh12"]
+    config = {"settings": {"url": url, "judge_base_url": None}, "retrieval": {"generator": {"base_url": url}},
+              "stages": ["external"]}
+    assert redact_config_urls(config) == {"settings": {"url": redact_url(url), "judge_base_url": None},
+                                          "retrieval": {"generator": {"base_url": redact_url(url)}},
+                                          "stages": ["external"]}
+
+
+def test_a_chat_client_never_shows_the_credentials_of_its_url(monkeypatch):
+    from assay.core.errors import ModelEndpointError
+    from assay.retrieval.answer.client import ChatClient
+    from assay.retrieval.answer.generate import OpenAIGenerator
+    from assay.retrieval.answer.judge import Judge
+
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = ChatClient(f"http://u:pw-chat-url-99@127.0.0.1:{port}/v1?key=sk-chat-url-0123", "m")
+    with pytest.raises(ModelEndpointError) as err:
+        client.chat([{"role": "user", "content": "hi"}])
+    shown = [str(err.value), repr(client), json.dumps(OpenAIGenerator(client).config()),
+             json.dumps(Judge(client).config()), json.dumps(client.log)]
+    assert f"model endpoint http://***@127.0.0.1:{port}/v1?key=*** (m): cannot reach" in shown[0]
+    assert not [t for t in shown if "pw-chat-url-99" in t or "sk-chat-url-0123" in t]

@@ -93,6 +93,80 @@ def read_key(name: str | None, where: str) -> str | None:
     return value
 
 
+# Query parameters whose value is taken for a credential wherever it comes back (besides the rule of
+# is_secret_name: api_key, access_token, client_secret ...): signatures and codes of signed and OAuth URLs.
+URL_SECRET_PARAMS = frozenset({"SIG", "SIGNATURE", "CODE", "AUTH", "AUTHORIZATION", "CREDENTIAL", "PASS", "PWD",
+                               "APIKEY", "API_KEY", "ACCESS_TOKEN", "X_AMZ_SIGNATURE", "X_AMZ_CREDENTIAL"})
+# A query value at least this long is taken for a credential too, whatever its name: shorter ones are versions,
+# dates and flags (api-version=2024-02-01) that a reply may well say again.
+URL_OPAQUE_CHARS = 16
+
+
+def redact_url(url):
+    """``url`` as it may be stored or shown: the user and password of its userinfo, every query value and its
+    fragment replaced by ``***`` (``https://***@host/v1?api-version=***``); scheme, host, port and path kept.
+    A credential in the path itself (a webhook's token) is not recognised. Anything not a string comes back
+    unchanged; text that is not a URL comes back as ``***``."""
+    if not isinstance(url, str) or not url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (a bad port raises here, not later)
+    except ValueError:
+        return MASK
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = MASK + "@" + netloc.rsplit("@", 1)[1]
+    query = "&".join(f"{p.split('=', 1)[0]}={MASK}" if "=" in p else (MASK if p else p)
+                     for p in parts.query.split("&")) if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, MASK if parts.fragment else ""))
+
+
+URL_KEYS = frozenset({"url", "base_url", "generator_base_url", "judge_base_url"})
+
+
+def redact_config_urls(value):
+    """A stored run configuration with ``redact_url`` applied to the value of every key named like a URL
+    (``URL_KEYS``), at any depth: what reports and exports show of a run stored before URLs were redacted."""
+    if isinstance(value, dict):
+        return {k: redact_url(v) if k in URL_KEYS and isinstance(v, str) else redact_config_urls(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_config_urls(v) for v in value]
+    return value
+
+
+def url_secrets(url) -> list[str]:
+    """The parts of ``url`` to redact wherever they come back (a server quoting the URL it was sent): the password
+    of its userinfo, the values of query parameters named like credentials (``api_key``, ``token``, ``sig``, ...)
+    and every query value of at least ``URL_OPAQUE_CHARS`` characters, decoded as the server reads them and as
+    written; like the values of variables caught by their name, only those of at least ``MIN_RULE_SECRET``
+    characters (a shorter one would mangle every reply that says it)."""
+    if not isinstance(url, str) or not url:
+        return []
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = []
+    userinfo = parts.netloc.rsplit("@", 1)[0] if "@" in parts.netloc else ""
+    if ":" in userinfo:
+        password = userinfo.split(":", 1)[1]
+        found += [password, unquote(password)]
+    for name, value in parse_qsl(parts.query, keep_blank_values=False):
+        upper = name.upper().replace("-", "_")
+        if is_secret_name(upper) or upper in URL_SECRET_PARAMS or len(value) >= URL_OPAQUE_CHARS:
+            found.append(value)
+    for piece in parts.query.split("&"):
+        if "=" in piece and piece.split("=", 1)[1] and unquote(piece.split("=", 1)[1]) in found:
+            found.append(piece.split("=", 1)[1])
+    return sorted({f for f in found if len(f) >= MIN_RULE_SECRET}, key=lambda v: (-len(v), v))
+
+
 def _char_pattern(ch: str) -> str:
     """Every spelling of one character this module undoes: itself, a JSON escape behind any run of
     backslashes (themselves possibly escaped as \\u005c), %XX (possibly %25XX), &#N; and &#xH;."""

@@ -246,7 +246,8 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         retrieval = {st.name: st.config() for st in stages if st.name not in ("final", "answer")}
         answer = next((st for st in stages if st.name == "answer"), None)
         config = {
-            "pipeline": pipeline.name, "stages": pipeline.stages, "settings": s, "chunker": chunker.config(),
+            "pipeline": pipeline.name, "stages": pipeline.stages, "settings": shown_settings(s),
+            "chunker": chunker.config(),
             "retrieval": retrieval, "depth": s["depth"], "doc_depth": s["doc_depth"],
             "final_k": s["final_k"] or s["depth"], "seed": s["seed"], "bootstrap_samples": BOOTSTRAP_SAMPLES,
             "tie_break": TIE_BREAK, "calibration": calibration,
@@ -301,6 +302,17 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         stage_latency=latency_rows, stats=stats, status=status,
         gate_eligible=not (answer is not None and s["force_generation"]), **answers,
     )
+
+
+URL_SETTINGS = ("url", "generator_base_url", "judge_base_url")
+
+
+def shown_settings(s: dict) -> dict:
+    """The settings as a run stores them: a URL's credentials (userinfo, query values) as ``***``
+    (assay.core.credentials.redact_url), so runs.config, reports and exports never hold them."""
+    from assay.core.credentials import redact_url
+
+    return {**s, **{k: redact_url(s[k]) for k in URL_SETTINGS if k in s}}
 
 
 def require_extras(pipeline) -> None:

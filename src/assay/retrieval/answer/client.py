@@ -12,6 +12,8 @@ Careful means, per endpoint (every client with the same ``base_url``):
   answer within ``timeout_s`` doubles the cost of every slow question and rarely helps;
 - ``timeout_s`` is a total deadline per request, ``max_bytes`` caps an answer's body, and a
   redirect is never followed (the key stays with the configured origin): see ``assay.core.http``;
+- credentials in the base URL (its userinfo, its query) are shown as ``***`` in every error, ``repr`` and
+  configuration, and redacted from replies as the key is;
 - the API key is read from the environment at call time and never appears in an error, the
   request log, a reply's text or parsed body, or ``repr``, even when a server echoes it back raw,
   JSON-escaped or URL-encoded (``assay.core.credentials.redact``; every other credential-named variable
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from assay.core import jsonin
-from assay.core.credentials import read_key, redact, redact_all, secret_values
+from assay.core.credentials import read_key, redact, redact_all, redact_url, secret_values, url_secrets
 from assay.core.errors import ConfigError, ModelEndpointError, RunBlocked
 from assay.core.http import DEFAULT_MAX_BYTES, TransportError, post_json
 
@@ -137,12 +139,18 @@ class ChatClient:
         self._clock = clock
         self._consecutive_429s = 0
         self._wall_s = 0.0
-        self._where = f"model endpoint {self.base_url} ({model})"
+        self.shown_url = redact_url(self.base_url)  # what errors, repr and the stored config show
+        self._where = f"model endpoint {self.shown_url} ({model})"
         read_key(api_key_env, self._where)  # a key no header can carry is refused before any question is asked
 
     def __repr__(self) -> str:
-        return (f"ChatClient(base_url={self.base_url!r}, model={self.model!r}, "
+        return (f"ChatClient(base_url={self.shown_url!r}, model={self.model!r}, "
                 f"api_key_env={self.api_key_env!r})")
+
+    def secrets(self) -> tuple:
+        """What is redacted from every reply and error: the key's value, every credential-named variable's, and
+        the credentials the base URL carries (assay.core.credentials.url_secrets)."""
+        return tuple(secret_values([self.api_key_env]) + url_secrets(self.base_url))
 
     def stats(self) -> dict:
         """Requests sent, how many were retries, were rate-limited, or failed; seconds spent holding the endpoint."""
@@ -176,7 +184,7 @@ class ChatClient:
             payload["response_format"] = response_format
         payload["temperature"] = 0
         data = json.dumps(payload).encode("utf-8")
-        secrets = tuple(secret_values([self.api_key_env]))
+        secrets = self.secrets()
 
         endpoint = _endpoint(self.base_url)
         # Held through backoff waits too: an endpoint that asked us to back off gets no other request meanwhile.
