@@ -110,7 +110,7 @@ class ChatClient:
     def __init__(self, base_url: str, model: str, api_key_env: str | None = None, timeout_s: float = 60.0,
                  min_interval_s: float = 0.0, retries: int = 2, backoff_s=(5.0, 10.0),
                  sleep=time.sleep, clock=time.monotonic, max_bytes: int = DEFAULT_MAX_BYTES,
-                 max_retry_wait_s: float = 120.0):
+                 max_retry_wait_s: float = 120.0, excerpt_chars: int = EXCERPT_CHARS):
         if timeout_s <= 0:
             raise ConfigError(f"model endpoint timeout must be positive, got {timeout_s}")
         if min_interval_s < 0:
@@ -133,6 +133,7 @@ class ChatClient:
         self.backoff_s = tuple(backoff_s)
         self.max_bytes = max_bytes
         self.max_retry_wait_s = max_retry_wait_s
+        self.excerpt_chars = excerpt_chars  # of a reply, quoted in an error; 0 quotes none (max_reply_chars = 0)
         self.log: list[dict] = []
         self.blocked = False
         self._sleep = sleep
@@ -146,6 +147,11 @@ class ChatClient:
     def __repr__(self) -> str:
         return (f"ChatClient(base_url={self.shown_url!r}, model={self.model!r}, "
                 f"api_key_env={self.api_key_env!r})")
+
+    def _quote(self, text: str) -> str:
+        if not self.excerpt_chars:
+            return "(reply text not kept: max_reply_chars is 0)"
+        return repr(_excerpt(text, self.excerpt_chars))
 
     def secrets(self) -> tuple:
         """What is redacted from every reply and error: the key's value, every credential-named variable's, and
@@ -256,7 +262,7 @@ class ChatClient:
                 continue
             if not 200 <= status < 300:
                 tried = f" after {attempts} attempts" if attempts > 1 else ""
-                raise ModelEndpointError(f"{self._where}: HTTP {status}{tried}: {_excerpt(raw.strip())!r}",
+                raise ModelEndpointError(f"{self._where}: HTTP {status}{tried}: {self._quote(raw.strip())}",
                                          status=status, raw=raw, attempts=attempts)
             return self._parse(status, raw, latency_ms, attempts, entry, secrets)
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -268,7 +274,7 @@ class ChatClient:
         before = f" after {waited:g}s of waits already" if waited else ""
         return (f"{self._where}: HTTP {status}: {asked}{before}, more than the {self.max_retry_wait_s:g}s one "
                 "request may wait for its retries (--max-retry-wait, max_retry_wait_s in assay.toml); not "
-                f"retried: {_excerpt(raw.strip())!r}")
+                f"retried: {self._quote(raw.strip())}")
 
     def _parse(self, status: int, raw: str, latency_ms: float, attempts: int, entry: dict,
                secrets: tuple) -> ChatResponse:
@@ -276,17 +282,17 @@ class ChatClient:
             body = jsonin.loads(raw)
         except jsonin.TooDeep as exc:  # parsed, it would exhaust the recursion of what reads it next
             entry["error"] = "JSON nested too deep"
-            raise UnreadableReply(f"{self._where}: the answer is {exc}: {_excerpt(raw)!r}",
+            raise UnreadableReply(f"{self._where}: the answer is {exc}: {self._quote(raw)}",
                                   status=status, raw=raw, attempts=attempts) from None
         except ValueError:
             entry["error"] = "invalid JSON"
-            raise UnreadableReply(f"{self._where}: invalid JSON in the answer: {_excerpt(raw)!r}",
+            raise UnreadableReply(f"{self._where}: invalid JSON in the answer: {self._quote(raw)}",
                                   status=status, raw=raw, attempts=attempts) from None
         choices = body.get("choices") if isinstance(body, dict) else None
         first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
         if first is None or not isinstance(first.get("message"), dict):
             entry["error"] = "no choices[0].message"
-            raise UnreadableReply(f"{self._where}: the answer has no choices[0].message: {_excerpt(raw)!r}",
+            raise UnreadableReply(f"{self._where}: the answer has no choices[0].message: {self._quote(raw)}",
                                   status=status, raw=raw, attempts=attempts)
         # The raw text is redacted already; this catches a key that only decoding JSON reassembles.
         body = redact_all(body, secrets)
