@@ -206,6 +206,7 @@ def test_a_command_pipeline_never_sees_assay_credentials(tmp_path, monkeypatch, 
         assert ({"ASSAY_TEST_PASSED_A", "ASSAY_TEST_PASSED_B"} - {passed}).isdisjoint(seen)
 
 
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_credentials_in_a_url_are_stored_and_shown_nowhere(tmp_path, monkeypatch, mini_corpus, mini_judgments):
     """A key in the URL's query or userinfo is sent (it is how the service authenticates) but never stored in
     runs.config, nor shown by runs, report or export; a server quoting the URL back has it redacted too."""

@@ -35,6 +35,27 @@ HEAD_CHARS = 1000
 INFLATE_CHUNK = 64 * 1024  # the most bytes one step of decompression may produce
 
 
+@dataclass
+class HttpReply:
+    """An HTTP answer read in full: its status, its body as text and its headers (an httpx.Headers)."""
+
+    status: int
+    text: str
+    headers: object
+
+
+class TransportError(Exception):
+    """No usable answer. ``kind`` is one of ``timeout``, ``unreachable``, ``broken`` (the connection
+    failed mid-way, or a compressed body could not be read), ``redirect`` or ``too_large``; ``status`` is the HTTP status when an answer
+    began (a redirect, an oversized answer), else None. ``detail`` says what happened, in words
+    (for ``unreachable``, the reason alone: the caller names what it could not reach). ``head`` is
+    the start of an oversized answer (at most ``HEAD_CHARS`` characters), so it can be quoted."""
+
+    def __init__(self, kind: str, detail: str, status: int | None = None, head: str | None = None):
+        self.kind, self.detail, self.status, self.head = kind, detail, status, head
+        super().__init__(detail)
+
+
 class _Inflater:
     """Decompresses a gzip or deflate body in steps of at most ``INFLATE_CHUNK`` bytes (httpx's own decoder
     inflates each network chunk whole: a 64 KiB chunk of a gzip bomb is 64 MiB at once). Several gzip
@@ -82,27 +103,6 @@ def _inflater(headers) -> _Inflater | None:
         return _Inflater(encoding)
     raise TransportError("broken", f"the answer is encoded as {encoding!r}, which assay does not read (it asks for "
                                    "identity, and reads gzip and deflate)")
-
-
-@dataclass
-class HttpReply:
-    """An HTTP answer read in full: its status, its body as text and its headers (an httpx.Headers)."""
-
-    status: int
-    text: str
-    headers: object
-
-
-class TransportError(Exception):
-    """No usable answer. ``kind`` is one of ``timeout``, ``unreachable``, ``broken`` (the connection
-    failed mid-way), ``redirect`` or ``too_large``; ``status`` is the HTTP status when an answer
-    began (a redirect, an oversized answer), else None. ``detail`` says what happened, in words
-    (for ``unreachable``, the reason alone: the caller names what it could not reach). ``head`` is
-    the start of an oversized answer (at most ``HEAD_CHARS`` characters), so it can be quoted."""
-
-    def __init__(self, kind: str, detail: str, status: int | None = None, head: str | None = None):
-        self.kind, self.detail, self.status, self.head = kind, detail, status, head
-        super().__init__(detail)
 
 
 def origin(url) -> str:

@@ -174,7 +174,8 @@ class Answer:
         keep = self.s["max_reply_chars"]
         answer = list(rows.answer)
         at_excerpt, at_error = ANSWER_COLUMNS.index("response_excerpt"), ANSWER_COLUMNS.index("error")
-        answer[at_excerpt] = answer[at_excerpt][:keep] or None if answer[at_excerpt] is not None else None
+        if answer[at_excerpt] is not None:
+            answer[at_excerpt] = answer[at_excerpt][:keep] or None
         answer[at_error] = kept_error(answer[at_error])
         raws = [(q, i, mode, kept_reply(raw, keep)) for q, i, mode, raw in rows.raws] if keep else []
         return replace(rows, answer=tuple(answer), raws=raws)
