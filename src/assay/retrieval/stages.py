@@ -185,12 +185,12 @@ class Answer:
 
     def _judge_claims(self, query_id: str) -> None:
         """The judge's verdict on each kept claim of one question (its citations are the evidence)."""
+        from assay.retrieval.answer.stage import kept_error, kept_reply
+
         out = self.rows
         kept = [(idx, text) for q, idx, text, k, _ in out["claims"] if q == query_id and k]
         for idx, text in kept:
             quotes = [c[4] for c in out["citations"] if c[0] == query_id and c[1] == idx]
-            from assay.retrieval.answer.stage import kept_error, kept_reply
-
             verdict, raw, error = self.judge.judge(text, quotes)
             out["claim_judgments"].append((query_id, idx, self.judge.client.model, verdict,
                                            kept_reply(raw, self.s["max_reply_chars"]), kept_error(error)))
