@@ -89,7 +89,77 @@ def test_which_names_hold_credentials():
 def test_child_environment_and_secret_values():
     env = {"PATH": "/bin", "HOME": "/h", "LANG": "C.UTF-8", "OPENAI_API_KEY": "sk-openai-123456",
            "X_TOKEN": "short", "MY_CRED": "configured-cred", "TOKENIZERS_PARALLELISM": "false"}
-    assert child_environment(["MY_CRED", None], env) == {"PATH": "/bin", "HOME": "/h", "LANG": "C.UTF-8",
-                                                         "TOKENIZERS_PARALLELISM": "false"}
+    assert child_environment(environ=env) == {"PATH": "/bin", "HOME": "/h", "LANG": "C.UTF-8"}
+    # an allowlist: credentials not named like one stay out too; a name passed is passed, whatever it is
+    env.update({"DATABASE_URL": "postgres://u:pw@db/x", "SECRET_KEY_BASE": "f00", "SLACK_WEBHOOK_URL": "https://h",
+                "LC_ALL": "C", "TMPDIR": "/t", "MY_INDEX": "/idx"})
+    assert child_environment(passed=["MY_INDEX", "MY_CRED", None, "UNSET"], environ=env) == {
+        "PATH": "/bin", "HOME": "/h", "LANG": "C.UTF-8", "LC_ALL": "C", "TMPDIR": "/t", "MY_INDEX": "/idx",
+        "MY_CRED": "configured-cred"}
     # configured names count whatever their length; names caught by the rule only from 8 characters
     assert secret_values(["MY_CRED", "UNSET"], env) == ["sk-openai-123456", "configured-cred"]
+
+
+def test_a_value_with_whitespace_around_it_is_redacted_as_sent_and_as_read():
+    # a key read from a file keeps its newline; a server or a program echoes it back without
+    env = {"MY_CRED": "sk-nl-0123456789\n", "DB_PASSWORD": "  hunter2-hunter2 "}
+    assert secret_values(["MY_CRED"], env) == ["  hunter2-hunter2 ", "sk-nl-0123456789\n", "sk-nl-0123456789",
+                                               "hunter2-hunter2"]
+    text = "invalid key sk-nl-0123456789, password hunter2-hunter2 (sk-nl-0123456789\n)"
+    assert redact(text, secret_values(["MY_CRED"], env)) == "invalid key ***, password *** (***)"
+
+
+def test_a_key_no_header_can_carry_is_named_never_shown(monkeypatch):
+    from assay.core.credentials import key_problem, read_key
+    from assay.core.errors import ConfigError
+
+    assert key_problem("sk-proj-AbC_9-x.y") is None
+    assert key_problem("sk-abc\n") == key_problem(" sk-abc") == "has whitespace around the key (a trailing newline?)"
+    assert key_problem("sk-ab\u00e9") == "holds a character that is not ASCII (at position 6 of 6)"
+    assert key_problem("sk-a\x00b") == key_problem("sk a") == "holds whitespace or a control character inside the key"
+    monkeypatch.setenv("ASSAY_TEST_BAD_KEY", "sk-secret-\u00e9t\u00e9")
+    with pytest.raises(ConfigError) as err:
+        read_key("ASSAY_TEST_BAD_KEY", "somewhere")
+    assert "sk-secret" not in str(err.value) and "ASSAY_TEST_BAD_KEY" in str(err.value)
+    monkeypatch.setenv("ASSAY_TEST_BAD_KEY", "")
+    assert read_key("ASSAY_TEST_BAD_KEY", "somewhere") is None and read_key(None, "somewhere") is None
+
+
+def test_a_url_is_shown_without_the_credentials_it_carries():
+    from assay.core.credentials import redact_config_urls, redact_url, url_secrets
+
+    url = "https://svc:p%40ss-word-1@api.example.com:8443/v1/x?api_key=sk-url-123456&api-version=2024-02-01#t=1"
+    assert redact_url(url) == "https://***@api.example.com:8443/v1/x?api_key=***&api-version=***#***"
+    assert redact_url("http://127.0.0.1:9/v1") == "http://127.0.0.1:9/v1"  # nothing to hide: unchanged
+    assert redact_url("https://h/v1?sk-bare-token") == "https://h/v1?***"
+    assert redact_url("http://[::1/x") == "***" and redact_url(None) is None
+    # what comes back from a server is redacted: the password (as written and decoded), a credential-named
+    # parameter's value, and a long opaque value; a short version or date is left alone in replies
+    assert url_secrets(url) == ["p%40ss-word-1", "sk-url-123456", "p@ss-word-1"]
+    assert url_secrets("https://h/?sig=abcdefgh12&v=1&opaque=0123456789abcdefXYZ") == ["0123456789abcdefXYZ",
+                                                                                       "abcdefgh12"]
+    config = {"settings": {"url": url, "judge_base_url": None}, "retrieval": {"generator": {"base_url": url}},
+              "stages": ["external"]}
+    assert redact_config_urls(config) == {"settings": {"url": redact_url(url), "judge_base_url": None},
+                                          "retrieval": {"generator": {"base_url": redact_url(url)}},
+                                          "stages": ["external"]}
+
+
+def test_a_chat_client_never_shows_the_credentials_of_its_url(monkeypatch):
+    from assay.core.errors import ModelEndpointError
+    from assay.retrieval.answer.client import ChatClient
+    from assay.retrieval.answer.generate import OpenAIGenerator
+    from assay.retrieval.answer.judge import Judge
+
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = ChatClient(f"http://u:pw-chat-url-99@127.0.0.1:{port}/v1?key=sk-chat-url-0123", "m")
+    with pytest.raises(ModelEndpointError) as err:
+        client.chat([{"role": "user", "content": "hi"}])
+    shown = [str(err.value), repr(client), json.dumps(OpenAIGenerator(client).config()),
+             json.dumps(Judge(client).config()), json.dumps(client.log)]
+    assert f"model endpoint http://***@127.0.0.1:{port}/v1?key=*** (m): cannot reach" in shown[0]
+    assert not [t for t in shown if "pw-chat-url-99" in t or "sk-chat-url-0123" in t]

@@ -5,7 +5,7 @@ import time
 import tracemalloc
 
 import pytest
-from retrieval.answer.chat_server import ChatServer, content, huge, raw, redirect, status, trickle
+from retrieval.answer.chat_server import ChatServer, content, encoded, huge, raw, redirect, status, trickle
 
 from assay.core.http import TransportError, post_json
 
@@ -88,6 +88,52 @@ def test_an_undeclared_huge_answer_is_cut_while_streaming_without_buffering_it()
     assert err.value.kind == "too_large" and err.value.head.startswith('{"choices"') and len(err.value.head) == 1000
     assert peak < 4 * cap  # what was read is at most the cap and one chunk, and nothing is copied twice
     assert server.written < 50 * 1024 * 1024  # the server was cut off long before its 200 MB
+
+
+def _gzip(data: bytes, members: int = 1) -> bytes:
+    import gzip
+
+    return b"".join(gzip.compress(data, compresslevel=9) for _ in range(members))
+
+
+def test_a_compressed_answer_is_read_whatever_assay_asked_for():
+    import zlib
+
+    text = json.dumps({"choices": [{"message": {"content": "ok " * 5000}}]})
+    deflated = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    replies = [encoded(_gzip(text.encode()), "gzip"), encoded(zlib.compress(text.encode()), "deflate"),
+               encoded(deflated.compress(text.encode()) + deflated.flush(), "deflate"),  # raw deflate, as some send
+               encoded(_gzip(text.encode()[:100]) + _gzip(text.encode()[100:]), "gzip")]  # two members
+    with ChatServer(replies) as server:
+        for _ in replies:
+            assert post_json(server.url + "/chat/completions", BODY, SECRET, timeout_s=5).text == text
+
+
+def test_a_gzip_bomb_is_cut_at_the_cap_without_inflating_a_chunk_whole():
+    # once: the cap held, but httpx inflated each network chunk whole: ~130 MB for one 128 KiB chunk
+    import httpx  # noqa: F401  (imported before memory is measured)
+
+    cap = 1024 * 1024
+    bomb = _gzip(b"\0" * (64 * 1024 * 1024))  # 64 MiB of zeros in about 64 KiB: one or two network chunks
+    assert len(bomb) < 128 * 1024
+    with ChatServer([encoded(bomb, "gzip")]) as server:
+        tracemalloc.start()
+        try:
+            with pytest.raises(TransportError) as err:
+                post_json(server.url + "/chat/completions", BODY, SECRET, timeout_s=30, max_bytes=cap)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert (err.value.kind, err.value.status) == ("too_large", 200)
+    assert peak < 4 * cap  # the cap, one step of at most 64 KiB, and what the reads hold: never a chunk inflated
+
+
+def test_an_encoding_assay_cannot_read_is_refused_naming_it():
+    with ChatServer([encoded(b"\x1b\x00\x00", "br"), encoded(b"not gzip at all", "gzip")]) as server:
+        with pytest.raises(TransportError, match=r"the answer is encoded as 'br', which assay does not read"):
+            post_json(server.url + "/chat/completions", BODY, SECRET, timeout_s=5)
+        with pytest.raises(TransportError, match="the answer's compressed body is damaged"):
+            post_json(server.url + "/chat/completions", BODY, SECRET, timeout_s=5)
 
 
 def test_an_unreachable_host_and_a_bad_url():

@@ -30,5 +30,19 @@ HOSTILE_JSON = st.sampled_from(["1" * 5000, "[" * 100_000, "{\"a\":" * 50_000, "
                                 "\"\\ud800\"", "\"\\u0000\"", "{\"a\": 1, \"a\": 2}", "[1,]", "\ufeff{}"])
 
 
+
+def nested(depth: int, kind: str) -> str:
+    """A JSON text nesting ``depth`` arrays (``[[...]]``), objects (``{"a": {...}}``) or both, alternating."""
+    opens = {"array": ["["], "object": ['{"a": '], "mixed": ["[", '{"a": ']}[kind]
+    closes = {"[": "]", '{"a": ': "}"}
+    layers = [opens[i % len(opens)] for i in range(depth)]
+    return "".join(layers) + "1" + "".join(closes[o] for o in reversed(layers))
+
+
+# JSON texts of every depth around the limit and far past it (assay.core.jsonin: 64 levels)
+DEEP_JSON = st.tuples(st.one_of(st.integers(0, 130), st.integers(131, 5000)),
+                      st.sampled_from(["array", "object", "mixed"]))
+
+
 def json_text(value) -> str:
     return json.dumps(value, allow_nan=True)

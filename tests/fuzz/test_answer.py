@@ -12,7 +12,7 @@ import pytest
 
 from assay.retrieval.answer.contract import Claim, parse_claims, validate
 from assay.retrieval.answer.generate import _tool_payload, content_payload, message_text
-from .strategies import HOSTILE_JSON, JSON_VALUES, TEXT, fuzz
+from .strategies import DEEP_JSON, HOSTILE_JSON, JSON_VALUES, TEXT, fuzz, nested
 
 ARGUMENTS = st.one_of(JSON_VALUES, HOSTILE_JSON, JSON_VALUES.map(lambda v: json.dumps(v)))
 CALL = st.one_of(JSON_VALUES, st.fixed_dictionaries(
@@ -69,3 +69,42 @@ def test_claims_parse_and_validate_never_raise(payload, max_quote):
             if citation.valid:
                 text = CONTEXT[citation.chunk_id]
                 assert 0 <= citation.start < citation.end <= len(text)
+
+
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
+@fuzz(150)
+@given(DEEP_JSON)
+@example((64, "array"))
+@example((65, "object"))
+@example((500, "mixed"))
+@example((60, "object"))
+@example((61, "array"))
+def test_reply_parsers_bound_any_depth(deep):
+    """Every parser of a model's or judge's reply (the chat client's, the generator's, the judge's and
+    `judgments draft`'s) takes JSON nested up to 64 levels and refuses a deeper one as a problem it records,
+    never with RecursionError, wherever in the reply the depth is."""
+    from assay.core.errors import ModelEndpointError
+    from assay.golden.draft import read_reply
+    from assay.retrieval.answer.client import ChatClient, ChatResponse
+
+    depth, kind = deep
+    text = nested(depth, kind)
+    too_deep = depth > 64
+    for parse in (content_payload, _tool_payload):
+        message = ({"content": text} if parse is content_payload else
+                   {"tool_calls": [{"function": {"name": "submit_answer", "arguments": text}}]})
+        payload, problem = parse(message)
+        assert (problem is not None and "JSON nested deeper than 64 levels" in problem) == too_deep
+        assert (payload is None) == too_deep
+    response = ChatResponse(200, {}, "", "stop", {"content": text}, 1.0, 1)
+    found, reason, detail = read_reply(response)
+    assert found is None and reason == "bad JSON"  # never a draft, however deep
+    assert detail.startswith("JSON nested deeper than 64 levels") == too_deep
+    # the whole reply: four levels (the body, choices, the choice, its message) around the depth
+    body = '{"choices": [{"message": {"content": "x", "deep": ' + text + "}}]}"
+    client = ChatClient("http://127.0.0.1:9", "m")
+    try:
+        client._parse(200, body, 1.0, 1, {}, ())
+        assert depth + 4 <= 64
+    except ModelEndpointError as exc:
+        assert depth + 4 > 64 and "the answer is JSON nested deeper than 64 levels" in str(exc)

@@ -163,6 +163,18 @@ def test_refused_credentials_stop_at_once_and_write_nothing(tmp_path, corpus, mo
     assert "HTTP 401" in result.stderr and KEY not in result.output
 
 
+def test_a_key_with_a_trailing_newline_is_refused_before_any_request(tmp_path, corpus, monkeypatch):
+    out = tmp_path / "drafts.jsonl"
+    with ChatServer([]) as server:
+        monkeypatch.setenv("ASSAY_TEST_DRAFT_KEY_NL", KEY + "\n")
+        result = run(["--corpus", corpus, "--generator", "openai", "--model", "m", "--base-url", server.url,
+                      "--api-key-env", "ASSAY_TEST_DRAFT_KEY_NL", "-n", 2, "--out", out], monkeypatch)
+    assert result.exit_code == 1 and server.requests == [] and not out.exists()
+    assert result.stderr == (f"error: model endpoint {server.url} (m): environment variable ASSAY_TEST_DRAFT_KEY_NL "
+                             "has whitespace around the key (a trailing newline?); set it to the key alone, e.g. "
+                             "export ASSAY_TEST_DRAFT_KEY_NL=\"$(tr -d '[:space:]' < KEYFILE)\"\n")
+
+
 def test_when_every_request_fails_nothing_is_written(tmp_path, corpus, monkeypatch):
     out = tmp_path / "drafts.jsonl"
     with ChatServer([status(500), status(500)]) as server:

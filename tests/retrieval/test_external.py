@@ -13,7 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from assay.core.credentials import redact
-from assay.core.errors import RetrieverError
+from assay.core.credentials import CHILD_ENV_ALLOWED
+from assay.core.errors import ConfigError, RetrieverError
 from assay.retrieval import Hit
 from assay.retrieval.external import (
     CallableRetriever,
@@ -142,6 +143,11 @@ SERVER_SCRIPT = textwrap.dedent("""
         elif q == "crash":
             sys.stderr.write("x" * 600 + "fatal: index missing\\n"); sys.stderr.flush()
             sys.exit(3)
+        elif q.startswith("long "):  # one line of that many characters: a JSON list of one document id
+            n = int(q.split()[1])
+            print('["a.md"' + " " * (n - 8) + "]", flush=True)
+        elif q == "deep":
+            print("[" * 500 + "]" * 500, flush=True)
         elif q == "junk":
             print("Loading model weights... " + "." * 300, flush=True)
         elif q == "wrapped":
@@ -162,8 +168,9 @@ def program(tmp_path):
     log = tmp_path / "requests.jsonl"
     opened = []
 
-    def start(timeout_s=5.0):
-        r = CommandRetriever([sys.executable, str(script), str(log)], DOCS, timeout_s=timeout_s, name="answerer")
+    def start(timeout_s=5.0, **options):
+        r = CommandRetriever([sys.executable, str(script), str(log)], DOCS, timeout_s=timeout_s, name="answerer",
+                             **options)
         opened.append(r)
         return r
 
@@ -220,6 +227,33 @@ def test_command_that_prints_something_else_than_json(program):
         r.search("junk", 5)
     assert "answered with a line that is not JSON: 'Loading model weights... ...." in str(err.value)
     assert "." * 200 not in str(err.value)  # quotes the first 200 characters only
+
+
+def test_command_that_answers_json_nested_500_levels_is_stopped(program):
+    r = program()
+    with pytest.raises(RetrieverError, match=r"command 'answerer' \(question 'deep'\): answered with JSON nested "
+                                             r"deeper than 64 levels: '\[\[\["):
+        r.search("deep", 5)
+    assert r._proc.poll() is not None
+
+
+def test_command_reply_lines_are_capped_at_8_mi_characters(program):
+    # once: a 42 MB line was read whole and accepted
+    r = program(timeout_s=60)
+    assert r.max_line_chars == 8 * 1024 * 1024
+    with pytest.raises(RetrieverError) as err:
+        r.search("long 42000000", 5)
+    assert str(err.value).startswith("command 'answerer' (question 'long 42000000'): answered with a line longer "
+                                     "than 8388608 characters, the most assay reads of one answer; it begins: "
+                                     "'[\"a.md\"   ")
+    assert r._proc.poll() is not None
+    with pytest.raises(RetrieverError, match="stopped after an earlier error: .*longer than 8388608 characters"):
+        r.search("anything", 5)
+    # the limit is the line's characters, its newline aside
+    exact = program(max_line_chars=1000)
+    assert exact.search("long 1000", 5)[0].doc_id == "a.md"
+    with pytest.raises(RetrieverError, match="longer than 1000 characters"):
+        exact.search("long 1001", 5)
 
 
 def test_command_that_cannot_start(tmp_path):
@@ -312,6 +346,17 @@ def test_http_missing_key_variable(http_server, monkeypatch):
     monkeypatch.delenv("ASSAY_TEST_API_KEY", raising=False)
     with pytest.raises(RetrieverError, match="environment variable ASSAY_TEST_API_KEY is not set"):
         HttpRetriever(http_server.base + "/list", DOCS, api_key_env="ASSAY_TEST_API_KEY")
+
+
+@pytest.mark.parametrize("key, problem", [("sk-very-secret-123\n", "has whitespace around the key"),
+                                          ("sk-véry-secret-123", "holds a character that is not ASCII")])
+def test_http_a_key_no_header_can_carry_is_refused_before_any_request(http_server, monkeypatch, key, problem):
+    monkeypatch.setenv("ASSAY_TEST_API_KEY", key)
+    with pytest.raises(ConfigError) as err:
+        HttpRetriever(http_server.base + "/list", DOCS, api_key_env="ASSAY_TEST_API_KEY")
+    assert str(err.value).startswith(f"HTTP retriever {http_server.base}/list: environment variable "
+                                     f"ASSAY_TEST_API_KEY {problem}")
+    assert key.strip() not in str(err.value) and http_server.received == []
 
 
 def test_http_status_error_quotes_the_body(http_server):
@@ -537,18 +582,28 @@ def test_a_command_runs_without_assay_credentials_and_its_stderr_is_redacted(tmp
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-abcdefgh")
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-abcdefgh")
     monkeypatch.setenv("CONFIGURED_CRED", "cred-abcdefgh")  # named by a *_api_key_env setting only
+    # credentials no name rule catches: the environment a command gets is an allowlist
+    monkeypatch.setenv("DATABASE_URL", "postgres://app:pw-abcdefgh@db.internal/prod")
+    monkeypatch.setenv("SECRET_KEY_BASE", "5ecret-key-base-abcdefgh")
+    monkeypatch.setenv("SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T0/B0/abcdefgh")
+    monkeypatch.setenv("ASSAY_TEST_INDEX_DIR", "/srv/index")
     monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
     script, dump, keyfile = tmp_path / "env.py", tmp_path / "env.json", tmp_path / "key.txt"
     script.write_text(ENV_DUMP)
     keyfile.write_text(key)
     r = CommandRetriever([sys.executable, str(script), str(dump), str(keyfile)], DOCS, timeout_s=5,
-                         secret_env=["CONFIGURED_CRED"])
+                         secret_env=["CONFIGURED_CRED"], pass_env=["ASSAY_TEST_INDEX_DIR"])
     try:
         assert r.search("env", 5) == []
         env = json.loads(dump.read_text())
-        for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_SERVICE_TOKEN", "CONFIGURED_CRED"):
+        for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_SERVICE_TOKEN", "CONFIGURED_CRED", "DATABASE_URL",
+                     "SECRET_KEY_BASE", "SLACK_WEBHOOK_URL"):
             assert name not in env, name
         assert (env["PATH"], env["HOME"], env["LANG"]) == (os.environ["PATH"], os.environ["HOME"], "C.UTF-8")
+        assert env["ASSAY_TEST_INDEX_DIR"] == "/srv/index" and env["LC_ALL"] == "C.UTF-8"
+        # nothing but the allowlist, LC_*, the name passed, and what the interpreter sets for itself
+        assert set(env) - set(CHILD_ENV_ALLOWED) - {"ASSAY_TEST_INDEX_DIR", "LC_CTYPE"} <= {"LC_ALL"}
         with pytest.raises(RetrieverError) as err:
             r.search("leak", 5)
     finally:
@@ -611,7 +666,10 @@ ODD_ANSWERS = [
     ('[{"chunk_id": 5}]', "chunk_id 5 is not of the form"),
     ('[{"doc_id": "a.md", "start": "0", "end": 5}]', "bad span ['0', 5)"),
     ('[{"doc_id": "a.md", "start": 0, "end": ' + "9" * 4000 + "}]", "bad span [0, 9999"),
-    ("[" * 100_000, "the answer is not JSON"),
+    ("[" * 100_000, "the answer is JSON nested deeper than 64 levels"),
+    ("[" * 500 + "]" * 500, "the answer is JSON nested deeper than 64 levels"),
+    ('[{"doc_id": "a.md", "why": ' + '{"a": ' * 500 + "1" + "}" * 500 + "}]",
+     "the answer is JSON nested deeper than 64 levels"),
     ("[" + "9" * 5000 + "]", "the answer is not JSON"),
     ("", "the answer is not JSON: ''"),
     ("\xff\xfe", "the answer is not JSON"),

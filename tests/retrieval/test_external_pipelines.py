@@ -182,13 +182,74 @@ def test_plugin_appears_as_a_pipeline(warehouse, mini_corpus, mini_judgments, tm
 def test_a_command_pipeline_never_sees_assay_credentials(tmp_path, monkeypatch, mini_corpus, mini_judgments):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-cli-never-inherited-1")
     monkeypatch.setenv("HF_TOKEN", "hf-cli-never-inherited-2")
+    monkeypatch.setenv("DATABASE_URL", "postgres://app:pw-never-inherited@db/prod")
+    monkeypatch.setenv("SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T0/B0/never-inherited")
+    monkeypatch.setenv("ASSAY_TEST_PASSED_A", "a")
+    monkeypatch.setenv("ASSAY_TEST_PASSED_B", "b")
     names = tmp_path / "names.json"
     script = tmp_path / "names.py"
     script.write_text("import json, os, sys\njson.dump(sorted(os.environ), open(sys.argv[1], 'w'))\n"
                       "sys.stderr.write('key: ' + os.environ.get('OPENAI_API_KEY', 'absent'))\nsys.exit(3)\n")
-    out = CliRunner().invoke(cli, ["run", "--pipeline", "command", "--command", f"{sys.executable} {script} {names}",
-                                   "--corpus", str(mini_corpus), "--judgments", str(mini_judgments),
-                                   "--warehouse", str(tmp_path / "w.duckdb")])
-    assert out.exit_code == 5 and "exited with code 3" in out.stderr and "stderr ends: key: absent" in out.stderr
-    seen = json.loads(names.read_text())
-    assert "PATH" in seen and "OPENAI_API_KEY" not in seen and "HF_TOKEN" not in seen
+    # names a pipeline passes come from --pass-env, or else from pass_env in assay.toml
+    config = tmp_path / "assay.toml"
+    config.write_text('[pipelines.mine]\nextends = "command"\npass_env = ["ASSAY_TEST_PASSED_B"]\n')
+    for flags, passed in ((["--pipeline", "command", "--pass-env", "ASSAY_TEST_PASSED_A"], "ASSAY_TEST_PASSED_A"),
+                          (["--pipeline", "mine", "--config", str(config)], "ASSAY_TEST_PASSED_B")):
+        out = CliRunner().invoke(cli, ["run", *flags, "--command", f"{sys.executable} {script} {names}",
+                                       "--corpus", str(mini_corpus), "--judgments", str(mini_judgments),
+                                       "--warehouse", str(tmp_path / "w.duckdb")])
+        assert out.exit_code == 5 and "exited with code 3" in out.stderr and "stderr ends: key: absent" in out.stderr
+        seen = json.loads(names.read_text())
+        assert "PATH" in seen and passed in seen
+        for name in ("OPENAI_API_KEY", "HF_TOKEN", "DATABASE_URL", "SLACK_WEBHOOK_URL"):
+            assert name not in seen, name
+        assert ({"ASSAY_TEST_PASSED_A", "ASSAY_TEST_PASSED_B"} - {passed}).isdisjoint(seen)
+
+
+@pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
+def test_credentials_in_a_url_are_stored_and_shown_nowhere(tmp_path, monkeypatch, mini_corpus, mini_judgments):
+    """A key in the URL's query or userinfo is sent (it is how the service authenticates) but never stored in
+    runs.config, nor shown by runs, report or export; a server quoting the URL back has it redacted too."""
+    from retrieval.answer.chat_server import ChatServer, raw, status
+
+    from assay.store.warehouse import Warehouse
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    key, password = "sk-in-the-url-0123456789", "pw-in-the-url-4567"
+    wh, out = tmp_path / "w.duckdb", tmp_path / "export"
+    replies = [raw('["storage/design.md"]')] * 6 + [status(404, f'{{"error": "no route /search?api_key={key}"}}')]
+    with ChatServer(replies, path=None) as server:
+        url = server.url.replace("://", f"://svc:{password}@") + f"/search?api_key={key}&v=2"
+        ran = CliRunner().invoke(cli, ["run", "--pipeline", "http", "--url", url, "--corpus", str(mini_corpus),
+                                       "--judgments", str(mini_judgments), "--warehouse", str(wh)])
+        failed = CliRunner().invoke(cli, ["run", "--pipeline", "http", "--url", url, "--corpus", str(mini_corpus),
+                                          "--judgments", str(mini_judgments), "--warehouse", str(wh)])
+        sent = [r["path"] for r in server.requests]
+    assert ran.exit_code == 0, ran.output
+    assert sent[0] == f"/search?api_key={key}&v=2"  # the key did go out
+    assert failed.exit_code == 5 and "no route /search?api_key=***" in failed.stderr
+    shown = f"http://***@127.0.0.1:{server.url.rsplit(':', 1)[1]}/search?api_key=***&v=***"
+    assert f"HTTP retriever {shown} (" in failed.stderr
+    run_id = ran.stdout.strip()
+    with Warehouse.open(wh, read_only=True) as w:
+        config = json.loads(w.con.execute("SELECT config FROM runs WHERE run_id = ?", [run_id]).fetchone()[0])
+    assert config["settings"]["url"] == shown and config["retrieval"]["external"]["url"] == shown
+    outputs = [ran.output, failed.output, json.dumps(config)]
+    for args in (["report", run_id], ["report", run_id, "--format", "json"], ["runs", "--format", "json"]):
+        done = CliRunner().invoke(cli, [*args, "--warehouse", str(wh)])
+        assert done.exit_code == 0, done.output
+        outputs.append(done.output)
+    # a run stored before URLs were redacted: report and export show it redacted all the same
+    with Warehouse.open(wh) as w:
+        old = json.dumps({**config, "settings": {**config["settings"], "url": url}})
+        w.con.execute("UPDATE runs SET config = ? WHERE run_id = ?", [old, run_id])
+    for fmt in ("json", "csv"):
+        done = CliRunner().invoke(cli, ["export", run_id, "--format", fmt, "--out", str(out / fmt), "--warehouse",
+                                        str(wh)])
+        assert done.exit_code == 0, done.output
+        outputs += [p.read_text(encoding="utf-8") for p in (out / fmt).rglob("*") if p.is_file()]
+    report = CliRunner().invoke(cli, ["report", run_id, "--format", "json", "--warehouse", str(wh)])
+    assert json.loads(report.stdout)["run"]["config"]["settings"]["url"] == shown
+    outputs.append(report.output)
+    leaks = [o for o in outputs if key in o or password in o]
+    assert leaks == []

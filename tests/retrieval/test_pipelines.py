@@ -52,6 +52,10 @@ def test_config_errors(tmp_path, text, message):
     ({"x": {"extends": "x"}}, "extends itself"),
     ({"x": {"extends": "bm25", "final_k": 0}}, "final_k must be an integer"),
     ({"x": {"extends": "hybrid", "weights": {"sparse": 1.0}}}, "weights must be a table"),
+    ({"x": {"extends": "command", "command": "c", "pass_env": "HOME"}}, "pass_env must be a list of environment"),
+    ({"x": {"extends": "command", "command": "c", "pass_env": ["A=B"]}}, r"variable names, got \['A=B'\]"),
+    ({"x": {"extends": "bm25", "max_retry_wait_s": -1}}, "max_retry_wait_s must be a number at least 0"),
+    ({"x": {"extends": "bm25", "max_reply_chars": 1.5}}, "max_reply_chars must be an integer from 0"),
 ])
 def test_invalid_pipelines(table, message):
     with pytest.raises(ConfigError, match=message):

@@ -195,3 +195,30 @@ def test_a_sweep_whose_point_could_not_answer_exits_8_naming_it(tmp_path, monkey
         (run_id, status_), = w.con.execute("SELECT run_id, status FROM runs").fetchall()
     assert status_ == "failed"
     assert f"1 point(s) did not complete (run {run_id} has status failed)" in out.stderr
+
+
+@pytest.mark.parametrize("key, problem", [
+    ("sk-outcome-test\n", "has whitespace around the key (a trailing newline?); set it to the key alone, e.g. "
+                          "export ASSAY_OUTCOME_TEST_KEY=\"$(tr -d '[:space:]' < KEYFILE)\""),
+    ("  sk-outcome-test", "has whitespace around the key"),
+    ("sk-outcome-tést", "holds a character that is not ASCII (at position 13 of 15); set it to the key your "
+                        "provider issued (keys are ASCII)"),
+    ("sk-outcome\ttest", "holds whitespace or a control character inside the key"),
+])
+def test_a_key_no_header_can_carry_is_refused_before_any_question(project, mini_corpus, mini_judgments, monkeypatch,
+                                                                   key, problem):
+    # once: a trailing newline printed the key in full and stored it (answers.error, model_requests.error,
+    # runs.stats); a non-ASCII key was a UnicodeEncodeError traceback
+    wh, cfg = project
+    monkeypatch.setenv(KEY_ENV, key)
+    with ChatServer([]) as server:
+        out = invoke(*run_args(wh, cfg, mini_corpus, mini_judgments, server.url))
+        assert server.requests == []
+    assert out.exit_code == 1, out.output
+    last = out.stderr.splitlines()[-1]
+    assert last.startswith(f"error: model endpoint {server.url} (m): environment variable {KEY_ENV} {problem}")
+    assert out.exception is None or isinstance(out.exception, SystemExit)
+    assert key.strip() not in out.output and "Traceback" not in out.output
+    if wh.exists():
+        with Warehouse.open(wh, read_only=True) as w:
+            assert w.con.execute("SELECT count(*) FROM runs").fetchone() == (0,)

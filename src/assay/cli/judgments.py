@@ -331,10 +331,13 @@ def _ask(field: str, addition, corpus) -> None:
               help="Seconds per request.")
 @click.option("--min-interval", "min_interval_s", type=setting("min_interval_s"), default=0.0, show_default=True,
               help="Minimum seconds between request starts.")
+@click.option("--max-retry-wait", "max_retry_wait_s", type=setting("max_retry_wait_s"), default=120.0,
+              show_default=True, help="Most seconds one request waits for its 429/503 retries in all, backoff and "
+                                      "Retry-After together; a longer wait drops that passage.")
 @max_file_option
 @corpus_options
 def judgments_draft(corpus_dir, generator, model, base_url, api_key_env, count, seed, id_prefix, out_path, force,
-                    timeout_s, min_interval_s, max_file_mb):
+                    timeout_s, min_interval_s, max_retry_wait_s, max_file_mb):
     """Draft questions with quotes from sampled passages through a chat model; keep those whose quote occurs
     exactly once, each marked for review."""
     from collections import Counter
@@ -353,7 +356,7 @@ def judgments_draft(corpus_dir, generator, model, base_url, api_key_env, count, 
                                  param_hint="'--id-prefix'")
     corpus = _corpus(corpus_dir, max_file_mb)
     client = ChatClient(base_url, model, api_key_env=api_key_env or None, timeout_s=timeout_s,
-                        min_interval_s=min_interval_s)
+                        min_interval_s=min_interval_s, max_retry_wait_s=max_retry_wait_s)
     drafts = draft(corpus, client, count, seed=seed, id_prefix=id_prefix)
     for qid, doc, reason, detail in drafts.dropped_lines:
         say(f"  dropped {qid} ({doc}): {reason}: {detail}")

@@ -93,6 +93,9 @@ def run_options(f):
                           "--format trec` wrote: the order assay stored, ties included)."),
         click.option("--timeout", "timeout_s", type=setting("timeout_s"), default=None,
                      help="command/http pipelines: seconds to wait for each answer (default 30)."),
+        click.option("--pass-env", "pass_env", multiple=True, default=None, metavar="NAME",
+                     help="command pipeline: an environment variable the program gets besides PATH, HOME, LANG, "
+                          "TMPDIR and the like (repeatable; no other variable reaches it)."),
         click.option("--api-key-env", default=None,
                      help="http pipeline: environment variable holding a bearer token (never stored)."),
         click.option("--generator", type=click.Choice(["extractive", "openai"]), default=None,
@@ -106,6 +109,12 @@ def run_options(f):
                      help="openai generator: seconds per request (default 60)."),
         click.option("--min-interval", "min_interval_s", type=setting("min_interval_s"), default=None,
                      help="openai generator: minimum seconds between request starts (default 0)."),
+        click.option("--max-retry-wait", "max_retry_wait_s", type=setting("max_retry_wait_s"), default=None,
+                     help="openai generator and judge: most seconds one request waits for its 429/503 retries in "
+                          "all, backoff and Retry-After together; a longer wait fails the question (default 120)."),
+        click.option("--max-reply-chars", type=setting("max_reply_chars"), default=None,
+                     help="openai generator and judge: characters of each model reply (and of each error quoting "
+                          "one) stored; 0 stores no reply text (default 65536)."),
         click.option("--context-k", type=setting("context_k"), default=None,
                      help="Final chunks given to the generator (default 5)."),
         click.option("--max-quote", type=setting("max_quote"), default=None,

@@ -12,7 +12,10 @@ What it guarantees, whatever the server does:
   second is cut off at the deadline, not after it.
 - **A size cap.** At most ``max_bytes`` (8 MiB by default) of body are read, counted while
   streaming: a larger answer is refused without buffering the rest. ``Accept-Encoding: identity``
-  is asked for; a server that compresses anyway is counted after decompression.
+  is asked for; a server that compresses anyway (gzip or deflate) is decompressed here, at most
+  ``INFLATE_CHUNK`` bytes at a time, and counted after decompression, so a small compressed chunk
+  that inflates a thousandfold never costs more than the cap and one such piece. Any other
+  ``Content-Encoding`` (br, zstd, ...) is refused, naming it.
 - The body is decoded as UTF-8 (bad bytes replaced) whatever its Content-Type says.
 
 Proxies come from the usual environment variables (``HTTPS_PROXY``, ``NO_PROXY``), as before.
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 HEAD_CHARS = 1000
+INFLATE_CHUNK = 64 * 1024  # the most bytes one step of decompression may produce
 
 
 @dataclass
@@ -42,7 +46,7 @@ class HttpReply:
 
 class TransportError(Exception):
     """No usable answer. ``kind`` is one of ``timeout``, ``unreachable``, ``broken`` (the connection
-    failed mid-way), ``redirect`` or ``too_large``; ``status`` is the HTTP status when an answer
+    failed mid-way, or a compressed body could not be read), ``redirect`` or ``too_large``; ``status`` is the HTTP status when an answer
     began (a redirect, an oversized answer), else None. ``detail`` says what happened, in words
     (for ``unreachable``, the reason alone: the caller names what it could not reach). ``head`` is
     the start of an oversized answer (at most ``HEAD_CHARS`` characters), so it can be quoted."""
@@ -50,6 +54,55 @@ class TransportError(Exception):
     def __init__(self, kind: str, detail: str, status: int | None = None, head: str | None = None):
         self.kind, self.detail, self.status, self.head = kind, detail, status, head
         super().__init__(detail)
+
+
+class _Inflater:
+    """Decompresses a gzip or deflate body in steps of at most ``INFLATE_CHUNK`` bytes (httpx's own decoder
+    inflates each network chunk whole: a 64 KiB chunk of a gzip bomb is 64 MiB at once). Several gzip
+    members one after another are read as one body, as gzip reads them."""
+
+    def __init__(self, encoding: str):
+        import zlib
+
+        self._zlib = zlib
+        # gzip (and x-gzip) carry a gzip header; "deflate" is meant to be zlib-wrapped, sent raw by some servers
+        self._wbits = 16 + zlib.MAX_WBITS if encoding in ("gzip", "x-gzip") else zlib.MAX_WBITS
+        self._raw_fallback = self._wbits == zlib.MAX_WBITS
+        self._d = zlib.decompressobj(self._wbits)
+        self._started = False
+
+    def feed(self, data: bytes):
+        """The decompressed pieces of ``data``, each at most INFLATE_CHUNK bytes."""
+        pending = data
+        while pending:
+            try:
+                out = self._d.decompress(pending, INFLATE_CHUNK)
+            except self._zlib.error as exc:
+                if self._raw_fallback and not self._started:  # a raw deflate stream, no zlib header
+                    self._raw_fallback = False
+                    self._d = self._zlib.decompressobj(-self._zlib.MAX_WBITS)
+                    continue
+                raise TransportError("broken", f"the answer's compressed body is damaged: {exc}") from None
+            self._started = True
+            if out:
+                yield out
+            if self._d.unconsumed_tail:
+                pending = self._d.unconsumed_tail
+            elif self._d.eof and self._d.unused_data:  # another gzip member follows
+                pending = self._d.unused_data
+                self._d = self._zlib.decompressobj(self._wbits)
+            else:
+                pending = b""
+
+
+def _inflater(headers) -> _Inflater | None:
+    encoding = (headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding in ("", "identity"):
+        return None
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        return _Inflater(encoding)
+    raise TransportError("broken", f"the answer is encoded as {encoding!r}, which assay does not read (it asks for "
+                                   "identity, and reads gzip and deflate)")
 
 
 def origin(url) -> str:
@@ -126,11 +179,13 @@ def post_json(url: str, body: bytes, headers: dict, timeout_s: float,
                 if declared.isdigit() and int(declared) > max_bytes:
                     raise too_large
                 data = bytearray()
-                for chunk in response.iter_bytes():
-                    data += chunk
-                    if len(data) > max_bytes:
-                        too_large.head = data[:4 * HEAD_CHARS].decode("utf-8", errors="replace")[:HEAD_CHARS]
-                        raise too_large
+                inflater = _inflater(response.headers)
+                for raw in response.iter_raw():
+                    for chunk in (raw,) if inflater is None else inflater.feed(raw):
+                        data += chunk
+                        if len(data) > max_bytes:
+                            too_large.head = data[:4 * HEAD_CHARS].decode("utf-8", errors="replace")[:HEAD_CHARS]
+                            raise too_large
                     if time.monotonic() > deadline:
                         raise timed_out
                 return HttpReply(status, data.decode("utf-8", errors="replace"), response.headers)

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 INT_MAX = 2**31 - 1
 DAY_S = 86400.0
+# Levels of nesting a JSON reply from another party may have (assay.core.jsonin): an answer, a verdict or a
+# list of results needs under ten; hundreds only serve to exhaust the recursion of whatever reads them next.
+JSON_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,10 @@ SETTINGS = {
     "rerank_top_n": _int(1), "final_k": _int(1), "seed": _int(0), "context_k": _int(1), "max_quote": _int(1),
     "timeout_s": _seconds(), "generator_timeout_s": _seconds(), "judge_timeout_s": _seconds(),
     "min_interval_s": _seconds(low_open=False, high=3600.0),
+    # seconds one model request may spend waiting to be retried, backoff and Retry-After together
+    "max_retry_wait_s": _seconds(low_open=False),
+    # characters of each model reply (and of each error quoting one) kept in the warehouse; 0 keeps none
+    "max_reply_chars": _int(0),
     "max_file_mb": Range(float, 0.0, 1_000_000.0, low_open=True),
     # word pieces an embedder takes, its two special tokens included; the model's own limit is checked when it loads
     "max_length": _int(3),

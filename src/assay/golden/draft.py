@@ -16,12 +16,12 @@ draft carries a ``review`` field saying where it came from: `assay judgments che
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from assay.core import jsonin
 from assay.core.errors import AssayError, ModelEndpointError, RunBlocked
 from assay.inputs.judgments.model import FORMS
 
@@ -133,8 +133,10 @@ def read_reply(response) -> tuple[dict | None, str | None, str]:
         return None, "bad JSON", problem
     fenced = _FENCE.fullmatch(text)
     try:
-        payload = json.loads(fenced.group(1) if fenced else text)
-    except (ValueError, RecursionError):
+        payload = jsonin.loads(fenced.group(1) if fenced else text)
+    except jsonin.TooDeep as exc:
+        return None, "bad JSON", f"{exc}: {text[:80]!r}"
+    except ValueError:
         return None, "bad JSON", f"not JSON: {text[:80]!r}"
     if not isinstance(payload, dict):
         return None, "bad JSON", "not a JSON object"

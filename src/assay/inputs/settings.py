@@ -18,10 +18,14 @@ PIPELINE_DEFAULTS = {
     # a retriever outside assay: "command", "http", "plugin", "trec-run" or "python" (the Python API)
     "retriever": None, "command": None, "url": None, "plugin": None, "run_file": None, "timeout_s": 30.0,
     "api_key_env": None, "run_order": "score",
+    # environment variables a command retriever gets besides assay.core.credentials.CHILD_ENV_ALLOWED
+    "pass_env": [],
     # the answer stage
     "generator": None, "generator_model": None, "generator_base_url": None, "generator_api_key_env": "OPENAI_API_KEY",
     "generator_timeout_s": 60.0, "min_interval_s": 0.0, "context_k": 5, "max_quote": 240, "force_generation": False,
     "generator_backoff_s": [5.0, 10.0],  # waits before the two retries of a 429 or 503
+    "max_retry_wait_s": 120.0,  # the most one request waits for its retries in all (backoff and Retry-After)
+    "max_reply_chars": 65536,  # characters of each model reply and error stored (0: no reply text at all)
     "judge_base_url": None, "judge_model": None, "judge_api_key_env": "OPENAI_API_KEY", "judge_timeout_s": 60.0,
 }
 SETTINGS = tuple(RUN_DEFAULTS) + tuple(PIPELINE_DEFAULTS)

@@ -114,7 +114,22 @@ def table_rows(warehouse, table: str, run_id: str, measures=DEFAULT_MEASURES) ->
     hold ``measures`` (the standard set unless given)."""
     if table in COMPUTED:
         return COMPUTED[table](warehouse, _run_row(warehouse, run_id), measures)
-    return _sql_rows(warehouse, f"exports/{table}", table, run_id)
+    rows = _sql_rows(warehouse, f"exports/{table}", table, run_id)
+    if table == "runs":  # a run stored before URLs were redacted still holds their credentials
+        at = columns("runs").index("config")
+        rows = [row[:at] + (_shown_config(row[at]),) + row[at + 1:] for row in rows]
+    return rows
+
+
+def _shown_config(text):
+    from assay.core.credentials import redact_config_urls
+    from assay.core.hashing import canonical_json
+
+    if not text:
+        return text
+    config = json.loads(text)
+    shown = redact_config_urls(config)
+    return text if shown == config else canonical_json(shown)
 
 
 def _run_row(warehouse, run_id: str) -> dict:

@@ -10,6 +10,7 @@ from assay.core import jsonout
 import math
 
 from assay.core import escape, tables
+from assay.core.credentials import redact_config_urls
 from assay.inputs.chunking import chunker_label
 from assay.measures import fill
 from assay.measures.compute import evaluate
@@ -33,7 +34,7 @@ def _percentile(sorted_values: list[float], q: float) -> float | None:
 def run_header(warehouse, run_id: str) -> dict:
     cols, rows = warehouse.query("reports/run_summary", run_id=run_id)
     header = dict(zip(cols, rows[0]))
-    header["config"] = json.loads(header["config"])
+    header["config"] = redact_config_urls(json.loads(header["config"]))  # runs stored before URLs were redacted
     header["versions"] = json.loads(header["versions"])
     for key in ("started_at", "finished_at"):
         header[key] = header[key].isoformat(timespec="seconds")

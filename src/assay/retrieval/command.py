@@ -10,13 +10,22 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from assay.core import jsonin
 from assay.core.credentials import child_environment, redact, secret_values
 from assay.core.errors import RetrieverError
+from assay.core.http import DEFAULT_MAX_BYTES
 from assay.retrieval import Hit
 from assay.retrieval.results import _excerpt, _question, _unwrap, parse_results
 
 STDERR_TAIL_CHARS = 500
 STDERR_KEEP_BYTES = 4 * STDERR_TAIL_CHARS  # enough for 500 characters of UTF-8
+
+
+class _TooLong:
+    """What the reader hands on instead of a line longer than the limit: its start, to quote."""
+
+    def __init__(self, head: str):
+        self.head = head
 
 
 class CommandRetriever:
@@ -27,22 +36,26 @@ class CommandRetriever:
     A timeout or a line that is not JSON leaves the conversation out of step, so
     the program is stopped and later questions fail at once.
 
-    The program runs with assay's environment minus its credentials: the variables named in
-    ``secret_env`` (the runner passes the configured ``*_api_key_env`` names) and every variable
-    whose name ends in ``_KEY``, ``_TOKEN``, ``_SECRET``, ``_PASSWORD``, ``_PASSWD``,
-    ``_CREDENTIALS`` or ``APIKEY`` (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``HF_TOKEN``...) are
-    dropped; PATH, HOME, LANG and the rest are kept (``assay.core.credentials.child_environment``). A
-    program that needs a key reads it from its own configuration. The values of those variables are
-    redacted from every error, the stderr tail included, in any encoding.
+    The program gets only PATH, HOME, USER, LANG, ``LC_*``, TZ, TERM, TMPDIR and the few others
+    ``assay.core.credentials.CHILD_ENV_ALLOWED`` lists, plus the variables named in ``pass_env`` (the
+    pipeline's ``pass_env``, ``--pass-env``): nothing else of assay's environment, so no credential,
+    whatever its name (``DATABASE_URL``, ``SECRET_KEY_BASE``, ``SLACK_WEBHOOK_URL``). A program that
+    needs a key reads it from its own configuration or is passed it by name. The values of the variables
+    named in ``secret_env`` (the configured ``*_api_key_env`` names) and of every credential-named
+    variable are redacted from every error, the stderr tail included, in any encoding.
+
+    A reply is one line of at most ``max_line_chars`` characters (8 Mi, as an HTTP reply's bytes): a longer one
+    stops the program, as a line that is not JSON does, and is never held whole.
     """
 
     def __init__(self, argv: list[str], docs: Mapping[str, int], timeout_s: float = 30.0, cwd=None,
-                 name: str | None = None, secret_env=()):
+                 name: str | None = None, secret_env=(), pass_env=(), max_line_chars: int = DEFAULT_MAX_BYTES):
         if not argv:
             raise RetrieverError("command retriever: empty command")
         self.argv = [str(a) for a in argv]
         self.docs = docs
         self.timeout_s = timeout_s
+        self.max_line_chars = max_line_chars
         self.name = name or Path(self.argv[0]).name
         self._where = f"command {self.name!r}"
         self._lock = threading.Lock()
@@ -52,7 +65,8 @@ class CommandRetriever:
         try:
             self._proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                text=True, encoding="utf-8", errors="replace", bufsize=1, env=child_environment(secret_env),
+                text=True, encoding="utf-8", errors="replace", bufsize=1,
+                env=child_environment(passed=pass_env),
             )
         except OSError as exc:
             raise RetrieverError(f"{self._where}: cannot start {self.argv[0]!r}: {exc}") from exc
@@ -67,7 +81,10 @@ class CommandRetriever:
 
     def _read_stdout(self) -> None:
         try:
-            for line in self._proc.stdout:
+            while line := self._proc.stdout.readline(self.max_line_chars + 1):
+                if len(line) > self.max_line_chars and not line.endswith("\n"):
+                    self._lines.put(_TooLong(line[:STDERR_TAIL_CHARS]))
+                    return  # the rest is never read: search() stops the program
                 self._lines.put(line)
         except (OSError, ValueError):  # closed under us by close()
             pass
@@ -127,9 +144,14 @@ class CommandRetriever:
                 raise self._fail(f"{where}: no answer within {self.timeout_s:g}s") from None
             if line is None:
                 raise self._exited(where)
+            if isinstance(line, _TooLong):
+                raise self._fail(f"{where}: answered with a line longer than {self.max_line_chars} characters, the "
+                                 f"most assay reads of one answer; it begins: {_excerpt(line.head)!r}")
             try:
-                payload = json.loads(line)
-            except (ValueError, RecursionError):  # ValueError also: an integer with too many digits
+                payload = jsonin.loads(line)
+            except jsonin.TooDeep as exc:
+                raise self._fail(f"{where}: answered with {exc}: {_excerpt(line.rstrip())!r}") from None
+            except ValueError:  # also an integer with too many digits
                 line = line.rstrip("\n")
                 raise self._fail(f"{where}: answered with a line that is not JSON: {_excerpt(line)!r}") from None
         try:

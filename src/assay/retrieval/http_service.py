@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 
-from assay.core.credentials import redact, secret_values
+from assay.core import jsonin
+from assay.core.credentials import read_key, redact, redact_url, secret_values, url_secrets
 from assay.core.errors import RetrieverError
 from assay.core.http import DEFAULT_MAX_BYTES, TransportError, post_json
 from assay.retrieval import Hit
@@ -19,7 +19,8 @@ class HttpRetriever:
     The API key is read from the environment variable ``api_key_env`` and sent as
     ``Authorization: Bearer <key>``; it never appears in ``config()`` or in errors (nor do the
     values of ``headers``, nor any credential-named variable of assay's environment), raw,
-    JSON-escaped or URL-encoded. The request goes through ``assay.core.http``: ``timeout_s`` bounds it
+    JSON-escaped or URL-encoded; credentials in the URL itself (userinfo, query) are shown as ``***`` in errors
+    and the configuration, and redacted from replies (``assay.core.credentials.redact_url``). The request goes through ``assay.core.http``: ``timeout_s`` bounds it
     in total, at most ``max_bytes`` of answer are read, and a redirect is an error, never followed.
     An answer of any JSON shape is checked by ``parse_results``: a problem is a ``RetrieverError``.
     """
@@ -28,24 +29,26 @@ class HttpRetriever:
                  headers: Mapping[str, str] | None = None, api_key_env: str | None = None,
                  name: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES):
         self.url = url
+        self.shown_url = redact_url(url)  # what errors and the stored config show: no credential of the URL
         self.docs = docs
         self.timeout_s = timeout_s
         self.max_bytes = max_bytes
-        self.name = name or url
+        self.name = name or self.shown_url
         self.api_key_env = api_key_env
         self._headers = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
-        self._secrets: list[str] = [v for v in (headers or {}).values() if v] + secret_values([api_key_env])
+        self._secrets: list[str] = ([v for v in (headers or {}).values() if v] + secret_values([api_key_env])
+                                    + url_secrets(url))
         if api_key_env:
-            key = os.environ.get(api_key_env)
+            key = read_key(api_key_env, f"HTTP retriever {self.shown_url}")
             if not key:
-                raise RetrieverError(f"HTTP retriever {url}: environment variable {api_key_env} is not set; "
+                raise RetrieverError(f"HTTP retriever {self.shown_url}: environment variable {api_key_env} is not set; "
                                      "export it with the API key")
             self._headers["Authorization"] = f"Bearer {key}"
             self._secrets.append(key)
 
     def config(self) -> dict:
         # Header values may be credentials: only their names are part of the configuration.
-        return {"name": self.name, "kind": "http", "url": self.url,
+        return {"name": self.name, "kind": "http", "url": self.shown_url,
                 "headers": sorted(k for k in self._headers if k != "Authorization"),
                 "api_key_env": self.api_key_env}
 
@@ -55,7 +58,7 @@ class HttpRetriever:
     def search(self, query: str, limit: int, query_id=None) -> list[Hit]:
         if limit <= 0:
             return []
-        where = f"HTTP retriever {self.url} ({_question(query, query_id)})"
+        where = f"HTTP retriever {self.shown_url} ({_question(query, query_id)})"
         body = json.dumps({"query_id": query_id, "query": query, "limit": limit}).encode("utf-8")
         try:
             reply = post_json(self.url, body, self._headers, self.timeout_s, self.max_bytes)
@@ -67,8 +70,10 @@ class HttpRetriever:
         if not 200 <= reply.status < 300:
             raise RetrieverError(f"{where}: HTTP status {reply.status}: {_excerpt(text.strip()) or '(empty body)'}")
         try:
-            payload = json.loads(text)
-        except (ValueError, RecursionError):
+            payload = jsonin.loads(text)
+        except jsonin.TooDeep as exc:
+            raise RetrieverError(f"{where}: the answer is {exc}: {_excerpt(text)!r}") from None
+        except ValueError:
             raise RetrieverError(f"{where}: the answer is not JSON: {_excerpt(text)!r}") from None
         try:
             return parse_results(_unwrap(payload, where), self.docs, where)[:limit]

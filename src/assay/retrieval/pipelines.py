@@ -38,6 +38,7 @@ The file is found walking up from the current directory (assay.inputs.project); 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from assay.core.errors import ConfigError
@@ -60,6 +61,7 @@ EXTERNAL = ("command", "http", "plugin", "trec-run", "python")
 # How a trec-run pipeline orders each query's lines: by score, ties by docno descending (trec_eval's order),
 # or by the file's rank column (the order `assay export --format trec` wrote, ties included).
 RUN_ORDERS = ("score", "rank")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,9 @@ def _validate(name: str, s: dict) -> None:
         for key in ("context_k", "max_quote"):
             if not isinstance(s[key], int) or s[key] < 1:
                 raise ConfigError(f"{where}: {key.replace('_', '-')} must be an integer of at least 1")
+    names = s["pass_env"]
+    if not isinstance(names, list) or not all(isinstance(n, str) and _ENV_NAME.fullmatch(n) for n in names):
+        raise ConfigError(f"{where}: pass_env must be a list of environment variable names, got {names!r}")
     if s["run_order"] not in RUN_ORDERS:
         raise ConfigError(f"{where}: run_order must be one of {', '.join(RUN_ORDERS)}, got {s['run_order']!r}")
     if s["retriever"] is not None:

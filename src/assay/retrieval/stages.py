@@ -152,6 +152,8 @@ class Answer:
             return False
         self._log_requests(first_request, question.query_id)
         out = self.rows
+        if self.client is not None:  # a model's replies, not the extractive generator's own payloads
+            rows = self._bounded(rows)
         out["answers"].append(rows.answer)
         out["claims"] += rows.claims
         out["citations"] += rows.citations
@@ -161,17 +163,37 @@ class Answer:
             self._judge_claims(question.query_id)
         return True
 
+    def _bounded(self, rows):
+        """The rows with what a model said kept to max_reply_chars characters per reply (none at 0), and errors
+        to ERROR_CHARS: no transform of a key an endpoint might echo can be caught by redaction, so the
+        less of a reply is kept, the less there is to leak."""
+        from dataclasses import replace
+
+        from assay.retrieval.answer.stage import ANSWER_COLUMNS, kept_error, kept_reply
+
+        keep = self.s["max_reply_chars"]
+        answer = list(rows.answer)
+        at_excerpt, at_error = ANSWER_COLUMNS.index("response_excerpt"), ANSWER_COLUMNS.index("error")
+        if answer[at_excerpt] is not None:
+            answer[at_excerpt] = answer[at_excerpt][:keep] or None
+        answer[at_error] = kept_error(answer[at_error])
+        raws = [(q, i, mode, kept_reply(raw, keep)) for q, i, mode, raw in rows.raws] if keep else []
+        return replace(rows, answer=tuple(answer), raws=raws)
+
     def stats(self) -> dict:
         return {"generator": self.generator.name, **(self.client.stats() if self.client is not None else {})}
 
     def _judge_claims(self, query_id: str) -> None:
         """The judge's verdict on each kept claim of one question (its citations are the evidence)."""
+        from assay.retrieval.answer.stage import kept_error, kept_reply
+
         out = self.rows
         kept = [(idx, text) for q, idx, text, k, _ in out["claims"] if q == query_id and k]
         for idx, text in kept:
             quotes = [c[4] for c in out["citations"] if c[0] == query_id and c[1] == idx]
             verdict, raw, error = self.judge.judge(text, quotes)
-            out["claim_judgments"].append((query_id, idx, self.judge.client.model, verdict, raw, error))
+            out["claim_judgments"].append((query_id, idx, self.judge.client.model, verdict,
+                                           kept_reply(raw, self.s["max_reply_chars"]), kept_error(error)))
 
     def _log_requests(self, first: int, query_id: str) -> None:
         if self.client is None:
@@ -190,19 +212,22 @@ def generator_for(s: dict):
 
     if s["generator"] == "extractive":
         return ExtractiveAdapter(s["max_quote"]), None
-    from assay.retrieval.answer.client import ChatClient
+    from assay.retrieval.answer.client import EXCERPT_CHARS, ChatClient
 
     client = ChatClient(s["generator_base_url"], s["generator_model"], api_key_env=s["generator_api_key_env"],
                         timeout_s=s["generator_timeout_s"], min_interval_s=s["min_interval_s"],
-                        backoff_s=tuple(s["generator_backoff_s"]))
+                        backoff_s=tuple(s["generator_backoff_s"]), max_retry_wait_s=s["max_retry_wait_s"],
+                        excerpt_chars=min(EXCERPT_CHARS, s["max_reply_chars"]))
     return OpenAIGenerator(client, s["max_quote"]), client
 
 
 def judge_for(s: dict):
     if not s["judge_model"]:
         return None
-    from assay.retrieval.answer.client import ChatClient
+    from assay.retrieval.answer.client import EXCERPT_CHARS, ChatClient
     from assay.retrieval.answer.judge import Judge
 
     return Judge(ChatClient(s["judge_base_url"], s["judge_model"], api_key_env=s["judge_api_key_env"],
-                            timeout_s=s["judge_timeout_s"], backoff_s=tuple(s["generator_backoff_s"])))
+                            timeout_s=s["judge_timeout_s"], backoff_s=tuple(s["generator_backoff_s"]),
+                            max_retry_wait_s=s["max_retry_wait_s"],
+                            excerpt_chars=min(EXCERPT_CHARS, s["max_reply_chars"])))

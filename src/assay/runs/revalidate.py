@@ -10,26 +10,32 @@ from __future__ import annotations
 
 import json
 
+from assay.core import jsonin
 from assay.retrieval.answer.contract import parse_claims, validate
 from assay.retrieval.answer.generate import _tool_payload
-from assay.retrieval.answer.stage import ANSWER_COLUMNS, CITATION_COLUMNS, CLAIM_COLUMNS, checked_rows, outcome
+from assay.retrieval.answer.stage import (ANSWER_COLUMNS, CITATION_COLUMNS, CLAIM_COLUMNS, checked_rows, is_cut,
+                                          outcome)
 
 
 def payload_from_raw(mode: str, raw: str):
     """(payload, problem) from one stored reply, parsed as the generator parsed it."""
     try:
-        data = json.loads(raw)
+        data = jsonin.loads(raw)
     except json.JSONDecodeError as exc:
         return None, f"not JSON ({exc.msg})"
+    except ValueError as exc:
+        return None, str(exc)
     if mode == "extractive":
         return data, None
     message = ((data.get("choices") or [{}])[0] or {}).get("message") or {}
     if mode == "tool":
         return _tool_payload(message)
     try:
-        return json.loads(message.get("content") or ""), None
+        return jsonin.loads(message.get("content") or ""), None
     except json.JSONDecodeError as exc:
         return None, f"json-fallback: not JSON ({exc.msg})"
+    except ValueError as exc:
+        return None, f"json-fallback: {exc}"
 
 
 def revalidate(warehouse, run_ref: str, max_quote: int) -> dict:
@@ -60,6 +66,15 @@ def revalidate(warehouse, run_ref: str, max_quote: int) -> dict:
         raws.setdefault(qid, []).append((mode, raw))
     old = warehouse.con.execute(f"SELECT {', '.join(ANSWER_COLUMNS)} FROM answers WHERE run_id = ? ORDER BY query_id",
                                 [source]).fetchall()
+    unread = sum(1 for row in old if (a := dict(zip(ANSWER_COLUMNS, row)))["status"] != "failed"
+                 and a["refusal"] not in ("no_results", "calibration")
+                 and (a["query_id"] not in raws or is_cut(raws[a["query_id"]][-1][1])))
+    if unread:
+        from assay.core.errors import AssayError
+
+        raise AssayError(f"run {source} kept {unread} model replies only in part or not at all (its max_reply_chars "
+                         f"is {config['settings'].get('max_reply_chars')}): they cannot be checked again; "
+                         "revalidate a run stored with max_reply_chars large enough, or run the questions again")
     answers, claims, citations, changed = [], [], [], 0
     for row in old:
         a = dict(zip(ANSWER_COLUMNS, row))

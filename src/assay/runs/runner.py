@@ -84,6 +84,9 @@ class RunOptions:
     max_quote: int | None = None
     force_generation: bool | None = None
     generator_backoff_s: list | None = None
+    max_retry_wait_s: float | None = None
+    max_reply_chars: int | None = None
+    pass_env: list | None = None
     judge_base_url: str | None = None
     judge_model: str | None = None
     judge_api_key_env: str | None = None
@@ -94,8 +97,10 @@ class RunOptions:
 
     def overrides(self) -> dict:
         skip = ("pipeline", "config_path", "python_retriever", "max_file_mb", "name")
-        return {k: (str(v) if k == "run_file" and v is not None else v)
-                for k, v in self.__dict__.items() if k not in skip}
+        out = {k: (str(v) if k == "run_file" and v is not None else v)
+               for k, v in self.__dict__.items() if k not in skip}
+        out["pass_env"] = list(self.pass_env) if self.pass_env else None  # click gives () when the flag is absent
+        return out
 
 
 @dataclass
@@ -241,7 +246,8 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         retrieval = {st.name: st.config() for st in stages if st.name not in ("final", "answer")}
         answer = next((st for st in stages if st.name == "answer"), None)
         config = {
-            "pipeline": pipeline.name, "stages": pipeline.stages, "settings": s, "chunker": chunker.config(),
+            "pipeline": pipeline.name, "stages": pipeline.stages, "settings": shown_settings(s),
+            "chunker": chunker.config(),
             "retrieval": retrieval, "depth": s["depth"], "doc_depth": s["doc_depth"],
             "final_k": s["final_k"] or s["depth"], "seed": s["seed"], "bootstrap_samples": BOOTSTRAP_SAMPLES,
             "tie_break": TIE_BREAK, "calibration": calibration,
@@ -296,6 +302,17 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         stage_latency=latency_rows, stats=stats, status=status,
         gate_eligible=not (answer is not None and s["force_generation"]), **answers,
     )
+
+
+URL_SETTINGS = ("url", "generator_base_url", "judge_base_url")
+
+
+def shown_settings(s: dict) -> dict:
+    """The settings as a run stores them: a URL's credentials (userinfo, query values) as ``***``
+    (assay.core.credentials.redact_url), so runs.config, reports and exports never hold them."""
+    from assay.core.credentials import redact_url
+
+    return {**s, **{k: redact_url(s[k]) for k in URL_SETTINGS if k in s}}
 
 
 def require_extras(pipeline) -> None:
@@ -464,7 +481,8 @@ def _external(s: dict, corpus, python_retriever):
     if kind == "command":
         argv = shlex.split(s["command"]) if isinstance(s["command"], str) else list(s["command"])
         return ext.CommandRetriever(argv, docs, timeout_s=s["timeout_s"],
-                                    secret_env=[s["api_key_env"], s["generator_api_key_env"], s["judge_api_key_env"]])
+                                    secret_env=[s["api_key_env"], s["generator_api_key_env"], s["judge_api_key_env"]],
+                                    pass_env=s["pass_env"])
     if kind == "http":
         return ext.HttpRetriever(s["url"], docs, timeout_s=s["timeout_s"], api_key_env=s["api_key_env"])
     if kind == "trec-run":

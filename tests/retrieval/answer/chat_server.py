@@ -70,6 +70,7 @@ class Reply:
     trickle_body_only: bool = False  # status line and headers at once, then the body byte by byte
     stream_bytes: int = 0  # filler bytes streamed after the body, never held in memory
     declared_length: int | None = None  # a Content-Length to claim instead of the true one
+    data: bytes | None = None  # bytes sent as the body instead of ``body`` (a compressed body)
 
 
 def tool_call(arguments: dict | str, name: str = "submit_answer", finish_reason: str = "tool_calls") -> Reply:
@@ -111,6 +112,11 @@ def huge(n_bytes: int, declared: bool = False) -> Reply:
     Content-Length, otherwise the body simply runs until the connection closes."""
     return Reply(body='{"choices": [{"message": {"content": "', stream_bytes=n_bytes,
                  declared_length=n_bytes if declared else -1)
+
+
+def encoded(data: bytes, encoding: str, code: int = 200) -> Reply:
+    """A reply whose body is ``data`` as given, declared with ``Content-Encoding: encoding`` (gzip, ...)."""
+    return Reply(status=code, data=data, headers={"Content-Encoding": encoding})
 
 
 def raw(body: str, content_type: str = "application/json", code: int = 200) -> Reply:
@@ -200,7 +206,7 @@ class ChatServer:
             text = reply.render(key)
         if reply.render_headers is not None:
             headers.update(reply.render_headers(key))
-        payload = text.encode("utf-8")
+        payload = text.encode("utf-8") if reply.data is None else reply.data
         length = len(payload) + reply.stream_bytes if reply.declared_length is None else reply.declared_length
         # Set before sending: a client can only start its next request after this answer arrives.
         record["finished"] = time.monotonic()

@@ -200,6 +200,35 @@ def test_revalidation_needs_no_model_call(tmp_path, monkeypatch, mini_corpus, mi
     assert old["all"] == 1.0 and new["all"] == 0.0 and drops == [("bad_quote",)]
 
 
+def test_a_reply_is_stored_up_to_max_reply_chars_and_a_cut_one_is_never_revalidated(tmp_path, monkeypatch,
+                                                                                    mini_corpus, mini_judgments,
+                                                                                    contexts):
+    monkeypatch.setenv("ASSAY_TEST_KEY", KEY)
+    c = contexts
+    padded = [tool_call({"claims": [claim(c[q][0], c[q][1][:60].strip())], "insufficient_evidence": False,
+                         "pad": "x" * 70_000}) for q in ("backup-readers", "cache-size", "page-size", "restore")]
+    replies = padded + [status(500, "y" * 2000)]
+    path = tmp_path / "w.duckdb"
+    with ChatServer(replies) as server:
+        with Warehouse.open(path) as wh:
+            rec = run(wh, mini_corpus, mini_judgments, openai_options(server.url, max_reply_chars=1000))
+            raws = wh.con.execute("SELECT raw FROM answer_raw WHERE run_id = ? ORDER BY query_id",
+                                  [rec.run_id]).fetchall()
+            a = answer_rows(wh, rec.run_id)
+    assert rec.config["settings"]["max_reply_chars"] == 1000
+    assert len(raws) == 5 and len(padded[0].body) > 70_000
+    for (raw,) in raws:  # the first 1000 characters, then a line that says it was cut
+        assert raw[1000:].startswith("\n[assay: reply cut at 1000 of ")
+        assert raw.endswith(" characters (max_reply_chars)]")
+    assert a["backup-readers"]["status"] == "answered"  # the answer was read whole; only what is stored is cut
+    assert a["wal-purpose"]["error"].endswith("HTTP 500: '" + "y" * 200 + "...'")
+    out = CliRunner().invoke(cli, ["answers", "revalidate", rec.run_id, "--max-quote", "20", "--warehouse", str(path)])
+    assert out.exit_code == 1
+    assert out.stderr == (f"error: run {rec.run_id} kept 4 model replies only in part or not at all (its "
+                          "max_reply_chars is 1000): they cannot be checked again; revalidate a run stored with "
+                          "max_reply_chars large enough, or run the questions again\n")
+
+
 @pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_forced_generation_is_never_a_gate_run(tmp_path, mini_corpus, mini_judgments):
     path = tmp_path / "w.duckdb"

@@ -308,3 +308,34 @@ def test_the_key_is_never_in_the_log_repr_or_errors(fake):
     shown += [str(e) for e in errors] + [repr(e) for e in errors] + [e.raw or "" for e in errors]
     assert all(KEY not in text for text in shown)
     assert "***" in str(errors[1])
+
+
+@pytest.mark.parametrize("asked", ["inf", "1e10", "100000", "121"])
+def test_a_retry_after_past_the_cap_fails_the_question_at_once(fake, asked):
+    # once an OverflowError traceback (inf, 1e10) or a 28-hour sleep (100000)
+    with ChatServer([status(429, headers={"Retry-After": asked}), content("never asked for")]) as server:
+        client = client_for(server, fake)
+        with pytest.raises(ModelEndpointError) as err:
+            client.chat(MESSAGES)
+    assert fake.sleeps == [] and len(server.requests) == 1 and err.value.attempts == 1
+    waits = "forever" if asked == "inf" else f"{float(asked):g}s"
+    assert (f"HTTP 429: the endpoint asks to wait {waits} before a retry (Retry-After), more than the "
+            "120s one request may wait for its retries (--max-retry-wait, max_retry_wait_s in assay.toml); "
+            "not retried") in str(err.value)
+    assert client.log[0]["retry_after_s"] == (None if asked == "inf" else float(asked))
+    assert not client.blocked
+
+
+def test_the_cap_bounds_the_waits_of_one_request_in_all(fake):
+    script = [status(503, headers={"Retry-After": "50"}), status(503, headers={"Retry-After": "80"}), content("no")]
+    with ChatServer(script) as server:
+        client = client_for(server, fake)
+        with pytest.raises(ModelEndpointError, match=r"asks to wait 80s before a retry \(Retry-After\) after 50s of "
+                                                     r"waits already, more than the 120s") as err:
+            client.chat(MESSAGES)
+    assert fake.sleeps == [50.0] and len(server.requests) == 2 and err.value.attempts == 2
+    # the cap is a setting; 0 makes no retry at all, the backoff included
+    with ChatServer([status(503), content("no")]) as server:
+        with pytest.raises(ModelEndpointError, match=r"the next retry waits 5s, more than the 0s"):
+            client_for(server, fake, max_retry_wait_s=0).chat(MESSAGES)
+    assert fake.sleeps == [50.0]

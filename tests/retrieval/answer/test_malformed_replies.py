@@ -9,7 +9,7 @@ and an excerpt of what came back (redacted, at most 200 characters) where someth
 import json
 
 import pytest
-from chat_server import ChatServer, Reply, completion, echo_key, huge, raw, redirect
+from chat_server import ChatServer, Reply, completion, echo_key, huge, raw, redirect, status
 
 from assay.core.credentials import redact
 from assay.runs.runner import RunOptions, run
@@ -31,6 +31,7 @@ def args(arguments) -> Reply:
     return call({"name": "submit_answer", "arguments": arguments})
 
 
+DEEP = "[" * 500 + "]" * 500
 SCHEMA = ("refused", "schema", "schema")            # the reply was a completion, the answer in it was not
 UNREADABLE = ("failed", "error", "schema")          # HTTP 200, but not a chat completion at all
 TRANSPORT = ("failed", "error", "generation")       # nothing usable was read
@@ -50,7 +51,14 @@ CASES = {
     "arguments is null": (args(None), SCHEMA, "got null"),
     "arguments is an object, not an answer": (args({"answer": "Paris"}), SCHEMA, "claims: missing"),
     "arguments is invalid JSON": (args('{"claims": [oops'), SCHEMA, "submit_answer arguments are not JSON"),
-    "arguments nested too deep": (args("[" * 100_000), SCHEMA, "not JSON (RecursionError)"),
+    "arguments nested too deep": (args("[" * 100_000), SCHEMA,
+                                  "submit_answer arguments are JSON nested deeper than 64 levels"),
+    # once a RecursionError traceback when the reply was redacted, and nothing stored
+    "arguments nested 500 levels": (args('{"claims": ' + DEEP + "}"), SCHEMA,
+                                    "submit_answer arguments are JSON nested deeper than 64 levels"),
+    "a reply nested 500 levels": (raw('{"choices": [{"message": {"role": "assistant", "content": "x", "deep": '
+                                      + DEEP + "}}]}"), UNREADABLE, "the answer is JSON nested deeper than 64 levels"),
+    "arguments nested 65 levels": (args('{"claims": ' + "[" * 64 + "]" * 64 + "}"), SCHEMA, "deeper than 64"),
     "arguments with a 5000-digit number": (args('{"claims": ' + "9" * 5000 + "}"), SCHEMA, "not JSON (ValueError)"),
     "claims is a string": (args({"claims": "all of them"}), SCHEMA, "claims: must be a list, got str"),
     "content is a list of numbers": (message({"content": [1, 2]}, "stop"), SCHEMA,
@@ -70,10 +78,14 @@ CASES = {
     "body is a JSON array": (raw("[1, 2, 3]"), UNREADABLE, "no choices[0].message"),
     "body is a JSON string": (raw('"ok"'), UNREADABLE, "no choices[0].message"),
     "body is empty": (raw(""), UNREADABLE, "invalid JSON in the answer: ''"),
-    "body nested too deep": (raw("[" * 100_000), UNREADABLE, "invalid JSON"),
+    "body nested too deep": (raw("[" * 100_000), UNREADABLE, "the answer is JSON nested deeper than 64 levels"),
     "body is 9 MiB": (huge(9 * 1024 * 1024), TRANSPORT, "the answer is larger than 8388608 bytes"),
     "a redirect": (redirect("http://localhost:9/v1/chat/completions"), TRANSPORT,
                    "the endpoint redirected to http://localhost:9 (HTTP 302); assay does not follow redirects"),
+    "a 503 asking to wait forever": (status(503, headers={"Retry-After": "inf"}), TRANSPORT,
+                                     "HTTP 503: the endpoint asks to wait forever before a retry (Retry-After), more "
+                                     "than the 120s one request may wait"),
+    "a 503 asking to wait 1e10 s": (status(503, headers={"Retry-After": "1e10"}), TRANSPORT, "not retried"),
     "a 500 that echoes the key": (echo_key(lambda key: json.dumps({"error": f"bad key {key}"}), code=500),
                                   TRANSPORT, "HTTP 500: '{\"error\": \"bad key ***\"}'"),
 }
@@ -146,7 +158,10 @@ def test_a_content_type_that_lies_is_ignored(tmp_path, monkeypatch, mini_corpus,
     (message({"content": '"supported"'}, "stop"), "unparsed", "got str"),
     (message({"content": "{}"}, "stop"), "unparsed", 'expected an object with "supported", got dict'),
     (message({"content": '{"supported": "yes"}'}, "stop"), "unparsed", "'supported' is not true or false"),
-    (message({"content": "[" * 100_000}, "stop"), "unparsed", "not JSON (RecursionError)"),
+    (message({"content": "[" * 100_000}, "stop"), "unparsed", "JSON nested deeper than 64 levels"),
+    (message({"content": '{"supported": ' + DEEP + "}"}, "stop"), "unparsed", "JSON nested deeper than 64 levels"),
+    (raw('{"choices": [{"message": {"content": "{}", "deep": ' + DEEP + "}}]}"), "unavailable",
+     "the answer is JSON nested deeper than 64 levels"),
     (raw('{"choices": "x"}'), "unavailable", "no choices[0].message"),
     (raw("not json"), "unavailable", "invalid JSON"),
     (huge(9 * 1024 * 1024), "unavailable", "larger than"),

@@ -21,7 +21,8 @@ import json
 from dataclasses import dataclass, field
 
 from assay.retrieval.answer.contract import MAX_QUOTE, parse_claims
-from assay.core.credentials import redact_all, secret_values
+from assay.core import jsonin
+from assay.core.credentials import redact_all
 
 SUBMIT_ANSWER = {
     "type": "function",
@@ -104,7 +105,7 @@ class OpenAIGenerator:
         self.client, self.max_quote = client, max_quote
 
     def config(self) -> dict:
-        return {"name": self.name, "base_url": self.client.base_url, "model": self.client.model,
+        return {"name": self.name, "base_url": self.client.shown_url, "model": self.client.model,
                 "api_key_env": self.client.api_key_env, "max_quote": self.max_quote}
 
     def _messages(self, question, context):
@@ -133,7 +134,7 @@ class OpenAIGenerator:
         gen.raws.append(("tool", resp.raw))
         gen.http_status, gen.finish_reason = resp.status, resp.finish_reason
         payload, problem = _tool_payload(resp.message)
-        payload = redact_all(payload, secret_values([self.client.api_key_env]))
+        payload = redact_all(payload, self.client.secrets())
         if problem is None:
             claims, insufficient, errors = parse_claims(payload)
             if not errors:
@@ -154,7 +155,7 @@ class OpenAIGenerator:
         if problem is not None:
             gen.schema_errors.append(f"json-fallback: {problem}")
             return gen
-        payload = redact_all(payload, secret_values([self.client.api_key_env]))
+        payload = redact_all(payload, self.client.secrets())
         claims, insufficient, errors = parse_claims(payload)
         gen.schema_errors += [f"json-fallback: {e}" for e in errors]
         if not errors:
@@ -178,10 +179,12 @@ def _failed(gen: Generation, exc) -> Generation:
 def _loads(text: str):
     """(value, None) or (None, problem) for a JSON text; never raises, however deep or broken."""
     try:
-        return json.loads(text), None
+        return jsonin.loads(text), None
+    except jsonin.TooDeep as exc:
+        return None, str(exc)
     except json.JSONDecodeError as exc:
         return None, f"not JSON ({exc.msg} at column {exc.colno})"
-    except (ValueError, RecursionError) as exc:
+    except ValueError as exc:
         return None, f"not JSON ({type(exc).__name__})"
 
 

@@ -20,7 +20,7 @@ class Judge:
         self.client = client
 
     def config(self) -> dict:
-        return {"base_url": self.client.base_url, "model": self.client.model,
+        return {"base_url": self.client.shown_url, "model": self.client.model,
                 "api_key_env": self.client.api_key_env}
 
     def judge(self, claim: str, quotes: list[str]) -> tuple[str, str | None, str | None]:

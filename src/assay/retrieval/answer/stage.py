@@ -14,6 +14,7 @@ oversized answer or an error status fails it at the ``generation`` stage.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,6 +22,26 @@ from dataclasses import dataclass, field
 from assay.retrieval.answer.contract import validate
 
 EXCERPT = 200
+ERROR_CHARS = 1000  # of an error stored with an answer or a verdict: its words, and at most an excerpt of a reply
+CUT_MARK = "\n[assay: reply cut at {kept} of {total} characters (max_reply_chars)]"
+_CUT = re.compile(r"\n\[assay: reply cut at \d+ of \d+ characters \(max_reply_chars\)\]\Z")
+
+
+def kept_reply(text: str | None, limit: int) -> str | None:
+    """What of a model's reply is stored: all of it up to ``limit`` characters, else its first ``limit``
+    followed by ``CUT_MARK`` (so it is never mistaken for the whole reply); None when ``limit`` is 0."""
+    if text is None or limit == 0:
+        return None
+    return text if len(text) <= limit else text[:limit] + CUT_MARK.format(kept=limit, total=len(text))
+
+
+def is_cut(text: str | None) -> bool:
+    """Whether a stored reply is only the start of one (``kept_reply`` cut it)."""
+    return bool(text) and _CUT.search(text) is not None
+
+
+def kept_error(text: str | None) -> str | None:
+    return text if text is None or len(text) <= ERROR_CHARS else text[:ERROR_CHARS] + "..."
 
 
 @dataclass
