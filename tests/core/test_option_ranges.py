@@ -81,3 +81,21 @@ def test_the_largest_seed_runs_and_reports(tmp_path):
     assert out.exit_code == 0, out.output
     report = invoke("report", out.stdout.strip(), "--format", "json", "--warehouse", wh)
     assert report.exit_code == 0 and '"seed": 2147483647' in report.stdout
+
+
+@pytest.mark.parametrize("given", [["--chunk-size", "100", "--overlap", "100"], ["--overlap", "5000"],
+                                   ["--chunk-size", "50", "--overlap", "80"]])
+def test_an_overlap_not_below_the_chunk_size_is_a_usage_error(tmp_path, given):
+    wh = tmp_path / "w.duckdb"
+    out = invoke(*RUN, *given, "--warehouse", wh)
+    assert out.exit_code == 2, out.output
+    assert out.stderr.startswith("error: --overlap and --chunk-size: overlap must be at least 0 and below the chunk "
+                                 "size ") and out.stderr.count("\n") == 1, out.stderr
+    assert "Traceback" not in out.output and not wh.exists()
+
+
+def test_an_overlap_not_below_the_size_in_assay_toml_stays_a_configuration_error(tmp_path):
+    cfg = tmp_path / "assay.toml"
+    cfg.write_text("[run]\nchunk_size = 100\noverlap = 100\n")
+    out = invoke(*RUN, "--config", cfg, "--warehouse", tmp_path / "w.duckdb")
+    assert out.exit_code == 1 and "overlap must be at least 0 and below the chunk size 100" in out.stderr, out.output

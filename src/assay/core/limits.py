@@ -72,6 +72,12 @@ K = _int(1)
 GRADE = _int(1)  # a gold entry's relevance grade (assay judgments add --grade)
 DRAFTS = _int(1, 10_000)  # passages one assay judgments draft asks about: each is a paid model request
 
+# Fixed bounds on what a judgments file holds, in characters. A question is a sentence or a paragraph and a
+# line holds one question with its quotes; past these a line is a mistake (a document pasted into a field),
+# and reading it on would cost minutes and gigabytes in quote resolution before failing.
+JUDGMENTS_LINE_CHARS = 1_000_000
+QUESTION_CHARS = 10_000
+
 
 def setting_problem(key: str, value) -> str | None:
     """What is wrong with a setting's value, or None (also None for settings that are not numbers)."""
