@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 
 from assay.core.credentials import redact, redact_all, secret_values
 from assay.core.errors import ConfigError, ModelEndpointError, RunBlocked
+from assay.core.escape import terminal
 from assay.core.http import DEFAULT_MAX_BYTES, TransportError, post_json
 
 RETRIED_STATUSES = (429, 503)
@@ -128,7 +129,7 @@ class ChatClient:
         self._clock = clock
         self._consecutive_429s = 0
         self._wall_s = 0.0
-        self._where = f"model endpoint {self.base_url} ({model})"
+        self._where = f"model endpoint {terminal(self.base_url)} ({terminal(model)})"
 
     def __repr__(self) -> str:
         return (f"ChatClient(base_url={self.base_url!r}, model={self.model!r}, "
