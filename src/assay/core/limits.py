@@ -63,6 +63,7 @@ SETTINGS = {
     "timeout_s": _seconds(), "generator_timeout_s": _seconds(), "judge_timeout_s": _seconds(),
     "min_interval_s": _seconds(low_open=False, high=3600.0),
     "max_file_mb": Range(float, 0.0, 1_000_000.0, low_open=True),
+    "max_expanded_mb": Range(float, 0.0, 1_000_000.0, low_open=True), "read_timeout_s": _seconds(),
     # word pieces an embedder takes, its two special tokens included; the model's own limit is checked when it loads
     "max_length": _int(3),
 }

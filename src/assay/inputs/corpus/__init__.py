@@ -98,7 +98,12 @@ def _read(f: CorpusFile, limit: int) -> bytes:
         mode = os.fstat(fh.fileno()).st_mode
         if not stat.S_ISREG(mode):
             raise CorpusError(f"{f.path}: {not_regular(mode)}, not a regular file; only regular files are read")
-        return fh.read(limit + 1)
+        # read(limit + 1) would set aside the whole limit (50 MB) for every file, however small: ask for its size
+        expected = min(os.fstat(fh.fileno()).st_size, limit) + 1
+        data = fh.read(expected)
+        if len(data) == expected and expected <= limit:  # it grew since: read on, up to the limit and one byte
+            data += fh.read(limit + 1 - len(data))
+        return data
 
 
 def _too_big(f: CorpusFile, size: int, max_file_mb: float) -> str:
