@@ -13,7 +13,7 @@ from documents import write_docx
 from assay.cli import cli
 from assay.core.errors import CorpusError
 from assay.inputs.corpus import ReadOptions, load_corpus
-from assay.inputs.corpus import pdf
+from assay.inputs.corpus import docx, pdf
 from assay.inputs.corpus.budget import ReadBudget
 
 MB = 1_000_000
@@ -83,6 +83,14 @@ def test_the_clock_is_read_as_the_document_is_read():
     with pytest.raises(pdf.PdfUnreadable, match=r"^still being read after 10 s"):
         pdf.extract(text_pdf(), ReadBudget(1000, 10, clock=lambda: next(ticks)))
     assert pdf.extract(text_pdf(), ReadBudget(1000, 10)).text == "hello world\n"
+
+
+def test_a_docx_looks_at_the_clock_before_each_block(tmp_path):
+    data = write_docx(tmp_path / "guide.docx").read_bytes()
+    ticks = iter(range(10**6))
+    with pytest.raises(docx.DocxUnreadable, match=r"^still being read after 3 s"):
+        docx.extract(data, ReadBudget(1000, 3, clock=lambda: next(ticks)))
+    assert docx.extract(data, ReadBudget(1000, 3)).startswith("Onboarding guide")
 
 
 def test_an_ordinary_pdf_and_docx_read_as_before_within_the_bounds(tmp_path):
