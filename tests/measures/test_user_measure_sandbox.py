@@ -137,6 +137,14 @@ def test_a_copy_of_a_built_in_measure_scores_exactly_as_the_built_in(tmp_path, s
         assert per_query(Warehouse.brief(path), run_id, parse_measure(f"MyNDCG@{k}")) == theirs
 
 
+def test_relation_names_are_read_in_any_case(tmp_path, stored):
+    path, run_id = stored
+    project(tmp_path, SUCCESS.replace("judged_ranking", "JUDGED_Ranking").replace("eval_questions", "EVAL_QUESTIONS"))
+    load_user_measures(load_config(tmp_path / "assay.toml"))
+    with Warehouse.open(path, read_only=True) as wh:
+        assert per_query(wh, run_id, parse_measure("Pwn@3")) == per_query(wh, run_id, parse_measure("Success@3"))
+
+
 def test_the_python_api_gets_the_same_one_line_error(tmp_path, stored):
     path, run_id = stored
     project(tmp_path, "ATTACH '/tmp/other.duckdb' AS other;\n" + SUCCESS)

@@ -200,13 +200,16 @@ def sandboxed_select(con, query: str, params: dict, fetch=None):
     if kinds != ["SELECT"]:
         what = f"{len(kinds)} statements" if len(kinds) != 1 else f"a {kinds[0]} statement"
         raise AssayError(f"refused: the SQL holds {what}; a measure is exactly one SELECT (WITH ... SELECT)")
-    known = {name for (name,) in con.execute("SELECT DISTINCT table_name FROM information_schema.tables").fetchall()}
+    known = {name.lower(): name for (name,) in con.execute(  # names are case-insensitive, as DuckDB reads them
+        "SELECT DISTINCT table_name FROM information_schema.tables").fetchall()}
+    named = {known[n.lower()] for n in _relations_read(con, query) if n.lower() in known}
     sandbox = duckdb.connect(":memory:", config={k: v for k, v in SANDBOX.items() if k != "lock_configuration"})
     try:
-        for name in sorted(_relations_read(con, query) & known):
+        for name in sorted(named):
             columns = [d[0] for d in con.execute(f"SELECT * FROM {_quoted(name)} LIMIT 0").description]
             if "run_id" in columns and "run_id" in params:
-                rows = con.sql(f"SELECT * FROM {_quoted(name)} WHERE run_id = $run_id", params={"run_id": params["run_id"]})
+                rows = con.sql(f"SELECT * FROM {_quoted(name)} WHERE run_id = $run_id",
+                               params={"run_id": params["run_id"]})
             else:
                 rows = con.sql(f"SELECT * FROM {_quoted(name)}")
             sandbox.register("_assay_copy", rows.to_arrow_table())
