@@ -59,6 +59,18 @@ def run_length_bomb(size: int) -> bytes:
     return one_page(stream(b"\x81 " * (size // 128) + b"\x80", "/RunLengthDecode"))
 
 
+def lzw_bomb(size: int) -> bytes:
+    """A page whose content stream is LZW-encoded runs of spaces: codes 258..509 after a clear code (9 bits each,
+    the table reset before it would widen them) stand for 2..253 spaces, about 32 KB per 286 bytes."""
+    segment = [256, 32] + list(range(258, 510))
+    per = 1 + sum(range(2, 254))
+    codes = segment * (size // per + 1) + [257]
+    bits = "".join(format(code, "09b") for code in codes)
+    bits += "0" * (-len(bits) % 8)
+    data = int(bits, 2).to_bytes(len(bits) // 8, "big")
+    return one_page(stream(data, "/LZWDecode"))
+
+
 def fan_out(depth: int = 12, width: int = 10) -> bytes:
     """Form XObjects each drawing the one below ``width`` times, ``depth`` deep: width**depth draws of a leaf
     that draws nothing (no glyph, no path), so reading it never ends and holds little. Object 6 is the leaf."""

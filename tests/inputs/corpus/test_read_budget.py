@@ -6,7 +6,7 @@ import time
 import tracemalloc
 
 import pytest
-from bombs import docx_bomb, fan_out, flate_bomb, run_length_bomb, scattered_boxes, text_pdf, write
+from bombs import docx_bomb, fan_out, flate_bomb, lzw_bomb, run_length_bomb, scattered_boxes, text_pdf, write
 from click.testing import CliRunner
 from documents import write_docx
 
@@ -39,7 +39,8 @@ EXPANDS = ("expands past 1 MB when read, the limit per document (its compressed 
 
 
 @pytest.mark.parametrize("bomb", [lambda: flate_bomb(40 * MB), lambda: flate_bomb(40 * MB, times=2),
-                                  lambda: run_length_bomb(40 * MB)], ids=["flate", "flate-twice", "run-length"])
+                                  lambda: run_length_bomb(40 * MB), lambda: lzw_bomb(40 * MB)],
+                         ids=["flate", "flate-twice", "run-length", "lzw"])
 def test_a_pdf_stream_bomb_is_refused_at_the_bound_without_unpacking_it(tmp_path, bomb):
     path = write(tmp_path / "corpus" / "bomb.pdf", bomb())
     assert path.stat().st_size < MB  # 40 MB of content once unpacked
