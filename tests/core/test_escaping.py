@@ -27,6 +27,7 @@ HOSTILE_CLASSES = {"backup-readers": HTML_PIPE, "cache-size": TERMINAL, "page-si
 HOSTILE_QUERIES = {"page-size": "-2+3 what is the page size", "restore": "+how to restore",
                    "tulips": "when should tulips be planted in the page cache"}  # no_answer with hits: calibrate fits
 PIPELINE = "evil\x1b]0;x\x07|<b>bold</b>`"
+RAW_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
@@ -341,7 +342,10 @@ def test_html_escapes_markup_in_text_and_attributes(text):
     assert not any(0xD800 <= ord(c) <= 0xDFFF or ord(c) < 0x20 and c not in "\t\n\x0c\r" for c in out)
     import html as stdlib_html
 
-    assert stdlib_html.unescape(out) == "".join("\ufffd" if escape._html_forbidden(c) else c for c in text)
+    assert not RAW_BIDI.search(out)
+    expected = "".join("\ufffd" if escape._html_forbidden(c) else escape.terminal(c) if RAW_BIDI.match(c) else c
+                       for c in text)
+    assert stdlib_html.unescape(out) == expected
 
 
 def test_html_examples():
@@ -389,3 +393,71 @@ def test_lake_listing_and_means_escape_a_hostile_pipeline_name(tmp_path):
     for args in (["lake", "runs", str(lake)], ["lake", "compute", str(lake), "-m", "nDCG@10"]):
         shown = runner.invoke(cli, args)
         assert shown.exit_code == 0 and "\x1b" not in shown.stdout and "evil\\x1b]0;pwned\\x07" in shown.stdout, args
+
+
+def test_html_shows_bidirectional_controls_as_their_escapes():
+    assert escape.html("admin\u202egnp.exe\u2066x\u200f") == "admin\\u202egnp.exe\\u2066x\\u200f"
+    assert escape.bidi_visible("<b>\u202e</b>") == "<b>\\u202e</b>"
+
+
+def test_the_html_report_carries_no_bidirectional_control(hostile, tmp_path):
+    """A hard class holding U+202E (RIGHT-TO-LEFT OVERRIDE) reaches the page's tables and its charts' labels: it
+    shows as the six characters \\u202e, never as the control that would reorder the page."""
+    assert "\u202e" in NEWLINES
+    for ids in (hostile["ids"][:1], hostile["ids"]):
+        page = tmp_path / "report.html"
+        out = invoke("report", *ids, "--format", "html", "-o", page, "--warehouse", hostile["wh"])
+        assert out.exit_code == 0, out.output
+        text = page.read_text(encoding="utf-8")
+        assert not RAW_BIDI.search(text), RAW_BIDI.search(text)
+        assert "\\u202e" in text
+
+
+def _error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+def test_a_newline_in_a_corpus_file_name_cannot_forge_an_error_line(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "fine.md").write_text("a document\n")
+    (corpus / "a\nerror: forged.md").write_bytes(b"binary\0bytes")
+    (corpus / "b\u202e\x1b[2J.md").write_bytes(b"binary\0bytes")
+    out = invoke("ingest", corpus, "--warehouse", tmp_path / "w.duckdb")
+    assert out.exit_code == 1, out.output
+    assert _error_lines(out.stderr) == ["error: 2 corpus file(s) cannot be ingested:"], out.stderr
+    assert f"  {corpus}/a\\nerror: forged.md: looks binary" in out.stderr
+    assert f"  {corpus}/b\\u202e\\x1b[2J.md: looks binary" in out.stderr
+    assert not RAW_CONTROL.search(out.stderr.replace("\n", ""))
+
+
+def test_a_newline_in_a_file_name_cannot_forge_a_note_line(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "x\nerror: forged.txt").write_bytes("caf\u00e9 cr\u00e8me br\u00fbl\u00e9e, d\u00e9j\u00e0 vu\n".encode("cp1252"))
+    out = invoke("ingest", corpus, "--warehouse", tmp_path / "w.duckdb")
+    assert out.exit_code == 0, out.output
+    assert not _error_lines(out.stderr), out.stderr
+    assert f"note: {corpus}/x\\nerror: forged.txt: not UTF-8" in out.stderr
+
+
+def test_a_control_character_in_a_url_is_refused_in_one_line(tmp_path):
+    for url, shown in (("http://127.0.0.1:9/x\nerror: forged", "http://127.0.0.1:9/x\\nerror: forged"),
+                       ("http://127.0.0.1:9/\u202egnp.exe", "http://127.0.0.1:9/\\u202egnp.exe")):
+        out = invoke("run", "--corpus", MINI / "corpus", "--judgments", MINI / "judgments.jsonl", "--pipeline", "http",
+                     "--url", url, "--warehouse", tmp_path / "w.duckdb")
+        assert out.exit_code == 1, out.output
+        assert out.stderr == (f"error: pipeline 'http': url '{shown}' holds a control character; a URL has none "
+                              "(percent-encode it: a newline is %0A)\n")
+        assert not (tmp_path / "w.duckdb").exists()
+
+
+def test_a_retriever_error_names_its_url_in_one_line():
+    """Past the check of assay.toml (the Python API builds retrievers itself), the error line escapes the URL."""
+    from assay.core.errors import RetrieverError
+    from assay.retrieval.http_service import HttpRetriever
+
+    retriever = HttpRetriever("http://127.0.0.1:9/x\nerror: forged", {"a.md": 0}, timeout_s=5)
+    with pytest.raises(RetrieverError) as info:
+        retriever.search("a question", 3, query_id="q1")
+    assert "\n" not in str(info.value) and "HTTP retriever http://127.0.0.1:9/x\\nerror: forged (" in str(info.value)

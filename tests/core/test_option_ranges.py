@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from assay.cli import cli
 from assay.core.errors import ConfigError
-from assay.core.limits import INT_MAX
+from assay.core.limits import DEPTH_MAX, INT_MAX
 from assay.runs.runner import RunOptions, execute_run
 from conftest import MINI
 
@@ -31,6 +31,11 @@ def invoke(*args):
     (SWEEP, "--size", "0"), (SWEEP, "--overlap", "-1"), (SWEEP, "--budget", "0"), (SWEEP, "--k", "0"),
     (SWEEP, "--alpha", "1"), (SWEEP, "--alpha", "0"), (SWEEP, "--seed", "-1"), (SWEEP, "--depth", "0"),
     (SWEEP, "--max-file-mb", "-1"),
+    # how many results a stage keeps stops at DEPTH_MAX (2**31 - 1 aborted tantivy after asking for 34 GB)
+    (RUN, "--depth", str(INT_MAX)), (RUN, "--depth", str(DEPTH_MAX + 1)), (RUN, "--doc-depth", str(INT_MAX)),
+    (RUN, "--rerank-top-n", str(DEPTH_MAX + 1)), (RUN, "--final-k", str(DEPTH_MAX + 1)),
+    (RUN, "--context-k", str(DEPTH_MAX + 1)), (SWEEP, "--depth", str(INT_MAX)),
+    (["ablate", "--corpus", CORPUS, "--judgments", JUDGMENTS], "--depth", str(INT_MAX)),
     (["regress", "--max-drop", "Success@1=0.02"], "--alpha", "1.5"),
     (["regress", "--max-drop", "Success@1=0.02"], "--alpha", "nan"),
     (["history", "--pipeline", "bm25", "--metric", "nDCG@10"], "--tolerance", "-0.1"),
@@ -55,6 +60,8 @@ def test_a_bad_number_is_a_usage_error_naming_the_option(tmp_path, command, opti
     ("[run]\nseed = true\n", "[run] seed must be an integer from 0 to 2147483647, got True"),
     ("[run]\nchunk_size = 0\n", "[run] chunk_size must be an integer from 1 to 2147483647, got 0"),
     ("[run]\nmax_file_mb = 0\n", "[run] max_file_mb must be a number greater than 0"),
+    ("[run]\ndepth = 2147483647\n", "[run] depth must be an integer from 1 to 100000, got 2147483647"),
+    ("[pipelines.p]\nextends = \"bm25\"\nfinal_k = 100001\n", "[pipelines.p] final_k must be an integer from 1 to 100000"),
     ("[pipelines.p]\nextends = \"bm25\"\ntimeout_s = -1\n", "[pipelines.p] timeout_s must be a number greater than 0"),
     ("[pipelines.p]\nextends = \"bm25\"\ndepth = 2.5\n", "[pipelines.p] depth must be an integer"),
     ("[pipelines.p]\nextends = \"bm25\"\ngenerator_backoff_s = [1, -2]\n",
@@ -88,3 +95,27 @@ def test_the_largest_seed_runs_and_reports(tmp_path):
     assert out.exit_code == 0, out.output
     report = invoke("report", out.stdout.strip(), "--format", "json", "--warehouse", wh)
     assert report.exit_code == 0 and '"seed": 2147483647' in report.stdout
+
+
+@pytest.mark.parametrize("given", [["--chunk-size", "100", "--overlap", "100"], ["--overlap", "5000"],
+                                   ["--chunk-size", "50", "--overlap", "80"]])
+def test_an_overlap_not_below_the_chunk_size_is_a_usage_error(tmp_path, given):
+    wh = tmp_path / "w.duckdb"
+    out = invoke(*RUN, *given, "--warehouse", wh)
+    assert out.exit_code == 2, out.output
+    assert out.stderr.startswith("error: --overlap and --chunk-size: overlap must be at least 0 and below the chunk "
+                                 "size ") and out.stderr.count("\n") == 1, out.stderr
+    assert "Traceback" not in out.output and not wh.exists()
+
+
+def test_an_overlap_not_below_the_size_in_assay_toml_stays_a_configuration_error(tmp_path):
+    cfg = tmp_path / "assay.toml"
+    cfg.write_text("[run]\nchunk_size = 100\noverlap = 100\n")
+    out = invoke(*RUN, "--config", cfg, "--warehouse", tmp_path / "w.duckdb")
+    assert out.exit_code == 1 and "overlap must be at least 0 and below the chunk size 100" in out.stderr, out.output
+
+
+def test_the_largest_depths_run(tmp_path):
+    wh = tmp_path / "w.duckdb"
+    out = invoke(*RUN, "--depth", DEPTH_MAX, "--doc-depth", DEPTH_MAX, "--final-k", DEPTH_MAX, "--warehouse", wh)
+    assert out.exit_code == 0, out.output

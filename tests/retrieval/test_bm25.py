@@ -173,3 +173,30 @@ def test_an_index_of_several_segments_gives_the_same_hits(seed, monkeypatch):
                 expected = reference(chunks, question, limit)
                 found = index.search(question, limit)
                 assert isinstance(found, Ranking) and found == expected, (question, limit)
+
+
+def test_the_largest_limit_is_searched_as_the_index_size_and_never_aborts():
+    """tantivy allocates 16 bytes for every hit asked for: a limit of 2**31 - 1 asked for 34 GB and aborted the
+    process with a Rust backtrace. The search asks for no more than the index holds; a real process, since an
+    abort would take pytest with it."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import json\n"
+        "from assay.inputs.chunking import Chunk\n"
+        "from assay.retrieval.bm25 import BM25Index\n"
+        "chunks = [Chunk(f'd{i}', 0, 0, 9, 'apple pear' if i % 3 else 'plum') for i in range(50)]\n"
+        "out = {}\n"
+        "with BM25Index(chunks) as index:\n"
+        "    for one in (True, False):\n"
+        "        index._one_segment = one\n"
+        "        out[str(one)] = [h.chunk_id for h in index.search('apple', 2**31 - 1)]\n"
+        "print(json.dumps(out))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout)
+    assert found["True"] == found["False"] and len(found["True"]) == 33

@@ -352,6 +352,12 @@ CORPUS_OPTIONS = (
     click.option("--extensionless/--no-extensionless", default=None,
                  help="Read files without an extension (README, LICENSE) as plain text (default: [corpus] "
                       "extensionless, else off: listed as not read)."),
+    click.option("--max-expanded-mb", "max_expanded_mb", type=setting("max_expanded_mb"), default=None,
+                 help="Most a PDF or DOCX may unpack to as it is read, in MB: a larger one is refused, named "
+                      "(default: [run] max_expanded_mb in assay.toml, else 250)."),
+    click.option("--read-timeout", "read_timeout_s", type=setting("read_timeout_s"), default=None,
+                 help="Seconds one PDF or DOCX may take to read: a slower one is refused, named (default: [run] "
+                      "read_timeout_s in assay.toml, else 300)."),
 )
 
 
@@ -369,7 +375,8 @@ def corpus_options(f=None, *, own_verbose: bool = False):
             from assay.inputs.corpus.options import from_config
             from assay.inputs.project import load_config
 
-            read = {k: kw.pop(k) for k in ("include", "exclude", "encoding", "extensionless")}
+            read = {k: kw.pop(k) for k in ("include", "exclude", "encoding", "extensionless", "max_expanded_mb",
+                                           "read_timeout_s")}
             verbose = kw.get("verbose") if own_verbose else kw.pop("verbose")
             options = from_config(load_config(kw.get("config_path")), max_file_mb=kw.get("max_file_mb"), **read)
             with reading(options, say=say, verbose=bool(verbose)):

@@ -117,6 +117,8 @@ def redact_url(url):
     except ValueError:
         return MASK
     netloc = parts.netloc
+    if "@" not in netloc and not parts.query and not parts.fragment:
+        return url  # nothing to hide: as given (urlsplit drops tabs and newlines, which errors must show escaped)
     if "@" in netloc:
         netloc = MASK + "@" + netloc.rsplit("@", 1)[1]
     query = "&".join(f"{p.split('=', 1)[0]}={MASK}" if "=" in p else (MASK if p else p)

@@ -35,9 +35,12 @@ class JudgmentsError(AssayError):
     exit_code = 3
 
     def __init__(self, problems: list[str], summary: str | None = None):
+        from assay.core.escape import terminal
+
         self.problems = list(problems)
         head = summary or f"{len(self.problems)} problem(s) in judgments"
-        super().__init__(head + ":\n" + "\n".join("  " + p for p in self.problems))
+        # each problem one line, whatever a file name or value in it holds: a newline cannot forge another line
+        super().__init__(terminal(head) + ":\n" + "\n".join("  " + terminal(p) for p in self.problems))
 
 
 class NotFormatted(AssayError):

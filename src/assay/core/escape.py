@@ -120,12 +120,23 @@ def xml_attr(text) -> str:
 
 
 def html(text) -> str:
-    """``text`` as HTML text or a double- or single-quoted attribute value: ``& < > " '`` become
-    entities, and characters HTML forbids (controls other than tab, newline, CR and form feed,
-    lone surrogates, noncharacters such as U+FFFE) become U+FFFD."""
+    r"""``text`` as HTML text or a double- or single-quoted attribute value: ``& < > " '`` become
+    entities, characters HTML forbids (controls other than tab, newline, CR and form feed,
+    lone surrogates, noncharacters such as U+FFFE) become U+FFFD, and the bidirectional controls
+    show as their escapes (U+202E as the six characters ``\u202e``, as ``terminal`` shows them): a
+    character reference would still reorder what the browser shows."""
     text = text if isinstance(text, str) else str(text)
     text = "".join("\ufffd" if _html_forbidden(ch) else ch for ch in text)
-    return _html.escape(text, quote=True)
+    return _html.escape(bidi_visible(text), quote=True)
+
+
+_BIDI_RE = re.compile("[" + "".join(sorted(_BIDI)) + "]")
+
+
+def bidi_visible(text: str) -> str:
+    r"""``text`` with every bidirectional control shown as its escape (``\u202e``), everything else kept: for
+    markup assay did not write itself (a chart's SVG) and, once more, for a whole HTML page."""
+    return _BIDI_RE.sub(lambda m: _visible(m.group()), text)
 
 
 def _html_forbidden(ch: str) -> bool:
@@ -137,7 +148,7 @@ def _html_forbidden(ch: str) -> bool:
     return 0xFDD0 <= code <= 0xFDEF or (code & 0xFFFE) == 0xFFFE
 
 
-__all__ = ["terminal", "markdown_cell", "csv_cell", "printed_csv_cell", "xml_text", "xml_attr", "html"]
+__all__ = ["terminal", "markdown_cell", "csv_cell", "printed_csv_cell", "xml_text", "xml_attr", "html", "bidi_visible"]
 
 
 def terminal_lines(text) -> str:

@@ -1,8 +1,11 @@
 """The allowed range of every numeric setting, defined once: the CLI builds its option types from it and
 assay.toml values are checked against it, so a bad number fails before any work, naming where it came from.
 
-Integers stop at the warehouse's INTEGER (2**31 - 1): the seed is stored in one, and ranks and depths
-are too. Seconds stop at a day: a longer timeout is a typo, and the socket layer refuses some of them.
+Integers stop at the warehouse's INTEGER (2**31 - 1): the seed is stored in one, and ranks are too. How many
+results a stage keeps (depth, doc_depth, rerank_top_n, final_k, context_k) stops at DEPTH_MAX: every stage
+holds its list in memory for every question and stores it, and tantivy allocates 16 bytes for every hit asked
+for (2**31 - 1 asked for 34 GB and aborted). Seconds stop at a day: a longer timeout is a typo, and the socket
+layer refuses some of them.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 INT_MAX = 2**31 - 1
+DEPTH_MAX = 100_000  # results one stage keeps per question (see above)
 DAY_S = 86400.0
 # Levels of nesting a JSON reply from another party may have (assay.core.jsonin): an answer, a verdict or a
 # list of results needs under ten; hundreds only serve to exhaust the recursion of whatever reads them next.
@@ -56,8 +60,9 @@ def _seconds(low_open: bool = True, high: float = DAY_S) -> Range:
 
 # Keys are the setting names of assay.toml ([run], [pipelines.*]) and of RunOptions.
 SETTINGS = {
-    "chunk_size": _int(1), "overlap": _int(0), "depth": _int(1), "doc_depth": _int(1), "rrf_k": _int(1),
-    "rerank_top_n": _int(1), "final_k": _int(1), "seed": _int(0), "context_k": _int(1), "max_quote": _int(1),
+    "chunk_size": _int(1), "overlap": _int(0), "depth": _int(1, DEPTH_MAX), "doc_depth": _int(1, DEPTH_MAX),
+    "rrf_k": _int(1), "rerank_top_n": _int(1, DEPTH_MAX), "final_k": _int(1, DEPTH_MAX), "seed": _int(0),
+    "context_k": _int(1, DEPTH_MAX), "max_quote": _int(1),
     "timeout_s": _seconds(), "generator_timeout_s": _seconds(), "judge_timeout_s": _seconds(),
     "min_interval_s": _seconds(low_open=False, high=3600.0),
     # seconds one model request may spend waiting to be retried, backoff and Retry-After together
@@ -65,6 +70,7 @@ SETTINGS = {
     # characters of each model reply (and of each error quoting one) kept in the warehouse; 0 keeps none
     "max_reply_chars": _int(0),
     "max_file_mb": Range(float, 0.0, 1_000_000.0, low_open=True),
+    "max_expanded_mb": Range(float, 0.0, 1_000_000.0, low_open=True), "read_timeout_s": _seconds(),
     # word pieces an embedder takes, its two special tokens included; the model's own limit is checked when it loads
     "max_length": _int(3),
 }
@@ -81,6 +87,12 @@ DRAFTS = _int(1, 10_000)  # passages one assay judgments draft asks about: each 
 # `assay sql` (--timeout, --max-rows, --memory-mb; [sql] in assay.toml): the rows printed stop at a million (a
 # million-row table takes seconds to lay out; `assay export` writes more), the memory at a TiB
 SQL = {"timeout_s": _seconds(), "max_rows": _int(1, 1_000_000), "memory_mb": _int(16, 1_048_576)}
+
+# Fixed bounds on what a judgments file holds, in characters. A question is a sentence or a paragraph and a
+# line holds one question with its quotes; past these a line is a mistake (a document pasted into a field),
+# and reading it on would cost minutes and gigabytes in quote resolution before failing.
+JUDGMENTS_LINE_CHARS = 1_000_000
+QUESTION_CHARS = 10_000
 
 
 def setting_problem(key: str, value) -> str | None:

@@ -30,7 +30,8 @@ PIPELINE_DEFAULTS = {
 }
 SETTINGS = tuple(RUN_DEFAULTS) + tuple(PIPELINE_DEFAULTS)
 # [run] keys that say how to read the inputs, not how to retrieve: they never enter a run's settings or hash.
-RUN_READING = {"max_file_mb": 50.0}
+# max_expanded_mb and read_timeout_s bound one PDF or DOCX as it is read (assay.inputs.corpus.budget).
+RUN_READING = {"max_file_mb": 50.0, "max_expanded_mb": 250.0, "read_timeout_s": 300.0}
 # [sql]: the bounds of one `assay sql` (--timeout, --max-rows, --memory-mb); their ranges are in core/limits.py SQL.
 SQL_DEFAULTS = {"timeout_s": 30.0, "max_rows": 10_000, "memory_mb": 2048}
 # The tables an assay.toml may hold; `assay init` writes each (tests/inputs/test_scaffold.py keeps them in step).

@@ -34,7 +34,10 @@ def per_query(warehouse, run_id: str, measure: Measure, stage: str = "final") ->
     # parsed on the warehouse's own connection where it holds one: no second database opened just to parse
     con = getattr(warehouse, "con", None)
     parser = con if hasattr(con, "extract_statements") else None
-    _, rows = warehouse.query(measure.sql, **measure.params(run_id, stage, parser))
+    if fam.user:
+        rows = _user_rows(warehouse, measure, measure.params(run_id, stage, parser))
+    else:
+        _, rows = warehouse.query(measure.sql, **measure.params(run_id, stage, parser))
     if fam.levels == ("answer",):
         # answer measures may count citations or claims: a row's unit is 'query_id|...', its question the prefix
         values = {((r[3] if len(r) > 3 else r[0]), "answer"): r[2] for r in rows}
@@ -51,6 +54,35 @@ def per_query(warehouse, run_id: str, measure: Measure, stage: str = "final") ->
             raise ConfigError(f"{sql_path(measure.sql)}: {measure.name} gave {value} for question {qid!r} "
                               f"({level} level); a measure's values lie in [0, 1]")
     return {key: float(value) for key, value in values.items()}
+
+
+def _user_rows(warehouse, measure: Measure, params: dict) -> list[tuple]:
+    """A user's measure (``[measures] dir``, found in any assay.toml up the tree) runs sandboxed as `assay sql` runs
+    a query (assay.store.sqlshell.sandboxed_select); a failure is one line naming its file."""
+    from contextlib import nullcontext
+
+    con = getattr(warehouse, "con", None)
+    if hasattr(con, "extract_statements"):
+        held = nullcontext(warehouse)
+    elif hasattr(warehouse, "reading"):  # a brief warehouse outside a transaction: one short read-only open
+        held = warehouse.reading()
+    else:  # Spark: its own engine, no DuckDB to sandbox in (docs/security.md says so)
+        return warehouse.query(measure.sql, **params)[1]
+    with held as reader:
+        return sandboxed(reader.con, measure, params)
+
+
+def sandboxed(con, measure: Measure, params: dict, fetch=None):
+    """A user's measure SQL run on a DuckDB connection under `assay sql`'s sandbox (``fetch``: see
+    assay.store.sqlshell.sandboxed_select); a refusal or failure is a ConfigError naming its file, one line."""
+    from assay.core.errors import AssayError, ConfigError
+    from assay.core.sqlfiles import load_sql, sql_path
+    from assay.store.sqlshell import sandboxed_select
+
+    try:
+        return sandboxed_select(con, load_sql(measure.sql), params, fetch)
+    except AssayError as exc:
+        raise ConfigError(f"{sql_path(measure.sql)}: measure {measure.name}: {exc}; fix its SQL") from None
 
 
 def require_tokens(warehouse, run_id: str, measure: Measure) -> None:

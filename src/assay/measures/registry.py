@@ -90,6 +90,11 @@ class MeasureFamily:
     reads_tokens: bool = False  # its SQL counts tokens (span measures, at any cutoff)
     source: str = ""  # 'path:line' of its header
 
+    @property
+    def user(self) -> bool:
+        """A measure of a user's ``[measures] dir``: its SQL runs sandboxed (assay.store.sqlshell.sandboxed_select)."""
+        return self.sql.startswith(USER_PREFIX)
+
 
 # --- reading headers ---------------------------------------------------------------------------------------
 

@@ -237,7 +237,11 @@ def measure_values(con, measure: Measure, queries: list[tuple[str, int]] | None 
 
 
 def _fetch(con, measure: Measure) -> dict:
-    """The measure SQL's answer, as numpy columns."""
+    """The measure SQL's answer, as numpy columns; a user's measure's sandboxed (assay.measures.compute.sandboxed)."""
+    if measure.family.user:
+        from assay.measures.compute import sandboxed
+
+        return sandboxed(con, measure, measure.params(RUN_ID, STAGE), fetch=lambda result: result.fetchnumpy())
     return con.execute(load_sql(measure.sql), measure.params(RUN_ID, STAGE)).fetchnumpy()
 
 

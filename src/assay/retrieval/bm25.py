@@ -78,6 +78,7 @@ class BM25Index:
         ids = [c.chunk_id for c in chunks]
         order = sorted(range(len(chunks)), key=ids.__getitem__)
         self.table = ChunkTable([ids[i] for i in order], [chunks[i].doc_id for i in order])  # by rank
+        self._size = max(len(chunks), 1)  # tantivy allocates 16 bytes per hit asked for, found or not
         self._fast = _fast_fields(tantivy)
         self._dir = tempfile.mkdtemp(prefix="assay-bm25-")
         schema_builder = tantivy.SchemaBuilder()
@@ -132,14 +133,14 @@ class BM25Index:
         if self._one_segment:
             # tantivy breaks equal scores by ascending document address, which in one segment is rank order:
             # its top ``limit`` are ours, in our order
-            found = self._searcher.search(query, limit=limit, count=False).hits
+            found = self._searcher.search(query, limit=min(limit, self._size), count=False).hits
             if not found:
                 return Ranking(self.table, [], [])
             scores, addresses = zip(*found)
             return Ranking(self.table, self._ranks(addresses), list(scores))
         fetch = limit
         while True:
-            found = self._searcher.search(query, limit=fetch + 1, count=False).hits
+            found = self._searcher.search(query, limit=min(fetch + 1, self._size), count=False).hits
             # Fetch further while the score at the cut-off is shared by documents beyond it.
             if len(found) <= fetch or found[fetch][0] < found[limit - 1][0]:
                 break

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from assay.core import jsonin
 from assay.core.credentials import read_key, redact, redact_url, secret_values, url_secrets
 from assay.core.errors import RetrieverError
+from assay.core.escape import terminal
 from assay.core.http import DEFAULT_MAX_BYTES, TransportError, post_json
 from assay.retrieval import Hit
 from assay.retrieval.results import _excerpt, _question, _unwrap, parse_results
@@ -39,9 +40,9 @@ class HttpRetriever:
         self._secrets: list[str] = ([v for v in (headers or {}).values() if v] + secret_values([api_key_env])
                                     + url_secrets(url))
         if api_key_env:
-            key = read_key(api_key_env, f"HTTP retriever {self.shown_url}")
+            key = read_key(api_key_env, f"HTTP retriever {terminal(self.shown_url)}")
             if not key:
-                raise RetrieverError(f"HTTP retriever {self.shown_url}: environment variable {api_key_env} is not set; "
+                raise RetrieverError(f"HTTP retriever {terminal(self.shown_url)}: environment variable {api_key_env} is not set; "
                                      "export it with the API key")
             self._headers["Authorization"] = f"Bearer {key}"
             self._secrets.append(key)
@@ -58,7 +59,7 @@ class HttpRetriever:
     def search(self, query: str, limit: int, query_id=None) -> list[Hit]:
         if limit <= 0:
             return []
-        where = f"HTTP retriever {self.shown_url} ({_question(query, query_id)})"
+        where = f"HTTP retriever {terminal(self.shown_url)} ({_question(query, query_id)})"
         body = json.dumps({"query_id": query_id, "query": query, "limit": limit}).encode("utf-8")
         try:
             reply = post_json(self.url, body, self._headers, self.timeout_s, self.max_bytes)

@@ -42,6 +42,7 @@ import re
 from dataclasses import dataclass
 
 from assay.core.errors import ConfigError
+from assay.core.escape import terminal
 from assay.core.limits import setting_problem
 from assay.inputs.settings import PIPELINE_DEFAULTS, RUN_DEFAULTS, RUN_READING
 
@@ -124,6 +125,10 @@ def resolve_pipeline(name: str, config: dict, overrides: dict) -> Pipeline:
     return Pipeline(name, settings)
 
 
+# control characters (a newline would forge a line of output) and the invisible bidirectional controls
+_NOT_IN_A_URL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def _validate(name: str, s: dict) -> None:
     where = f"pipeline {name!r}"
     for key, value in s.items():  # the Python API's options arrive here unchecked by click
@@ -148,6 +153,10 @@ def _validate(name: str, s: dict) -> None:
     names = s["pass_env"]
     if not isinstance(names, list) or not all(isinstance(n, str) and _ENV_NAME.fullmatch(n) for n in names):
         raise ConfigError(f"{where}: pass_env must be a list of environment variable names, got {names!r}")
+    for key in ("url", "generator_base_url", "judge_base_url"):
+        if isinstance(s.get(key), str) and _NOT_IN_A_URL.search(s[key]):
+            raise ConfigError(f"{where}: {key} '{terminal(s[key])}' holds a control character; a URL has "
+                              "none (percent-encode it: a newline is %0A)")
     if s["run_order"] not in RUN_ORDERS:
         raise ConfigError(f"{where}: run_order must be one of {', '.join(RUN_ORDERS)}, got {s['run_order']!r}")
     if s["retriever"] is not None:

@@ -35,7 +35,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 
 from assay import __version__
-from assay.core.errors import ConfigError, RunFailed
+from assay.core.errors import ConfigError, RunFailed, UsageError
 from assay.core.hashing import canonical_json, config_hash, sha256_text
 from assay.retrieval import TIE_BREAK
 
@@ -212,7 +212,14 @@ def execute_run(corpus_dir, judgments_path, options: RunOptions, progress=None, 
         pipeline = Pipeline(options.name, pipeline.settings)
     s = pipeline.settings
     require_extras(pipeline)
-    chunker = make_chunker(s["chunker"], s["chunk_size"], s["overlap"])
+    try:
+        chunker = make_chunker(s["chunker"], s["chunk_size"], s["overlap"])
+    except ConfigError as exc:
+        if options.overlap is None and options.chunk_size is None:
+            raise
+        # given on the command line (or to the Python API) as the other options are: a usage error, before any work
+        raise UsageError(f"--overlap and --chunk-size: {exc}; give a smaller --overlap or a larger --chunk-size") \
+            from None
     started = datetime.now(timezone.utc).replace(tzinfo=None)
     from assay.store.drift import warn_of_drift
     from assay.store.collections import is_ref, stored_corpus, stored_judgments

@@ -1,4 +1,5 @@
-"""`assay sql`: one read-only query against the warehouse, sandboxed, printed as a table, CSV or JSON.
+"""`assay sql`: one read-only query against the warehouse, sandboxed, printed as a table, CSV or JSON; and the
+same sandbox for the SQL of a user's measures (``sandboxed_select``).
 
 The warehouse opens read-only with DuckDB's own guards on: no file outside it is read or
 written (COPY, EXPORT, read_text, glob, ATTACH), no extension is installed or loaded, and the
@@ -231,3 +232,78 @@ def _format(cols, rows, fmt: str, clock: _Clock, more: bool) -> str:
     table = grid(cols, cells, align=align)
     count = f"first {len(rows)} rows" if more else f"{len(rows)} row{'s' if len(rows) != 1 else ''}"
     return f"{table}\n({count})\n"
+
+
+# --- a user's measure SQL ----------------------------------------------------------------------------------------
+
+def _relations_read(con, query: str) -> set[str]:
+    """The names of the tables and views ``query`` reads, by DuckDB's own parser (CTE names among them)."""
+    import json
+
+    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [query]).fetchone()[0])
+    if tree.get("error"):
+        raise AssayError(f"SQL does not parse: {tree.get('error_message', 'unknown error')}")
+    names: set[str] = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("type") == "BASE_TABLE" and isinstance(node.get("table_name"), str):
+                names.add(node["table_name"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(tree)
+    return names
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def sandboxed_select(con, query: str, params: dict, fetch=None):
+    """The rows of ``query``, one SELECT, run as `assay sql` runs a query: in a DuckDB of its own with external
+    access, extension installs and loads off and its settings locked, so it reads no file, fetches no URL and
+    writes nothing anywhere. That database holds a copy of each table or view of ``con`` the query names (the
+    rows of the run ``params["run_id"]`` where the relation has a run_id column), copied through Arrow with
+    their types, so the values are those the query gives on ``con``. ``fetch`` reads the result (default: its
+    rows, ``fetchall``). An AssayError says, in one line, what was refused or what failed."""
+    import duckdb
+
+    try:
+        statements = con.extract_statements(query)
+    except duckdb.Error as exc:
+        raise AssayError(f"SQL does not parse: {str(exc).splitlines()[0]}") from None
+    kinds = [getattr(getattr(st, "type", None), "name", "UNKNOWN") for st in statements]
+    if kinds != ["SELECT"]:
+        what = f"{len(kinds)} statements" if len(kinds) != 1 else f"a {kinds[0]} statement"
+        raise AssayError(f"refused: the SQL holds {what}; a measure is exactly one SELECT (WITH ... SELECT)")
+    known = {name.lower(): name for (name,) in con.execute(  # names are case-insensitive, as DuckDB reads them
+        "SELECT DISTINCT table_name FROM information_schema.tables").fetchall()}
+    named = {known[n.lower()] for n in _relations_read(con, query) if n.lower() in known}
+    sandbox = duckdb.connect(":memory:", config={k: v for k, v in SANDBOX.items() if k != "lock_configuration"})
+    try:
+        for name in sorted(named):
+            columns = [d[0] for d in con.execute(f"SELECT * FROM {_quoted(name)} LIMIT 0").description]
+            if "run_id" in columns and "run_id" in params:
+                rows = con.sql(f"SELECT * FROM {_quoted(name)} WHERE run_id = $run_id",
+                               params={"run_id": params["run_id"]})
+            else:
+                rows = con.sql(f"SELECT * FROM {_quoted(name)}")
+            sandbox.register("_assay_copy", rows.to_arrow_table())
+            sandbox.execute(f"CREATE TABLE {_quoted(name)} AS SELECT * FROM _assay_copy")
+            sandbox.unregister("_assay_copy")
+        sandbox.execute("SET lock_configuration = true")
+        try:
+            result = sandbox.execute(query, params)
+            return result.fetchall() if fetch is None else fetch(result)
+        except duckdb.Error as exc:
+            first = str(exc).splitlines()[0]
+            if isinstance(exc, duckdb.PermissionException):
+                raise AssayError(f"refused: {first}; a measure reads only the warehouse: no other file, no "
+                                 "network, no extensions") from None
+            raise AssayError(f"SQL failed: {first}") from None
+    finally:
+        sandbox.close()

@@ -520,3 +520,49 @@ def test_a_run_of_a_file_that_is_not_jsonl_writes_nothing(tmp_path, shop):
     result = CliRunner().invoke(cli, ["run", "--corpus", str(shop), "--judgments", str(path), "--warehouse", str(wh)])
     assert result.exit_code == 3 and f"error: {path} is a JSON array of 2 items, not JSONL:\n" in result.stderr
     assert not wh.exists()
+
+
+# -- what is not a judgments file, and lines past the bounds ------------------------------------
+
+def test_dev_zero_a_fifo_and_a_directory_are_named_for_what_they_are_never_read(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)  # opening it would block: the stat says what it is first
+    for path, kind in (("/dev/zero", "a character device"), (fifo, "a FIFO (named pipe)"), (tmp_path, "a directory")):
+        with pytest.raises(JudgmentsError) as info:
+            load_judgments(path)
+        assert info.value.problems == [f"{path}: {kind}, not a regular file; give the judgments JSONL file"]
+
+
+def test_judgments_check_of_dev_zero_is_one_line_and_exit_3():
+    from click.testing import CliRunner
+
+    from assay.cli import cli
+
+    out = CliRunner().invoke(cli, ["judgments", "fmt", "--check", "/dev/zero"])
+    assert out.exit_code == 3, out.output
+    assert out.stderr == ("error: cannot read judgments:\n"
+                          "  /dev/zero: a character device, not a regular file; give the judgments JSONL file\n")
+
+
+def test_a_line_over_the_limit_is_refused_with_its_number_and_the_others_still_checked(tmp_path):
+    from assay.core.limits import JUDGMENTS_LINE_CHARS
+
+    huge = json.dumps(record("q2", notes="x" * JUDGMENTS_LINE_CHARS))
+    path = write(tmp_path, record("q1"), huge, record("q3", query=""))
+    assert problems(path) == [
+        f"{path}:2: the line is {len(huge):,} characters, over the limit of {JUDGMENTS_LINE_CHARS:,} for one "
+        "judgments line (one question and its quotes); was a document pasted into it?",
+        f"{path}:3 (query q3): 'query' must be a non-empty string"]
+    at_limit = json.dumps(record("q2", notes="x" * (JUDGMENTS_LINE_CHARS - 200)))
+    assert len(load_judgments(write(tmp_path, at_limit, name="ok.jsonl")).judgments) == 1
+
+
+def test_a_question_over_the_limit_is_refused(tmp_path):
+    from assay.core.limits import QUESTION_CHARS
+
+    path, problem = only_problem(tmp_path, record("q1", query="why " * (QUESTION_CHARS // 4 + 1)))
+    assert problem == (f"{path}:1 (query q1): the query is {QUESTION_CHARS + 4:,} characters, over the limit of "
+                       f"{QUESTION_CHARS:,} for one question; ask it in fewer words")
+    assert load_judgments(write(tmp_path, record("q1", query="w" * QUESTION_CHARS), name="ok.jsonl"))

@@ -30,6 +30,7 @@ from assay.inputs.corpus.files import EXTENSIONS, FORMATS, CorpusFile, Skipped, 
 from assay.inputs.corpus.html import html_to_text
 from assay.inputs.corpus.options import DEFAULT_MAX_FILE_MB, ReadOptions, from_config
 from assay.core.errors import CorpusError
+from assay.core.escape import terminal
 from assay.core.hashing import corpus_hash, sha256_bytes
 
 __all__ = ["Corpus", "Document", "ReadOptions", "Skipped", "CorpusFile", "EXTENSIONS", "FORMATS",
@@ -97,7 +98,12 @@ def _read(f: CorpusFile, limit: int) -> bytes:
         mode = os.fstat(fh.fileno()).st_mode
         if not stat.S_ISREG(mode):
             raise CorpusError(f"{f.path}: {not_regular(mode)}, not a regular file; only regular files are read")
-        return fh.read(limit + 1)
+        # read(limit + 1) would set aside the whole limit (50 MB) for every file, however small: ask for its size
+        expected = min(os.fstat(fh.fileno()).st_size, limit) + 1
+        data = fh.read(expected)
+        if len(data) == expected and expected <= limit:  # it grew since: read on, up to the limit and one byte
+            data += fh.read(limit + 1 - len(data))
+        return data
 
 
 def _too_big(f: CorpusFile, size: int, max_file_mb: float) -> str:
@@ -113,7 +119,7 @@ def require_readers(files) -> None:
     for extra in ("pdf", "docx"):
         first = next((f for f in files if f.format == extra), None)
         if first is not None:
-            require(extra, f"{first.path} (a {extra.upper()} file)")
+            require(extra, f"{terminal(first.path)} (a {extra.upper()} file)")
 
 
 def load_corpus(root: str | os.PathLike, max_file_mb: float | None = None,
@@ -127,11 +133,11 @@ def load_corpus(root: str | os.PathLike, max_file_mb: float | None = None,
     options = (options or _READING.get().options).with_limit(max_file_mb)
     root = Path(root)
     if not root.is_dir():
-        raise CorpusError(f"{root}: corpus directory not found")
+        raise CorpusError(f"{terminal(root)}: corpus directory not found")
     files, problems, skipped = scan(root, options)
     require_readers(files)
     if not files and not problems:
-        raise CorpusError(f"{root}: no {', '.join(EXTENSIONS)} files found" + _what_was_there(skipped))
+        raise CorpusError(f"{terminal(root)}: no {', '.join(EXTENSIONS)} files found" + _what_was_there(skipped))
     limit = int(options.max_file_mb * MB)
     documents, raw, readers, decoded, derived = [], [], {}, {}, {}
     with progress.task("reading corpus files", total=len(files), unit="files") as shown:
@@ -167,8 +173,9 @@ def load_corpus(root: str | os.PathLike, max_file_mb: float | None = None,
                 derived[doc.doc_id] = text_digest(doc)
             raw.append((f.rel, data))
             documents.append(doc)
-    if problems:
-        raise CorpusError(f"{len(problems)} corpus file(s) cannot be ingested:\n  " + "\n  ".join(problems))
+    if problems:  # a problem is one line whatever a file's name holds: a newline in it cannot forge another
+        raise CorpusError(f"{len(problems)} corpus file(s) cannot be ingested:\n  "
+                          + "\n  ".join(terminal(p) for p in problems))
     if decoded:
         readers["decoded"] = decoded
     documents.sort(key=lambda d: d.doc_id.encode("utf-8"))
@@ -190,6 +197,6 @@ def text_digest(doc: Document) -> str:
 def _what_was_there(skipped: list[Skipped]) -> str:
     if not skipped:
         return ""
-    shown = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:5])
+    shown = "; ".join(terminal(f"{s.path}: {s.reason}") for s in skipped[:5])
     more = f"; and {len(skipped) - 5} more" if len(skipped) > 5 else ""
     return f" (not read: {shown}{more})"

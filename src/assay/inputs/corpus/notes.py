@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from assay.core.escape import terminal
 from assay.inputs.corpus.documents import Corpus, Document
 from assay.inputs.corpus.files import Skipped
 from assay.inputs.corpus.text import BOM, DETECTED, GIVEN
@@ -81,7 +82,7 @@ def notes(corpus: Corpus, verbose: bool = False) -> list[str]:
     extracted = [_extracted(corpus, fmt, name) for fmt, name in (("pdf", "PDF"), ("docx", "DOCX"))]
     if any(extracted):
         lines.append("read " + "; ".join(e for e in extracted if e))
-    return lines
+    return [terminal(line) for line in lines]  # one line each, whatever a file's name holds
 
 
 def _extracted(corpus: Corpus, fmt: str, name: str) -> str:

@@ -2,8 +2,10 @@
 extension), how text that is not UTF-8 is decoded (``encoding``), and the largest file read.
 
 The same settings come from the command line (``--include``, ``--exclude``, ``--encoding``,
-``--extensionless``, ``--max-file-mb``) and from ``[corpus]`` in assay.toml; a flag given on the
-command line replaces the file's value (a list of globs replaces the file's list, it does not add to it).
+``--extensionless``) and from ``[corpus]`` in assay.toml; a flag given on the command line replaces the
+file's value (a list of globs replaces the file's list, it does not add to it). The bounds on one file
+(``--max-file-mb``, and for a PDF or DOCX ``--max-expanded-mb`` and ``--read-timeout``:
+assay.inputs.corpus.budget) come from the command line or ``[run]``.
 
 Globs are matched against a file's path under the corpus root, with forward slashes (its document id):
 
@@ -23,8 +25,13 @@ import re
 from dataclasses import dataclass, field, replace
 
 from assay.core.errors import ConfigError
+from assay.inputs.settings import RUN_READING
 
 DEFAULT_MAX_FILE_MB = 50.0  # per file: a corpus of prose needs less; anything larger is raised with --max-file-mb
+# what one PDF or DOCX may unpack to and take to read: a 1,500-page PDF decodes to about 100 MB and reads in
+# minutes; a decompression bomb stops here instead of at the machine's memory
+DEFAULT_MAX_EXPANDED_MB = RUN_READING["max_expanded_mb"]
+DEFAULT_READ_TIMEOUT_S = RUN_READING["read_timeout_s"]
 CONFIG_KEYS = ("include", "exclude", "encoding", "extensionless")
 
 
@@ -93,6 +100,14 @@ class ReadOptions:
     encoding: str | None = None  # for files that are not UTF-8; None: detect it
     extensionless: bool = False  # read files without an extension as plain text
     max_file_mb: float = DEFAULT_MAX_FILE_MB
+    max_expanded_mb: float = DEFAULT_MAX_EXPANDED_MB
+    read_timeout_s: float = DEFAULT_READ_TIMEOUT_S
+
+    def budget(self):
+        """A fresh budget for one PDF or DOCX (assay.inputs.corpus.budget)."""
+        from assay.inputs.corpus.budget import ReadBudget
+
+        return ReadBudget(self.max_expanded_mb, self.read_timeout_s)
 
     @classmethod
     def make(cls, include=(), exclude=(), encoding=None, extensionless=False, max_file_mb=DEFAULT_MAX_FILE_MB,
@@ -147,16 +162,20 @@ def check_config(path, table) -> None:
 
 
 def from_config(config: dict, include=None, exclude=None, encoding=None, extensionless=None,
-                max_file_mb: float | None = None) -> ReadOptions:
+                max_file_mb: float | None = None, max_expanded_mb: float | None = None,
+                read_timeout_s: float | None = None) -> ReadOptions:
     """The options a command reads a corpus with: each flag given (not None, or a non-empty tuple of globs),
-    else ``[corpus]`` of ``config`` (a parsed assay.toml), else the default; the size limit from
-    ``--max-file-mb``, else ``[run] max_file_mb``."""
+    else ``[corpus]`` of ``config`` (a parsed assay.toml), else the default; the bounds on one file from
+    ``--max-file-mb``, ``--max-expanded-mb`` and ``--read-timeout``, else ``[run]``'s keys of those names."""
     table = config.get("corpus", {})
     where = f"{config['_path']}: [corpus]" if "_path" in config and table else ""
     base = ReadOptions.make(**table, where=where) if table else ReadOptions()
     flags = ReadOptions.make(include=include or (), exclude=exclude or (), encoding=encoding)
-    limit = max_file_mb if max_file_mb is not None else config.get("run", {}).get("max_file_mb", DEFAULT_MAX_FILE_MB)
+    run = config.get("run", {})
+    limit = max_file_mb if max_file_mb is not None else run.get("max_file_mb", DEFAULT_MAX_FILE_MB)
+    expanded = max_expanded_mb if max_expanded_mb is not None else run.get("max_expanded_mb", DEFAULT_MAX_EXPANDED_MB)
+    seconds = read_timeout_s if read_timeout_s is not None else run.get("read_timeout_s", DEFAULT_READ_TIMEOUT_S)
     return ReadOptions(include=flags.include or base.include, exclude=flags.exclude or base.exclude,
                        encoding=flags.encoding or base.encoding,
                        extensionless=base.extensionless if extensionless is None else bool(extensionless),
-                       max_file_mb=limit)
+                       max_file_mb=limit, max_expanded_mb=expanded, read_timeout_s=seconds)

@@ -13,6 +13,9 @@ spelled as their letters, so "ﬁnancial" is found by "financial" in every retri
 Hyphenation at a line end is kept as printed ("retrie-\\nval"): only the reader knows whether the hyphen
 belongs to the word; quote matching tolerates it. Glyphs whose font gives no text come out as
 ``(cid:N)`` and are counted.
+
+A ``ReadBudget`` (``assay.inputs.corpus.budget``) bounds what a file may unpack and how long it may take,
+spent inside pdfminer by ``assay.inputs.corpus.pdf_guard``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import logging
 import re
 from dataclasses import dataclass
 from importlib import metadata
+
+from assay.inputs.corpus.budget import OverBudget, ReadBudget, spending
 
 LIBRARY = "pdfminer.six"
 READER_VERSION = 1  # bump when this module makes other text from the same library's output
@@ -62,20 +67,27 @@ def _clean(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
 
 
-def extract(data: bytes) -> PdfText:
+def extract(data: bytes, budget: ReadBudget | None = None) -> PdfText:
+    """The text of a PDF's bytes; past ``budget`` (bytes unpacked, seconds) a PdfUnreadable saying which."""
     from pdfminer.high_level import extract_pages
     from pdfminer.layout import LAParams
     from pdfminer.pdfdocument import PDFPasswordIncorrect
 
+    from assay.inputs.corpus.pdf_guard import guard
+
+    guard()
     quiet = logging.getLogger("pdfminer")
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # "CropBox missing" and the like are not the user's business
     try:
         texts = []
-        for layout in extract_pages(io.BytesIO(data), laparams=LAParams(all_texts=True)):
-            boxes: list[str] = []
-            _boxes(layout, boxes)
-            texts.append("\n\n".join(b for b in (_clean(box) for box in boxes) if b.strip()))
+        with spending(budget):
+            for layout in extract_pages(io.BytesIO(data), laparams=LAParams(all_texts=True)):
+                boxes: list[str] = []
+                _boxes(layout, boxes)
+                texts.append("\n\n".join(b for b in (_clean(box) for box in boxes) if b.strip()))
+    except OverBudget as exc:
+        raise PdfUnreadable(str(exc)) from None
     except PDFPasswordIncorrect:
         raise PdfUnreadable("is encrypted with a password; decrypt it (e.g. qpdf --decrypt) or remove it") from None
     except Exception as exc:  # pdfminer raises many kinds on a damaged file: none should stop the others' report
@@ -93,3 +105,4 @@ def extract(data: bytes) -> PdfText:
     if not text.strip():  # no text layer: an empty document, its pages all empty
         return PdfText("", tuple((0, 0) for _ in pages), 0)
     return PdfText(text, tuple(pages), len(_CID.findall(text)))
+

@@ -29,7 +29,7 @@ def read_document(f: CorpusFile, data: bytes, options: ReadOptions) -> tuple[Doc
     """The document, and the identity of what extracted its text (None for the formats read by decoding)."""
     sha = sha256_bytes(data)
     if f.format in ("pdf", "docx"):
-        return _extracted(f, data, sha)
+        return _extracted(f, data, sha, options)
     try:
         decoded = decode(data, options.encoding)
     except Binary:
@@ -45,7 +45,7 @@ def read_document(f: CorpusFile, data: bytes, options: ReadOptions) -> tuple[Doc
                     encoding_source=decoded.source), None
 
 
-def _extracted(f: CorpusFile, data: bytes, sha: str) -> tuple[Document, dict]:
+def _extracted(f: CorpusFile, data: bytes, sha: str, options: ReadOptions) -> tuple[Document, dict]:
     from assay.inputs.corpus import docx, pdf
     from assay.core.extras import require
 
@@ -55,7 +55,7 @@ def _extracted(f: CorpusFile, data: bytes, sha: str) -> tuple[Document, dict]:
     hit = _EXTRACTED.get(key)
     if hit is None:
         try:
-            hit = module.extract(data)
+            hit = module.extract(data, options.budget())
         except (pdf.PdfUnreadable, docx.DocxUnreadable) as exc:
             raise Unreadable(str(exc)) from None
         _EXTRACTED[key] = hit

@@ -17,7 +17,7 @@ from pathlib import Path
 from assay.core.errors import JudgmentsError, UsageError
 from assay.inputs.judgments.fmt import canonical_line, records, write_if_unchanged
 from assay.inputs.judgments.model import GoldEntry, Judgment, JudgmentSet
-from assay.inputs.judgments.parse import BOM, decode, parse_judgments
+from assay.inputs.judgments.parse import BOM, decode, parse_judgments, read_file
 
 # The option that gives each field on the command line (for messages and prompts).
 OPTION = {"query_id": "--id", "question": "--question", "doc": "--doc", "quote": "--quote", "grade": "--grade",
@@ -61,7 +61,7 @@ class GoldenFile:
         path = Path(path)
         if not path.exists():
             return cls(path, None, {}, [], {})
-        data = path.read_bytes()
+        data = read_file(path)
         parse_judgments(data, path)  # strictly: an addition goes into a file that parses
         text = decode(data, path)
         found = records(text)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from assay.core.errors import AssayError, JudgmentsError, NotFormatted
 from assay.inputs.judgments.model import JudgmentSet
-from assay.inputs.judgments.parse import BOM, decode, parse_judgments
+from assay.inputs.judgments.parse import BOM, decode, parse_judgments, read_file
 
 FIELD_ORDER = ("query_id", "query", "category", "form", "hard_class", "gold", "unanswerable", "notes", "review")
 GOLD_ORDER = ("doc", "quote", "grade")
@@ -146,10 +146,7 @@ def _meaning(judgments: JudgmentSet) -> list:
 
 
 def read(path) -> bytes:
-    path = Path(path)
-    if not path.is_file():
-        raise JudgmentsError([f"{path}: judgments file not found"], "cannot read judgments")
-    return path.read_bytes()
+    return read_file(path)
 
 
 def fmt(path, check: bool = False, corpus=None) -> tuple[Formatted, list | None]:

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from assay.core.errors import JudgmentsError
 from assay.core.hashing import sha256_bytes
+from assay.core.limits import JUDGMENTS_LINE_CHARS, QUESTION_CHARS
 from assay.inputs.judgments.model import CATEGORIES, FORMS, UNANSWERABLE, UNLABELED, GoldEntry, Judgment, JudgmentSet
 
 REQUIRED = ("query_id", "query", "gold")
@@ -128,6 +129,9 @@ def _parse_record(obj: dict, where: str, lineno: int, problems: list[str]) -> Ju
     for field in ("query", "hard_class", "notes", "review"):
         if field in obj and (not isinstance(obj[field], str) or not obj[field].strip()):
             problems.append(f"{where}: {field!r} must be a non-empty string")
+    if isinstance(obj["query"], str) and len(obj["query"]) > QUESTION_CHARS:
+        problems.append(f"{where}: the query is {len(obj['query']):,} characters, over the limit of "
+                        f"{QUESTION_CHARS:,} for one question; ask it in fewer words")
     # a question that says neither is unlabeled; one that writes the word says the same
     category, form = obj.get("category", UNLABELED), obj.get("form", UNLABELED)
     if category not in CATEGORIES + (UNLABELED,):
@@ -190,12 +194,19 @@ def parse_judgments(data: bytes, path: Path) -> JudgmentSet:
     judgments: list[Judgment] = []
     seen: dict[str, int] = {}
     objects = 0  # lines that are JSON objects, right or wrong: none at all means the file is not JSONL
+    too_long = False
     # JSONL lines end at "\n" only: splitlines() would also break inside a JSON string
     # holding U+2028, U+0085 or a form feed, and miscount every line after it.
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         where = f"{path}:{lineno}"
+        if len(line) > JUDGMENTS_LINE_CHARS:  # refused unread: what it holds is no question
+            too_long = True
+            problems.append(f"{where}: the line is {len(line):,} characters, over the limit of "
+                            f"{JUDGMENTS_LINE_CHARS:,} for one judgments line (one question and its quotes); "
+                            "was a document pasted into it?")
+            continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -221,7 +232,7 @@ def parse_judgments(data: bytes, path: Path) -> JudgmentSet:
     if not judgments and not problems:
         problems.append(f"{path}: no judgments found; {WHAT_IT_IS}, like: {EXAMPLE}")
     if problems:
-        raise _not_jsonl(text, path, objects) or JudgmentsError(
+        raise (None if too_long else _not_jsonl(text, path, objects)) or JudgmentsError(
             _named_otherwise(path) + problems, f"{len(problems)} problem(s) in {path}")
     return JudgmentSet(path=path, sha256=sha256_bytes(data), judgments=tuple(judgments))
 
@@ -294,8 +305,31 @@ def _not_jsonl(text: str, path: Path, objects: int) -> JudgmentsError | None:
         f"{WHAT_IT_IS}, like: {EXAMPLE}"], f"{path} is not JSONL")
 
 
+def read_file(path) -> bytes:
+    """The bytes of a judgments file; a path that is missing, or is not a regular file (a directory, a FIFO,
+    /dev/zero), is a JudgmentsError saying which, without opening it."""
+    import os
+    import stat
+
+    from assay.inputs.corpus.files import not_regular
+
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise JudgmentsError([f"{path}: judgments file not found"], "cannot read judgments") from None
+    except OSError as exc:
+        raise JudgmentsError([f"{path}: cannot be read ({exc.strerror or exc})"], "cannot read judgments") from None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else not_regular(mode)
+        raise JudgmentsError([f"{path}: {kind}, not a regular file; give the judgments JSONL file"],
+                             "cannot read judgments")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise JudgmentsError([f"{path}: cannot be read ({exc.strerror or exc})"], "cannot read judgments") from None
+
+
 def load_judgments(path) -> JudgmentSet:
     path = Path(path)
-    if not path.is_file():
-        raise JudgmentsError([f"{path}: judgments file not found"], "cannot read judgments")
-    return parse_judgments(path.read_bytes(), path)
+    return parse_judgments(read_file(path), path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from assay.core import escape
 from assay.core.extras import require
 
 require("html", "--format html")  # before altair's import: a missing extra is one line, not a traceback
@@ -36,9 +37,22 @@ def render(chart) -> str:
     inline <svg> in the SVG namespace itself, and the page then names no URL at all)."""
     import vl_convert
 
-    svg = vl_convert.vegalite_to_svg(chart.to_dict(), vl_version=VEGA_LITE, allowed_base_urls=[])
+    svg = vl_convert.vegalite_to_svg(_one_line(chart.to_dict()), vl_version=VEGA_LITE, allowed_base_urls=[])
     _check(svg)
     return _XMLNS.sub("", svg, count=2)
+
+
+def _one_line(spec):
+    """The spec with every string as ``assay.core.escape.terminal`` shows it: a stored label's control and
+    bidirectional characters become visible escapes (``\\n``, ``\\u202e``), so Vega neither fails on a newline in
+    a sort list nor draws a label that reorders the page. The spec's own strings hold none: they are unchanged."""
+    if isinstance(spec, str):
+        return escape.terminal(spec)
+    if isinstance(spec, dict):
+        return {_one_line(k): _one_line(v) for k, v in spec.items()}
+    if isinstance(spec, list):
+        return [_one_line(v) for v in spec]
+    return spec
 
 
 def _check(svg: str) -> None:

@@ -102,6 +102,7 @@ def document(kind: str, title: str, body: str, with_script: bool = False) -> str
         raise ValueError(f"unknown report kind {kind!r}")
     js = script() if with_script else None
     tail = f"<script>{js}</script>" if with_script else ""
+    body = escape.bidi_visible(body)  # what reached the body unescaped (a chart's labels) cannot reorder the page
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'

@@ -34,6 +34,7 @@ from datetime import datetime, timezone
 from assay.core import jsonin
 from assay.core.credentials import read_key, redact, redact_all, redact_url, secret_values, url_secrets
 from assay.core.errors import ConfigError, ModelEndpointError, RunBlocked
+from assay.core.escape import terminal
 from assay.core.http import DEFAULT_MAX_BYTES, TransportError, post_json
 
 RETRIED_STATUSES = (429, 503)
@@ -141,7 +142,7 @@ class ChatClient:
         self._consecutive_429s = 0
         self._wall_s = 0.0
         self.shown_url = redact_url(self.base_url)  # what errors, repr and the stored config show
-        self._where = f"model endpoint {self.shown_url} ({model})"
+        self._where = f"model endpoint {terminal(self.shown_url)} ({terminal(model)})"
         read_key(api_key_env, self._where)  # a key no header can carry is refused before any question is asked
 
     def __repr__(self) -> str:
