@@ -162,6 +162,7 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, run_name, **kw
         raise click.UsageError("--name needs a warehouse: a lake keeps no names (its partitions never change)")
     sink = LakeSink(lake_dir) if lake_dir is not None else WarehouseSink(warehouse_path)
     try:
+        sink.check()  # before any work: a warehouse or lake the run could not be written to is found now
         if run_name is not None:
             from assay.store.run_refs import check_free, check_name
 

@@ -134,6 +134,7 @@ def run_sweep(warehouse, corpus_dir, judgments_path, spec: dict, options, progre
     say = progress or (lambda msg: None)
     points, notes = grid(spec)
     _require_extras(points, options)
+    warehouse.check_writable()  # before the first point, not at the write (assay.store.warehouse.check_writable)
     for note in notes:
         say(f"note: {note}")
     now = datetime.now(timezone.utc).replace(tzinfo=None)

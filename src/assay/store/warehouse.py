@@ -97,6 +97,40 @@ def _check_file(path: Path) -> None:
         raise WarehouseError(f"warehouse {path} is {kind}; give --warehouse the path of a warehouse file")
 
 
+def check_writable(path: Path) -> None:
+    """Before a command that computes, then writes (run, sweep, ablate, demo, assay.evaluate), does any work: will
+    its write succeed? A warehouse it could not write is otherwise found at the end, after every question (and
+    every paid model request) of the run. The file must be writable and so must its directory (DuckDB keeps the
+    file's journal, ``NAME.wal``, beside it), and it must open read-write: not damaged, not of a schema newer than
+    this assay (an older one is upgraded now, as the write would upgrade it). The lock is taken only for that open,
+    waiting for it as every open does, and never held while the command computes. A file that does not exist yet
+    is not created: the nearest existing directory above it must be one this process can write into."""
+    path = Path(path)
+    _check_file(path)
+    then = "; nothing was run"
+    if path.exists():
+        if not os.access(path, os.W_OK):
+            raise WarehouseError(f"warehouse {path} is read-only to you and this command writes its results there "
+                                 f"at the end{then}: make it writable (chmod u+w {path}) or give --warehouse "
+                                 "another file")
+        folder = path.parent
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise WarehouseError(f"warehouse {path} cannot be written: its directory {folder} is read-only to you, "
+                                 f"and DuckDB writes the file's journal ({path.name}.wal) there{then}: make the "
+                                 "directory writable or give --warehouse a file in another")
+        Warehouse.open(path).close()
+        return
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise WarehouseError(f"cannot create warehouse {path}: {ancestor} is not a directory{then}; give "
+                             "--warehouse a path in a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise WarehouseError(f"cannot create warehouse {path}: {ancestor} is read-only to you{then}; give "
+                             "--warehouse a path in a directory you can write to")
+
+
 def engine():
     """DuckDB for a read: the package ``duckdb`` where it is loaded, else its compiled module ``_duckdb``.
 
@@ -190,8 +224,12 @@ class Journal:
         self.pending, self.stored, self.vectors, self.commits, self.last_path = [], [], 0, 0, None
         self.interrupted = False
 
-    def after_interrupt(self) -> str:
-        """The one line an interrupted command prints."""
+    def after_interrupt(self, stopped: str = "interrupted") -> str:
+        """The one line an interrupted command prints, beginning with ``stopped`` (how it was stopped)."""
+        line = self._after_interrupt()
+        return stopped + line.removeprefix("interrupted")
+
+    def _after_interrupt(self) -> str:
         stored = [run_id for _, run_id in self.stored]
         unsure = []
         for path, run_id in self.pending:  # the interrupt came during or right after COMMIT: ask the file
@@ -284,6 +322,12 @@ class Warehouse:
 
     def close(self) -> None:
         self.con.close()
+
+    def check_writable(self) -> None:
+        """Before work that ends in a write: an open read-only warehouse cannot take it (``check_writable``)."""
+        if self.read_only:
+            raise WarehouseError(f"warehouse {self.path} is open read-only and this call writes a run to it; "
+                                 "nothing was run: pass a warehouse opened for writing, or its path")
 
     @contextmanager
     def reading(self):
@@ -664,6 +708,9 @@ class BriefWarehouse(Warehouse):
                     yield
             finally:
                 self.con = reads
+
+    def check_writable(self) -> None:
+        check_writable(self.path)
 
     def close(self) -> None:
         """Nothing is held between statements, so nothing to close."""
