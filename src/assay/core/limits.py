@@ -71,6 +71,7 @@ BUDGET = _int(1)
 K = _int(1)
 GRADE = _int(1)  # a gold entry's relevance grade (assay judgments add --grade)
 DRAFTS = _int(1, 10_000)  # passages one assay judgments draft asks about: each is a paid model request
+SWEEP_POINTS = _int(1)  # points one assay sweep runs without asking (--max-points, [sweep] max_points)
 
 
 def setting_problem(key: str, value) -> str | None:

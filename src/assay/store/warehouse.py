@@ -223,6 +223,7 @@ class Journal:
     def reset(self) -> None:
         self.pending, self.stored, self.vectors, self.commits, self.last_path = [], [], 0, 0, None
         self.interrupted = False
+        self.sweep = None  # {"sweep_id", "total", "runs"} while `assay sweep` runs: the run ids of its points
 
     def after_interrupt(self, stopped: str = "interrupted") -> str:
         """The one line an interrupted command prints, beginning with ``stopped`` (how it was stopped)."""
@@ -241,6 +242,11 @@ class Journal:
         if unsure:
             return (f"interrupted while run {', '.join(unsure)} was being written; `assay runs` shows whether it "
                     "was stored (a run is stored whole or not at all)")
+        done = sum(run_id in self.sweep["runs"] for run_id in stored) if self.sweep is not None else 0
+        if done:
+            sweep_id, total = self.sweep["sweep_id"], self.sweep["total"]
+            return (f"interrupted after {done} of the {total} points of sweep {sweep_id} were stored, each a "
+                    f"complete run; `assay report --sweep {sweep_id}` shows them")
         if stored:
             return f"interrupted after run {', '.join(stored)} was stored"
         if self.vectors:
