@@ -101,10 +101,11 @@ def check_writable(path: Path) -> None:
     """Before a command that computes, then writes (run, sweep, ablate, demo, assay.evaluate), does any work: will
     its write succeed? A warehouse it could not write is otherwise found at the end, after every question (and
     every paid model request) of the run. The file must be writable and so must its directory (DuckDB keeps the
-    file's journal, ``NAME.wal``, beside it), and it must open read-write: not damaged, not of a schema newer than
-    this assay (an older one is upgraded now, as the write would upgrade it). The lock is taken only for that open,
-    waiting for it as every open does, and never held while the command computes. A file that does not exist yet
-    is not created: the nearest existing directory above it must be one this process can write into."""
+    file's journal, ``NAME.wal``, beside it), and it must open: not damaged, not of a schema newer than this assay
+    (an older one is upgraded now, as the write would upgrade it). That open is read-only, as every read of a run
+    is, so other readers are not kept waiting; it waits for a writer's lock as every open does, and nothing is held
+    while the command computes. A file that does not exist yet is not created: the nearest existing directory above
+    it must be one this process can write into."""
     path = Path(path)
     _check_file(path)
     then = "; nothing was run"
@@ -118,7 +119,7 @@ def check_writable(path: Path) -> None:
             raise WarehouseError(f"warehouse {path} cannot be written: its directory {folder} is read-only to you, "
                                  f"and DuckDB writes the file's journal ({path.name}.wal) there{then}: make the "
                                  "directory writable or give --warehouse a file in another")
-        Warehouse.open(path).close()
+        Warehouse.open(path, read_only=True).close()
         return
     ancestor = path.parent
     while not ancestor.exists() and ancestor != ancestor.parent:
