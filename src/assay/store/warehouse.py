@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from assay.core.errors import ConfigError, WarehouseError
+from assay.core.errors import ConfigError, WarehouseError, WarehouseLocked
 from assay.core.hashing import canonical_json
 from assay.inputs.project import warehouse_path
 from assay.core.sqlfiles import latest_migration, load_sql, migrations
@@ -103,9 +103,10 @@ def check_writable(path: Path) -> None:
     every paid model request) of the run. The file must be writable and so must its directory (DuckDB keeps the
     file's journal, ``NAME.wal``, beside it), and it must open: not damaged, not of a schema newer than this assay
     (an older one is upgraded now, as the write would upgrade it). That open is read-only, as every read of a run
-    is, so other readers are not kept waiting; it waits for a writer's lock as every open does, and nothing is held
-    while the command computes. A file that does not exist yet is not created: the nearest existing directory above
-    it must be one this process can write into."""
+    is, so other readers are not kept waiting, and it does not wait for a writer's lock: a file another assay is
+    writing to opens for it, and the write at the end waits for the lock as every write does. Nothing is held while
+    the command computes. A file that does not exist yet is not created: the nearest existing directory above it
+    must be one this process can write into."""
     path = Path(path)
     _check_file(path)
     then = "; nothing was run"
@@ -119,7 +120,10 @@ def check_writable(path: Path) -> None:
             raise WarehouseError(f"warehouse {path} cannot be written: its directory {folder} is read-only to you, "
                                  f"and DuckDB writes the file's journal ({path.name}.wal) there{then}: make the "
                                  "directory writable or give --warehouse a file in another")
-        Warehouse.open(path, read_only=True).close()
+        try:
+            Warehouse.open(path, read_only=True, wait_s=0).close()
+        except WarehouseLocked:
+            pass
         return
     ancestor = path.parent
     while not ancestor.exists() and ancestor != ancestor.parent:
@@ -176,7 +180,7 @@ def connect(path: Path, read_only: bool, config: dict | None = None, wait_s: flo
                     f"cannot open warehouse {path}: {str(exc).splitlines()[0]}") from None
             left = deadline - time.monotonic()
             if left <= 0:
-                raise WarehouseError(
+                raise WarehouseLocked(
                     f"warehouse {path} is locked by another assay process{holder} that is writing to it, and stayed "
                     f"locked for {wait_s:g} s; try again when it finishes, or set {LOCK_WAIT_VAR}=SECONDS to wait "
                     "longer") from None
@@ -279,10 +283,12 @@ class Warehouse:
         self.path, self.con, self.read_only = path, con, read_only
 
     @classmethod
-    def open(cls, path=None, read_only: bool = False, config: dict | None = None) -> "Warehouse":
+    def open(cls, path=None, read_only: bool = False, config: dict | None = None,
+             wait_s: float | None = None) -> "Warehouse":
         """A connection held until ``close``. Read-write creates and upgrades the file; read-only never writes
         to an up-to-date file (a file this process may not write to reads fine). ``config``: DuckDB settings
-        of a read-only connection (`assay sql` locks them down)."""
+        of a read-only connection (`assay sql` locks them down). ``wait_s``: how long the open waits for another
+        process's lock (default $ASSAY_LOCK_WAIT)."""
         path = resolve_path(path)
         if not path.exists():
             from assay.inputs.project import COMMAND, outside_project
@@ -295,7 +301,7 @@ class Warehouse:
                 COMMAND.warn(f"note: {outside}; using ./{path}, a new warehouse (`assay init` makes a project)")
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
-        con = connect(path, read_only, config if read_only else None)
+        con = connect(path, read_only, config if read_only else None, wait_s=wait_s)
         wh = cls(path, con, read_only)
         try:
             current = wh.schema_version() if read_only else None
