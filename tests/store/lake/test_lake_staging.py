@@ -89,7 +89,7 @@ def test_the_next_writer_collects_what_a_killed_one_left_but_not_a_running_ones(
 
 
 def test_a_full_disk_while_staging_is_one_line_and_leaves_nothing(tmp_path, small_disk):
-    lake = small_disk(48) / "lake"
+    lake = small_disk(16) / "lake"  # under one 4 KiB page for each of its files
     proc = start(lake, tmp_path)
     out, err = proc.communicate(timeout=HANG_S)
     assert (proc.returncode, out) == (1, "")
