@@ -123,3 +123,31 @@ def _cheapest_first(items):
         module = item.nodeid.split("::", 1)[0]
         cost[module] = cost.get(module, 0.0) + durations.get(item.nodeid, 0.0)
     items.sort(key=lambda item: cost[item.nodeid.split("::", 1)[0]])  # stable: a module keeps its own order
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """``small_disk(kib)``: a real file system of ``kib`` KiB (tmpfs) mounted under tmp_path, so a write runs out of
+    space (ENOSPC) as on a full disk. Skips where this process may not mount (it needs root's CAP_SYS_ADMIN)."""
+    import subprocess
+
+    mounted = []
+
+    def mount(kib: int) -> Path:
+        import shutil
+
+        where = tmp_path / f"small-{len(mounted)}"
+        where.mkdir()
+        if shutil.which("mount") is None:
+            pytest.skip("no mount command here; a full disk is tested where one can be mounted")
+        made = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={kib}k,mode=1777", "tmpfs", str(where)],
+                              capture_output=True, text=True)
+        if made.returncode != 0:
+            pytest.skip(f"cannot mount a small file system here ({made.stderr.strip() or made.returncode}); a full "
+                        "disk is tested where one can be mounted")
+        mounted.append(where)
+        return where
+
+    yield mount
+    for where in mounted:
+        subprocess.run(["umount", str(where)], capture_output=True)

@@ -79,12 +79,14 @@ def evaluate(retriever, judgments=None, corpus=None, warehouse=None, *, name: st
     judgments = project.project_input("judgments", judgments, "judgments=", options.config_path)
     corpus = project.project_input("corpus", corpus, "corpus=", options.config_path)
     if isinstance(warehouse, Warehouse):
+        warehouse.check_writable()
         record = execute_run(corpus, judgments, options, progress, warehouse=warehouse)
         store_run(warehouse, record)
         return Evaluation(run_id=record.run_id, report=build_report(warehouse, record.run_id),
                           warehouse=warehouse.path, config=config)
     # a path: the run computes without holding the warehouse, then writes in one short transaction
     brief = Warehouse.brief(project.tell_warehouse(warehouse, options.config_path))
+    brief.check_writable()  # before any work: a warehouse the run could not be written to is found now
     record = execute_run(corpus, judgments, options, progress, warehouse=brief)
     store_run(brief, record)
     with Warehouse.open(brief.path, read_only=True) as wh:

@@ -1,5 +1,5 @@
 """What every command shares: the root group `assay` and its error boundary (AssayGroup: one line and a
-documented exit code), the command and sub-group classes, the SIGINT latch, the shared options and parameter
+documented exit code), the command and sub-group classes, the SIGINT/SIGTERM latch, the shared options and parameter
 types, and the printing helpers. Imports no other module of assay.cli; every command module imports it."""
 
 from __future__ import annotations
@@ -17,24 +17,31 @@ EXIT_CODES = {0: "success", 1: "error (bad input, configuration or warehouse sta
               8: "the run failed or was blocked (its answer stage could not run); it is stored for inspection",
               9: "a judgments file needs changes: not formatted (assay judgments fmt --check), or entries "
                  "moved, edited or gone in a changed corpus (assay judgments rebase)",
-              130: "interrupted (Ctrl-C); the line printed says whether anything was stored"}
+              130: "interrupted (Ctrl-C); the line printed says whether anything was stored",
+              143: "terminated (SIGTERM); temporary files removed, the line printed says whether anything was "
+                   "stored"}
 
 
-class _SigintLatch:
-    """While a command runs, the first SIGINT raises KeyboardInterrupt and is remembered: DuckDB turns it into its
-    own error ("Query interrupted"), so the boundary asks the latch, not the exception's type. A second SIGINT
-    stops the process at once (the warehouse is safe: DuckDB keeps only committed transactions)."""
+class _SignalLatch:
+    """While a command runs, the first SIGINT or SIGTERM raises KeyboardInterrupt and is remembered: DuckDB turns it
+    into its own error ("Query interrupted"), so the boundary asks the latch, not the exception's type. The exception
+    unwinds through every ``finally`` (temporary index directories and lake staging are removed, an open
+    transaction rolls back); the command then exits 130 (SIGINT) or 143 (SIGTERM, 128 + 15, what a shell reports
+    for a process SIGTERM ended). A second signal stops the process at once (the warehouse is safe: DuckDB keeps
+    only committed transactions; a temporary directory left then is collected by the next run,
+    assay.core.scratch)."""
 
     def __enter__(self):
         import signal
         import threading
 
-        self.fired, self.previous = False, None
+        self.fired, self.signum, self.previous = False, None, {}
         if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._on_sigint)
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self.previous[signum] = signal.signal(signum, self._on_signal)
         return self
 
-    def _on_sigint(self, signum, frame):
+    def _on_signal(self, signum, frame):
         if self.fired:
             import os
 
@@ -42,19 +49,26 @@ class _SigintLatch:
 
             if progress.drawing():  # a bar is up and nothing will erase it: clear its line, show the cursor
                 os.write(2, b"\r\x1b[2K\x1b[?25h")
-            os.write(2, b"interrupted again; stopping now\n")
-            os._exit(130)
-        self.fired = True
+            os.write(2, f"{_signalled(signum)} again; stopping now\n".encode())
+            os._exit(128 + signum)
+        self.fired, self.signum = True, signum
         from assay.store.warehouse import interrupt_queries
 
         interrupt_queries()  # a statement DuckDB is running stops now, and its transaction rolls back
         raise KeyboardInterrupt
 
     def __exit__(self, *exc):
-        if self.previous is not None:
-            import signal
+        import signal
 
-            signal.signal(signal.SIGINT, self.previous)
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous)
+
+
+def _signalled(signum) -> str:
+    """How the line of a command stopped by ``signum`` begins."""
+    import signal
+
+    return "terminated (SIGTERM)" if signum == signal.SIGTERM else "interrupted"
 
 
 class AssayCommand(click.Command):
@@ -101,8 +115,8 @@ class _SubGroup(click.Group):
 
 class AssayGroup(click.Group):
     """Every way a command ends badly becomes one line on stderr and a documented exit code: an AssayError its
-    own code; a damaged warehouse 1; an interrupt (Ctrl-C, SIGINT) 130, saying what was kept. --debug shows the
-    traceback instead."""
+    own code; a damaged warehouse 1; an interrupt (Ctrl-C, SIGINT) 130 and SIGTERM 143, saying what was kept.
+    --debug shows the traceback instead."""
 
     command_class = AssayCommand
     group_class = _SubGroup
@@ -114,18 +128,18 @@ class AssayGroup(click.Group):
 
         JOURNAL.reset()
         project.COMMAND.reset(cli=True)
-        with _SigintLatch() as latch:
+        with _SignalLatch() as latch:
             try:
                 result = super().invoke(ctx)
             except BaseException as exc:
                 progress.close()  # a bar still up is erased before the error line
-                self._fail(ctx, exc, latch.fired)
+                self._fail(ctx, exc, latch.signum)
                 raise
             finally:
                 progress.reset()  # the library default again (in-process callers, tests)
                 project.COMMAND.reset()
             if latch.fired:  # the command finished although interrupted: say what it kept
-                self._fail(ctx, KeyboardInterrupt(), True)
+                self._fail(ctx, KeyboardInterrupt(), latch.signum)
             return result
 
     # `assay --help` lists the commands by task, in this order; a command missing here is listed under "Other"
@@ -151,17 +165,21 @@ class AssayGroup(click.Group):
                     formatter.write_dl([(n, commands[n].get_short_help_str(width)) for n in names])
 
     @staticmethod
-    def _fail(ctx, exc: BaseException, interrupted: bool) -> None:
-        """Exit with one line for ``exc``; return (to re-raise it) when it is not ours to translate."""
+    def _fail(ctx, exc: BaseException, signum: int | None) -> None:
+        """Exit with one line for ``exc``; return (to re-raise it) when it is not ours to translate. ``signum``: the
+        signal (SIGINT, SIGTERM) the latch caught while the command ran, if one was."""
         from assay.store.warehouse import JOURNAL, damage_error
 
         if ctx.params.get("debug"):
             return
         from assay.core.escape import terminal_lines
 
-        if interrupted or isinstance(exc, KeyboardInterrupt):
-            click.echo(terminal_lines(JOURNAL.after_interrupt()), err=True)
-            ctx.exit(130)
+        if signum is not None or isinstance(exc, KeyboardInterrupt):
+            import signal
+
+            signum = signal.SIGINT if signum is None else signum
+            click.echo(terminal_lines(JOURNAL.after_interrupt(_signalled(signum))), err=True)
+            ctx.exit(128 + signum)
         if isinstance(exc, AssayError):
             click.echo(terminal_lines(f"error: {exc}"), err=True)
             ctx.exit(exc.exit_code)
@@ -276,7 +294,7 @@ def cli(debug, quiet, verbose):
     8 the run failed or was blocked (stored for inspection; gate and regress on it fail too),
     9 a judgments file needs changes (judgments fmt --check: not formatted; judgments rebase: entries
     moved, edited or gone),
-    130 interrupted (one line says whether anything was stored).
+    130 interrupted, 143 terminated by SIGTERM (one line says whether anything was stored).
     """
     from assay.core import progress
     from assay.inputs import project

@@ -12,7 +12,7 @@ from assay.cli.base import (
     AssayCommand, Number, cli, corpus_option, corpus_options, judgments_option, load_project, max_file_option, say,
     setting, warehouse_option,
 )
-from assay.core.limits import ALPHA, BUDGET, K
+from assay.core.limits import ALPHA, BUDGET, K, SWEEP_POINTS
 
 
 class InputsFirst(AssayCommand):
@@ -171,6 +171,7 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, run_name, **kw
         raise click.UsageError("--name needs a warehouse: a lake keeps no names (its partitions never change)")
     sink = LakeSink(lake_dir) if lake_dir is not None else WarehouseSink(warehouse_path)
     try:
+        sink.check()  # before any work: a warehouse or lake the run could not be written to is found now
         if run_name is not None:
             from assay.store.run_refs import check_free, check_name
 
@@ -242,26 +243,31 @@ def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw)
 @click.option("--embedder", default=None, help="Embedding model for dense pipelines (default auto).")
 @click.option("--max-length", type=setting("max_length"), default=None,
               help="Word pieces the embedding model takes per text (default: the model's; at most its limit).")
+@click.option("--max-points", type=Number(SWEEP_POINTS), default=None,
+              help="Points the sweep runs without asking (default 100; [sweep] max_points). A larger grid is "
+                   "confirmed on a terminal and refused without one (CI): give its size to run it.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @max_file_option
 @warehouse_option
 @corpus_options
 def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps, pipelines, budget, k, select, alpha,
-              seed, depth, embedder, max_length, fmt, max_file_mb, warehouse_path):
+              seed, depth, embedder, max_length, max_points, fmt, max_file_mb, warehouse_path):
     """Run a grid of chunkers x sizes x overlaps x pipelines and compare the points fairly (docs/chunking.md)."""
     from assay.runs import sweep
     from assay.runs.runner import RunOptions
     from assay.store.warehouse import Warehouse
 
     corpus_dir, judgments_path = _inputs(corpus_dir, judgments_path)
-    spec = sweep.spec_from(load_project(config_path), {
+    config = load_project(config_path)
+    spec = sweep.spec_from(config, {
         "chunkers": list(chunkers), "sizes": list(sizes), "overlaps": list(overlaps), "pipelines": list(pipelines),
         "budget": budget, "k": k, "select": select, "alpha": alpha})
     options = RunOptions(config_path=config_path, seed=seed, depth=depth, embedder=embedder, max_length=max_length,
                          max_file_mb=max_file_mb)
-    # the points compute without holding the warehouse; their runs and the sweep are written in one transaction
+    # the points compute without holding the warehouse; each is written in one short transaction as it finishes
     sweep_id = sweep.run_sweep(Warehouse.brief(warehouse_path), corpus_dir, judgments_path, spec, options,
-                               progress=say)
+                               progress=say, max_points=sweep.max_points_from(config, max_points),
+                               confirm=_confirm_points)
     with Warehouse.open(warehouse_path, read_only=True) as wh:
         say(f"recorded sweep {sweep_id} in {wh.path}; `assay report --sweep {sweep_id}` shows it again\n")
         _, broken = wh.query("reports/sweep_incomplete", sweep_id=sweep_id)
@@ -272,6 +278,14 @@ def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps
                             + ", ".join(f"run {r} has status {st}" for r, st in broken)
                             + "); they are stored for inspection (`assay answers show RUN_ID`)")
         click.echo(sweep.render(sweep.table(wh, sweep_id), fmt), nl=False)
+
+
+def _confirm_points(n_points: int, max_points: int) -> bool:
+    """Ask on the terminal whether a grid larger than --max-points runs; without a terminal (CI) the answer is no."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return False
+    return click.confirm(f"sweep: the grid has {n_points} points, more than --max-points {max_points}, and each is a "
+                         f"full run of every question. Run all {n_points}?", default=False, err=True)
 
 
 @cli.command("rescore")

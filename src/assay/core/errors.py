@@ -168,3 +168,7 @@ class ExtraMissing(AssayError):
     def __init__(self, extra: str, what: str):
         self.extra, self.what = extra, what
         super().__init__(f"{what} needs assay's {extra} extra: pip install 'assay[{extra}]'")
+
+
+class WarehouseLocked(WarehouseError):
+    """Another process held the warehouse's lock for longer than an open waits (assay.store.warehouse.connect)."""

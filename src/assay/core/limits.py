@@ -93,6 +93,7 @@ SQL = {"timeout_s": _seconds(), "max_rows": _int(1, 1_000_000), "memory_mb": _in
 # and reading it on would cost minutes and gigabytes in quote resolution before failing.
 JUDGMENTS_LINE_CHARS = 1_000_000
 QUESTION_CHARS = 10_000
+SWEEP_POINTS = _int(1)  # points one assay sweep runs without asking (--max-points, [sweep] max_points)
 
 
 def setting_problem(key: str, value) -> str | None:

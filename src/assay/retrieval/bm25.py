@@ -5,7 +5,10 @@ optionally lower-casing, English stop-word removal and English (Snowball)
 stemming; each switch is part of the run configuration. The question runs
 through the same analyzer and becomes a disjunction of its terms, so a question
 none of whose terms occur in the corpus returns nothing: that is abstention.
-The index is built per run in a temporary directory and removed afterwards.
+The index is built per run in a temporary directory (``assay-bm25-<owner>-...`` in the system's temporary
+directory, named for its process: assay.core.scratch) and removed afterwards, also when building it fails (a full
+disk) or the run is stopped by SIGINT or SIGTERM; one a killed process left behind is removed by the next index
+built there.
 
 Chunks are indexed in chunk-id order, each with its position in that order (its
 ``rank``) as a fast field: a search reads one column for its hits instead of a
@@ -30,11 +33,14 @@ from __future__ import annotations
 import shutil
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
-from assay.core import progress
+from assay.core import progress, scratch
+from assay.core.errors import AssayError
 from assay.retrieval.ranking import ChunkTable, Ranking
 
 TOKENIZER_NAME = "assay_en"
+SCRATCH = "assay-bm25-"  # the temporary index directories' prefix
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,20 @@ class BM25Index:
         self.table = ChunkTable([ids[i] for i in order], [chunks[i].doc_id for i in order])  # by rank
         self._size = max(len(chunks), 1)  # tantivy allocates 16 bytes per hit asked for, found or not
         self._fast = _fast_fields(tantivy)
-        self._dir = tempfile.mkdtemp(prefix="assay-bm25-")
+        collect_stale()
+        self._dir = tempfile.mkdtemp(prefix=scratch.name(SCRATCH))
+        try:
+            self._build(tantivy, chunks, order)
+        except BaseException as exc:  # a full disk, an interrupt: the directory goes with the index that failed
+            self.close()
+            why = _io_failure(exc)
+            if why is not None:
+                raise AssayError(f"cannot build the BM25 index in {Path(self._dir).parent}: {why}; its directory "
+                                 "is removed, nothing was written: free space there, or set TMPDIR to a directory "
+                                 "with room, and run again") from None
+            raise
+
+    def _build(self, tantivy, chunks, order) -> None:
         schema_builder = tantivy.SchemaBuilder()
         schema_builder.add_integer_field("rank", stored=not self._fast, fast=self._fast)
         schema_builder.add_text_field("body", stored=False, tokenizer_name=TOKENIZER_NAME, index_option="freq")
@@ -149,3 +168,28 @@ class BM25Index:
             return Ranking(self.table, [], [])
         ranked = sorted(zip([-score for score, _ in found], self._ranks([address for _, address in found])))[:limit]
         return Ranking(self.table, [r for _, r in ranked], [-score for score, _ in ranked])
+
+
+def collect_stale(parent=None) -> list[Path]:
+    """Remove the index directories (in ``parent``, default the temporary directory) whose process is gone: one
+    SIGKILL, SIGABRT or a crash left behind. Returns what was removed."""
+    removed = []
+    for path, _ in scratch.stale(Path(parent or tempfile.gettempdir()), SCRATCH):
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _io_failure(exc: BaseException) -> str | None:
+    """What the file system refused, when ``exc`` is such a failure (tantivy reports one as a ValueError whose text
+    holds the OS error: ``Os { code: 28, kind: StorageFull, ... }``); None for any other failure."""
+    import os
+    import re
+
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    if isinstance(exc, ValueError):
+        code = re.search(r"Os \{ code: (\d+)", str(exc))
+        if code:
+            return os.strerror(int(code.group(1)))
+    return None

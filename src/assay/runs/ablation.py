@@ -158,6 +158,7 @@ def ablate(warehouse, corpus_dir, judgments_path, options, progress=None, ladder
     from datetime import datetime, timezone
 
     say = progress or (lambda msg: None)
+    warehouse.check_writable()  # before the first rung, not at its write (assay.store.warehouse.check_writable)
     rungs = []
     # every rung's stats name this ladder, so `assay history` keeps rungs out of a pipeline's history (as a sweep's
     # points, which carry their sweep_id)

@@ -519,6 +519,7 @@ def _external_chunks(corpus, chunks, hit_rows) -> list:
 def run(warehouse, corpus_dir, judgments_path, options: RunOptions, progress=None) -> RunRecord:
     from assay.runs.sinks import store_run
 
+    warehouse.check_writable()  # before any work, not at the write: assay.store.warehouse.check_writable
     record = execute_run(corpus_dir, judgments_path, options, progress, warehouse=warehouse)
     store_run(warehouse, record)
     return record

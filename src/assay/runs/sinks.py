@@ -44,6 +44,10 @@ class WarehouseSink:
     def path_exists(self) -> bool:
         return self.reads().path.is_file()
 
+    def check(self) -> None:
+        """Before any work: the write at the end will succeed (assay.store.warehouse.check_writable)."""
+        self.reads().check_writable()
+
     def write(self, record, name: str | None = None) -> str:
         """Write the run; ``name``: give it this name (assay.store.run_refs.tag) once it is stored."""
         wh = self.reads()
@@ -77,6 +81,12 @@ class LakeSink:
 
     def path_exists(self) -> bool:
         return self.path.is_dir()
+
+    def check(self) -> None:
+        """Before any work: the lake can take the run (assay.store.lake.writer.check_lake)."""
+        from assay.store.lake.writer import check_lake
+
+        check_lake(self.path)
 
     def write(self, record, name: str | None = None) -> str:
         from assay.measures.values import score_run

@@ -1,8 +1,11 @@
 """`assay sweep`: a grid of chunkers x sizes x overlaps x pipelines, one run per point, read fairly.
 
 Every point is a full run of the same questions over the same corpus, tagged with one
-sweep id and written together (all points or none). Embeddings are reused across
-points through the warehouse's vector cache, keyed by chunk text.
+sweep id and written as it finishes (its run and its row of the sweep in one transaction), so a
+sweep that is interrupted, or whose later point fails, keeps every point that finished as a
+complete run, and its report says which points ran. A grid of more than ``max_points`` points
+(default 100) runs only when confirmed. Embeddings are reused across points through the
+warehouse's vector cache, keyed by chunk text.
 
 The table reads measures that charge a result for its size, so chunk sizes compare:
 text recall within a context budget (SpanRecall@Ntok) and budgeted Success, text precision
@@ -39,6 +42,7 @@ DEFAULTS = {"chunkers": ["recursive"], "sizes": [200, 400, 800, 1600], "overlaps
             "budget": 1000, "k": 5, "select": None, "alpha": 0.05}
 KEYS = tuple(DEFAULTS)
 SIZELESS = ("document",)  # chunkers without a size or an overlap: one point per pipeline
+MAX_POINTS = 100  # points a sweep runs without asking: each is a full run of every question
 
 
 @dataclass(frozen=True)
@@ -60,12 +64,12 @@ def spec_from(config: dict, cli: dict) -> dict:
     where = config.get("_path", "assay.toml")
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: sweep must be a table ([sweep]), not {type(table).__name__}")
-    unknown = set(table) - set(KEYS)
+    unknown = set(table) - set(KEYS) - {"max_points"}
     if unknown:
         raise ConfigError(f"{where}: [sweep] has unknown setting(s) {', '.join(sorted(unknown))}; "
-                          f"allowed: {', '.join(KEYS)}")
+                          f"allowed: {', '.join(KEYS + ('max_points',))}")
     spec = dict(DEFAULTS)
-    spec.update({k: v for k, v in table.items()})
+    spec.update({k: v for k, v in table.items() if k != "max_points"})  # how many may run is not the sweep's spec
     spec.update({k: v for k, v in cli.items() if v not in (None, (), [])})
     for key in ("chunkers", "sizes", "overlaps", "pipelines"):
         spec[key] = list(spec[key]) if isinstance(spec[key], (list, tuple)) else [spec[key]]
@@ -97,6 +101,32 @@ def spec_from(config: dict, cli: dict) -> dict:
     return spec
 
 
+def max_points_from(config: dict, cli: int | None) -> int:
+    """How many points the sweep runs without asking: --max-points, else [sweep] max_points, else MAX_POINTS."""
+    if cli is not None:
+        return cli
+    table = config.get("sweep", {})
+    value = table.get("max_points", MAX_POINTS) if isinstance(table, dict) else MAX_POINTS
+    from assay.core.limits import SWEEP_POINTS
+
+    problem = SWEEP_POINTS.problem(value)
+    if problem:
+        raise ConfigError(f"{config.get('_path', 'assay.toml')}: [sweep] max_points {problem}")
+    return value
+
+
+def check_size(n_points: int, max_points: int, confirm=None) -> None:
+    """Refuse a grid of more than ``max_points`` points unless ``confirm(n_points, max_points)`` says yes (the CLI
+    asks on a terminal; without one, as in CI, nothing can say yes): a usage error, before anything runs."""
+    if n_points <= max_points or (confirm is not None and confirm(n_points, max_points)):
+        return
+    from assay.core.errors import UsageError
+
+    raise UsageError(f"sweep: the grid has {n_points} points, more than --max-points {max_points} ([sweep] "
+                     f"max_points), and each point is a full run of every question; nothing was run: narrow the "
+                     f"grid, or give --max-points {n_points} to run them all")
+
+
 def _whole(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and -2**31 <= value < 2**31
 
@@ -125,56 +155,82 @@ def grid(spec: dict) -> tuple[list[Point], list[str]]:
     return points, notes
 
 
-def run_sweep(warehouse, corpus_dir, judgments_path, spec: dict, options, progress=None) -> str:
-    """Run every point, then write every run and the sweep in one transaction. Returns the sweep id."""
+def run_sweep(warehouse, corpus_dir, judgments_path, spec: dict, options, progress=None,
+              max_points: int = MAX_POINTS, confirm=None) -> str:
+    """Run every point, writing each as it finishes (its run and its row of the sweep, one transaction; the sweep's
+    own row with the first). Returns the sweep id. A grid larger than ``max_points`` runs only when ``confirm``
+    says yes (``check_size``). A point that fails stops the sweep: nothing of it is written, the points before
+    it stay stored, and the sweep's report says which ran."""
     from assay.runs.runner import execute_run
+    from assay.store.warehouse import JOURNAL
 
     from assay.core import progress as shown
 
     say = progress or (lambda msg: None)
     points, notes = grid(spec)
+    check_size(len(points), max_points, confirm)
     _require_extras(points, options)
+    warehouse.check_writable()  # before the first point, not at its write (assay.store.warehouse.check_writable)
     for note in notes:
         say(f"note: {note}")
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     sweep_id = f"sweep-{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
-    records = []
+    JOURNAL.sweep = {"sweep_id": sweep_id, "total": len(points), "runs": set()}  # what an interrupt line counts
+    inputs = None
     with shown.task("sweep points", total=len(points), unit="points") as task:
         for i, p in enumerate(points, 1):
             say(f"-- point {i}/{len(points)}: {p.label()}, pipeline {p.pipeline}")
             opts = replace(options, pipeline=p.pipeline, chunker=p.chunker, chunk_size=p.size, overlap=p.overlap)
-            record = execute_run(corpus_dir, judgments_path, opts, say, warehouse=warehouse)
-            record.sweep_id = sweep_id
-            records.append(record)
+            try:
+                record = execute_run(corpus_dir, judgments_path, opts, say, warehouse=warehouse)
+                record.sweep_id = sweep_id
+                read = (record.corpus.corpus_hash, record.judgments.sha256)
+                if inputs is not None and read != inputs:  # cannot happen with one corpus and one judgments file
+                    raise ConfigError("sweep: the points did not all read the same corpus and judgments")
+                JOURNAL.sweep["runs"].add(record.run_id)
+                _store_point(warehouse, sweep_id, now, spec, notes, i, p, record, first=inputs is None)
+            except Exception:
+                if i > 1:
+                    say(f"note: sweep {sweep_id} stopped at point {i} of {len(points)} ({p.label()}, pipeline "
+                        f"{p.pipeline}); points 1 to {i - 1} are stored as complete runs: `assay report --sweep "
+                        f"{sweep_id}` shows them")
+                raise
+            inputs = read
             task.advance()
-    hashes = {(r.corpus.corpus_hash, r.judgments.sha256) for r in records}
-    if len(hashes) != 1:  # cannot happen with one corpus and one judgments file; guards the pairing below
-        raise ConfigError("sweep: the points did not all read the same corpus and judgments")
-    corpus_hash, judgments_hash = hashes.pop()
-    from assay.core.hashing import canonical_json
-
-    with warehouse.transaction():
-        from assay.runs.sinks import store_run_rows
-
-        for record in records:
-            store_run_rows(warehouse, record)
-        warehouse.con.execute("INSERT INTO sweeps VALUES (?, ?, ?, ?, ?)",
-                              [sweep_id, now, canonical_json({**spec, "skipped": notes}), corpus_hash, judgments_hash])
-        for i, (p, record) in enumerate(zip(points, records), 1):
-            warehouse.con.execute("INSERT INTO sweep_points VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                  [sweep_id, i, record.run_id, p.chunker, p.size, p.overlap, p.pipeline])
     return sweep_id
 
 
+def _store_point(warehouse, sweep_id, created, spec, notes, i, point, record, first: bool) -> None:
+    """One finished point: its run, its measure values and its row of the sweep (with the sweep's own row when it
+    is the first), in one transaction."""
+    from assay.core.hashing import canonical_json
+    from assay.runs.sinks import store_run_rows
+
+    with warehouse.transaction():
+        store_run_rows(warehouse, record)
+        if first:
+            warehouse.con.execute("INSERT INTO sweeps VALUES (?, ?, ?, ?, ?)",
+                                  [sweep_id, created, canonical_json({**spec, "skipped": notes}),
+                                   record.corpus.corpus_hash, record.judgments.sha256])
+        warehouse.con.execute("INSERT INTO sweep_points VALUES (?, ?, ?, ?, ?, ?, ?)",
+                              [sweep_id, i, record.run_id, point.chunker, point.size, point.overlap, point.pipeline])
+
+
 def _require_extras(points, options) -> None:
-    """Stop before the first point when any point's pipeline needs an extra that is not installed."""
+    """Stop before the first point when any point's pipeline needs an extra that is not installed, or an embedding
+    model that is not available (points are stored as they finish: a later point must not find it missing)."""
     from assay.inputs.project import load_config
     from assay.retrieval.pipelines import resolve_pipeline
     from assay.runs.runner import require_extras
 
     config = load_config(options.config_path)
     for name in dict.fromkeys(p.pipeline for p in points):
-        require_extras(resolve_pipeline(name, config, replace(options, pipeline=name).overrides()))
+        pipeline = resolve_pipeline(name, config, replace(options, pipeline=name).overrides())
+        require_extras(pipeline)
+        if pipeline.settings["dense"]:
+            from assay.retrieval.embedding.embedder import resolve_model
+
+            resolve_model(pipeline.settings["embedder"])
 
 
 def resolve_sweep_id(warehouse, ref: str | None) -> str:
@@ -263,9 +319,13 @@ def table(warehouse, sweep_id: str) -> dict:
     _detectable(others, per_point, best["point"], qids, spec["alpha"])
     for r in rows:
         r["pareto"] = not any(_dominates(o, r, k) for o in rows if o is not r)
-    return {"sweep_id": sweep_id, "spec": spec, "select": select.name, "n_questions": len(qids),
-            "columns": [f"{m}:{lvl}" if lvl == "doc" else m for m, lvl in columns], "points": rows,
-            "best": best["point"]}
+    result = {"sweep_id": sweep_id, "spec": spec, "select": select.name, "n_questions": len(qids),
+              "columns": [f"{m}:{lvl}" if lvl == "doc" else m for m, lvl in columns], "points": rows,
+              "best": best["point"]}
+    planned = len(grid(spec)[0])
+    if len(rows) < planned:  # interrupted, or a later point failed: the points run in grid order, these first
+        result["stopped"] = {"ran": len(rows), "planned": planned}
+    return result
 
 
 def _detectable(others: list[dict], per_point: dict, best: int, qids: list, alpha: float) -> None:
@@ -354,7 +414,9 @@ def render(result: dict, fmt: str) -> str:
     said = (escape.markdown_cell if fmt == "markdown" else escape.terminal)(in_words["sentence"])
     lines = [said, ""]  # the verdict in words first
     lines += [f"sweep {escape.terminal(result['sweep_id'])}: {len(result['points'])} points, {result['n_questions']} answerable "
-             f"questions, context budget {spec['budget']} tokens, k {k}", "",
+             f"questions, context budget {spec['budget']} tokens, k {k}"]
+    lines += stopped(result)
+    lines += ["",
              tables.render(heads, body, markdown=fmt == "markdown"), "",
              f"best: point {result['best']} by {result['select']} (ties: fewer tokens@{k}, then the earlier point). "
              f"'change': the point's {result['select']} minus the best point's, over the same questions, with the "
@@ -370,6 +432,16 @@ def render(result: dict, fmt: str) -> str:
     lines += unreached(result)
     lines += [escape.terminal(line) for line in spec.get("skipped", [])]
     return "\n".join(lines) + "\n"
+
+
+def stopped(result: dict) -> list[str]:
+    """The line saying which points ran, for a sweep that stopped before its last point (none: no line)."""
+    if "stopped" not in result:
+        return []
+    ran, planned = result["stopped"]["ran"], result["stopped"]["planned"]
+    return [f"stopped: {ran} of the grid's {planned} points ran (points 1 to {ran}; points {ran + 1} to {planned} did "
+            f"not: the sweep was interrupted or its point {ran + 1} failed), so the best point and every comparison "
+            f"are among these {ran}"]
 
 
 def unreached(result: dict) -> list[str]:

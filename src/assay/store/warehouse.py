@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from assay.core.errors import ConfigError, WarehouseError
+from assay.core.errors import ConfigError, WarehouseError, WarehouseLocked
 from assay.core.hashing import canonical_json
 from assay.inputs.project import warehouse_path
 from assay.core.sqlfiles import latest_migration, load_sql, migrations
@@ -108,6 +108,45 @@ def _check_file(path: Path) -> None:
         raise WarehouseError(f"warehouse {path} is {kind}; give --warehouse the path of a warehouse file")
 
 
+def check_writable(path: Path) -> None:
+    """Before a command that computes, then writes (run, sweep, ablate, demo, assay.evaluate), does any work: will
+    its write succeed? A warehouse it could not write is otherwise found at the end, after every question (and
+    every paid model request) of the run. The file must be writable and so must its directory (DuckDB keeps the
+    file's journal, ``NAME.wal``, beside it), and it must open: not damaged, not of a schema newer than this assay
+    (an older one is upgraded now, as the write would upgrade it). That open is read-only, as every read of a run
+    is, so other readers are not kept waiting, and it does not wait for a writer's lock: a file another assay is
+    writing to opens for it, and the write at the end waits for the lock as every write does. Nothing is held while
+    the command computes. A file that does not exist yet is not created: the nearest existing directory above it
+    must be one this process can write into."""
+    path = Path(path)
+    _check_file(path)
+    then = "; nothing was run"
+    if path.exists():
+        if not os.access(path, os.W_OK):
+            raise WarehouseError(f"warehouse {path} is read-only to you and this command writes its results there "
+                                 f"at the end{then}: make it writable (chmod u+w {path}) or give --warehouse "
+                                 "another file")
+        folder = path.parent
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise WarehouseError(f"warehouse {path} cannot be written: its directory {folder} is read-only to you, "
+                                 f"and DuckDB writes the file's journal ({path.name}.wal) there{then}: make the "
+                                 "directory writable or give --warehouse a file in another")
+        try:
+            Warehouse.open(path, read_only=True, wait_s=0, old_schema="upgrade").close()
+        except WarehouseLocked:
+            pass
+        return
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise WarehouseError(f"cannot create warehouse {path}: {ancestor} is not a directory{then}; give "
+                             "--warehouse a path in a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise WarehouseError(f"cannot create warehouse {path}: {ancestor} is read-only to you{then}; give "
+                             "--warehouse a path in a directory you can write to")
+
+
 def engine():
     """DuckDB for a read: the package ``duckdb`` where it is loaded, else its compiled module ``_duckdb``.
 
@@ -152,7 +191,7 @@ def connect(path: Path, read_only: bool, config: dict | None = None, wait_s: flo
                     f"cannot open warehouse {path}: {str(exc).splitlines()[0]}") from None
             left = deadline - time.monotonic()
             if left <= 0:
-                raise WarehouseError(
+                raise WarehouseLocked(
                     f"warehouse {path} is locked by another assay process{holder} that is writing to it, and stayed "
                     f"locked for {wait_s:g} s; try again when it finishes, or set {LOCK_WAIT_VAR}=SECONDS to wait "
                     "longer") from None
@@ -200,9 +239,14 @@ class Journal:
     def reset(self) -> None:
         self.pending, self.stored, self.vectors, self.commits, self.last_path = [], [], 0, 0, None
         self.interrupted = False
+        self.sweep = None  # {"sweep_id", "total", "runs"} while `assay sweep` runs: the run ids of its points
 
-    def after_interrupt(self) -> str:
-        """The one line an interrupted command prints."""
+    def after_interrupt(self, stopped: str = "interrupted") -> str:
+        """The one line an interrupted command prints, beginning with ``stopped`` (how it was stopped)."""
+        line = self._after_interrupt()
+        return stopped + line.removeprefix("interrupted")
+
+    def _after_interrupt(self) -> str:
         stored = [run_id for _, run_id in self.stored]
         unsure = []
         for path, run_id in self.pending:  # the interrupt came during or right after COMMIT: ask the file
@@ -214,6 +258,11 @@ class Journal:
         if unsure:
             return (f"interrupted while run {', '.join(unsure)} was being written; `assay runs` shows whether it "
                     "was stored (a run is stored whole or not at all)")
+        done = sum(run_id in self.sweep["runs"] for run_id in stored) if self.sweep is not None else 0
+        if done:
+            sweep_id, total = self.sweep["sweep_id"], self.sweep["total"]
+            return (f"interrupted after {done} of the {total} points of sweep {sweep_id} were stored, each a "
+                    f"complete run; `assay report --sweep {sweep_id}` shows them")
         if stored:
             return f"interrupted after run {', '.join(stored)} was stored"
         if self.vectors:
@@ -246,12 +295,14 @@ class Warehouse:
 
     @classmethod
     def open(cls, path=None, read_only: bool = False, config: dict | None = None,
-             old_schema: str = "refuse") -> "Warehouse":
+             old_schema: str = "refuse", wait_s: float | None = None) -> "Warehouse":
         """A connection held until ``close``. Read-write creates and upgrades the file. Read-only never writes:
         a file of an older schema is refused with a line naming `assay upgrade` (``old_schema="refuse"``, what
         every command that only reads does), read as it is (``"read"``: `assay sql`, which says so), or upgraded
-        first (``"upgrade"``: the reads of a writing command, a run's brief opens, which write next anyway).
-        ``config``: DuckDB settings of a read-only connection (`assay sql` locks them down)."""
+        first (``"upgrade"``: the reads of a writing command, a run's brief opens, which write next anyway); a
+        file this process may not write to reads fine. ``config``: DuckDB settings of a read-only connection
+        (`assay sql` locks them down). ``wait_s``: how long the open waits for another process's lock (default
+        $ASSAY_LOCK_WAIT)."""
         path = resolve_path(path)
         if not path.exists():
             from assay.inputs.project import COMMAND, outside_project
@@ -265,7 +316,7 @@ class Warehouse:
         created = not read_only and not path.exists()
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
-        con = connect(path, read_only, config if read_only else None)
+        con = connect(path, read_only, config if read_only else None, wait_s=wait_s)
         wh = cls(path, con, read_only)
         try:
             current = wh.schema_version() if read_only else None
@@ -333,6 +384,12 @@ class Warehouse:
 
     def close(self) -> None:
         self.con.close()
+
+    def check_writable(self) -> None:
+        """Before work that ends in a write: an open read-only warehouse cannot take it (``check_writable``)."""
+        if self.read_only:
+            raise WarehouseError(f"warehouse {self.path} is open read-only and this call writes a run to it; "
+                                 "nothing was run: pass a warehouse opened for writing, or its path")
 
     @contextmanager
     def reading(self):
@@ -739,6 +796,9 @@ class BriefWarehouse(Warehouse):
                     yield
             finally:
                 self.con = reads
+
+    def check_writable(self) -> None:
+        check_writable(self.path)
 
     def close(self) -> None:
         """Nothing is held between statements, so nothing to close."""

@@ -47,7 +47,8 @@ def build(result: dict) -> str:
                    ("points", f'{len(result["points"])} ({result["n_questions"]} answerable questions)'),
                    ("context budget", f'{e(spec["budget"])} tokens; k {e(k)}'),
                    ("best point", f'{e(result["best"])}, by {e(result["select"])} (ties: fewer {e(tokens)})')])
-    unreached = "".join(f'<p class="warn budget">{e(line)}</p>' for line in sweep.unreached(result))
+    unreached = "".join(f'<p class="warn budget">{e(line)}</p>'
+                        for line in sweep.stopped(result) + sweep.unreached(result))  # stopped: only if it did
     skipped = "".join(f'<p class="note">{e(line)}</p>' for line in spec.get("skipped", []))
     note = (f'<p class="note">change vs best: the point\'s {e(result["select"])} minus the best point\'s, over the '
             f'same questions, with the interval that inverts the paired test whose p follows (a score test; '

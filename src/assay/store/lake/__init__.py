@@ -13,11 +13,14 @@ warehouse's compact hit tables), and each file keeps its `run_id` column (shared
 reader that ignores Hive partitioning still has it. Shared rows repeat across partitions; readers
 take them once (see ``SHARED_KEYS``).
 
-Writers never lock: a run's files are written under ``LAKE/.tmp-<RUN_ID>-<pid>/`` and each
+Writers never lock: a run's files are written under ``LAKE/.tmp-<owner>-<RUN_ID>/`` (the owner names the
+writing process: assay.core.scratch) and each
 ``<table>/run_id=<RUN_ID>`` directory is renamed into place (``os.rename``, atomic on one file
 system), ``runs`` last. A run is visible when its ``runs`` partition is, and readers skip names that
 start with ``_`` or ``.``. Any number of processes may write to one lake at once; nothing is ever
-rewritten.
+rewritten. A writer stopped by SIGINT or SIGTERM, or that runs out of disk space, removes its staging and
+the partitions it renamed; what a killed one left (its staging, and the partitions of its run when the
+``runs`` partition never appeared) the next writer on that machine removes, never a live writer's.
 
 Engines
 -------
