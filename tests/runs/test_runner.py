@@ -119,7 +119,7 @@ def test_analyzer_switches_change_the_run(warehouse, mini_corpus, mini_judgments
 
 @pytest.mark.parametrize("kw, message", [
     ({"pipeline": "nope"}, "unknown pipeline 'nope'"),
-    ({"depth": 0}, "depth must be an integer from 1 to 2147483647, got 0"),
+    ({"depth": 0}, "depth must be an integer from 1 to 100000, got 0"),
     ({"chunker": "fixed", "chunk_size": 10, "overlap": 10}, "overlap must be at least 0 and below"),
 ])
 def test_bad_options(warehouse, mini_corpus, mini_judgments, kw, message):

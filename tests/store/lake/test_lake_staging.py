@@ -96,6 +96,6 @@ def test_a_full_disk_while_staging_is_one_line_and_leaves_nothing(tmp_path, smal
     (line,) = [line for line in err.splitlines() if line.startswith("error:")]
     assert line.startswith("error: cannot write run ") and f"into lake {lake}: " in line
     assert "No space left on device" in line and line.endswith(
-        "nothing of it was left there (its staging is removed): free space or fix the directory and run again")
+        "nothing of it was stored and its staging directory is removed: make room on the lake's disk, then run again")
     assert err.splitlines()[-1] == line and "Traceback" not in err
     assert list(lake.iterdir()) == []
