@@ -52,7 +52,9 @@ def write_sweep(path, points: list[list[list[Chunk]]], k: int = 5, budget: int =
     """A warehouse at ``path`` with one sweep whose point i ranks, for question j, ``points[i][j]`` (best first).
     Every question's gold is GOLD. Returns the sweep id."""
     sweep_id = "sweep-test"
-    spec = {**sweep.DEFAULTS, "budget": budget, "k": k, "alpha": alpha,
+    # the grid is the points written (chunk sizes 100, 200, ...): a grid larger than its points is a stopped sweep
+    spec = {**sweep.DEFAULTS, "sizes": [100 * i for i in range(1, len(points) + 1)], "budget": budget, "k": k,
+            "alpha": alpha,
             "select": select or f"SpanRecall@{budget}tok", "skipped": []}
     with Warehouse.open(path) as wh:
         for i, rankings in enumerate(points, 1):
