@@ -66,6 +66,7 @@ def loopback():
         yield
 
 
+@pytest.mark.slow  # a real server answers each example's requests: seconds in all
 @fuzz(150)
 @given(answers=st.lists(st.tuples(st.sampled_from([429, 503]), RETRY_AFTER), min_size=1, max_size=3),
        cap=st.one_of(st.just(120.0), st.floats(0, 400)))
