@@ -23,12 +23,15 @@ CORPUS, JUDGMENTS = MINI / "corpus", MINI / "judgments.jsonl"
 HANG_S = 600  # a bound no loaded machine reaches while a process works, never a measure of its speed
 # A command retriever that blocks on every question until its gate file exists; it marks that it started.
 GATED = '''
-import json, pathlib, sys, time
+import json, os, pathlib, sys, time
 corpus, gate = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+parent = os.getppid()  # an assay killed outright (SIGKILL) cannot stop this program: it stops when orphaned
 docs = sorted(p.relative_to(corpus).as_posix() for p in corpus.rglob("*") if p.is_file())
 pathlib.Path(str(gate) + ".started").touch()
 for line in sys.stdin:
     while not gate.exists():
+        if os.getppid() != parent:
+            sys.exit(0)
         time.sleep(0.02)
     q = json.loads(line)
     print(json.dumps({"results": [{"doc_id": d, "score": 1.0 / (i + 1)} for i, d in enumerate(docs[:q["limit"]])]}),
@@ -56,7 +59,8 @@ def gated(tmp_path):
     cfg = tmp_path / "assay.toml"
     cfg.write_text(f'[pipelines.gated]\nretriever = "command"\n'
                    f'command = {json.dumps([sys.executable, str(script), str(CORPUS), str(gate)])}\n')
-    return cfg, gate
+    yield cfg, gate
+    gate.touch()  # whatever the test did, a retriever still waiting answers and ends
 
 
 def sweep_process(tmp_path, cfg):
