@@ -65,3 +65,16 @@ def test_invalid_pipelines(table, message):
 def test_unknown_pipeline_lists_available():
     with pytest.raises(ConfigError, match="available: bm25, dense, hybrid, hybrid-rerank, dense-top3"):
         resolve_pipeline("nope", {}, {})
+
+
+def test_the_reading_limits_of_run_never_enter_a_runs_settings():
+    """[run] max_file_mb, max_expanded_mb and read_timeout_s bound how inputs are read: two runs that differ only
+    in them retrieve alike and must hash alike (they once entered the settings, the stored config and its hash)."""
+    from assay.core.hashing import config_hash
+    from assay.inputs.settings import RUN_READING
+
+    plain = resolve_pipeline("bm25", {}, {})
+    limited = resolve_pipeline("bm25", {"run": {**{k: 1 for k in RUN_READING}, "depth": 7}}, {})
+    assert not set(RUN_READING) & set(limited.settings)
+    assert limited.settings["depth"] == 7
+    assert config_hash({**limited.settings, "depth": plain.settings["depth"]}) == config_hash(plain.settings)

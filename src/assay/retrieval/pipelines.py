@@ -118,7 +118,8 @@ def _pipeline_table(name: str, config: dict, seen: tuple = ()) -> dict:
 def resolve_pipeline(name: str, config: dict, overrides: dict) -> Pipeline:
     """Built-in or user pipeline, then [run] defaults, then CLI overrides (None = not given)."""
     settings = {**RUN_DEFAULTS, **PIPELINE_DEFAULTS}
-    settings.update(config.get("run", {}))
+    # [run]'s reading limits (max_file_mb, ...) say how to read the inputs: never a run's settings, config or hash
+    settings.update({k: v for k, v in config.get("run", {}).items() if k not in RUN_READING})
     settings.update(_pipeline_table(name, config))
     settings.update({k: v for k, v in overrides.items() if v is not None})
     _validate(name, settings)
