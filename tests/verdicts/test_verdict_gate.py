@@ -214,3 +214,66 @@ def test_two_rules_naming_slices_the_run_lacks_are_named_together(runs):
     assert str(error.value) == (
         "Success@1:doc[form=gapp]>=0.5 (--rule): no such slice 'form=gapp'; Success@1[category=x]>=0.5 (t.toml): "
         "no such slice 'category=x'; run run-075 has the slices all, category=normal, form=match, hard_class=normal")
+
+
+# -- the gate's words: the family line, the table, JSON (their exact text is what CI logs and PR comments show) ---
+
+def _rule(rule="nDCG@10>=0.5", passed=True, fragile=False, value=0.6, op=">=", bound=0.55, p=0.01, p_adj=0.02,
+          size=2, correction="holm", alpha=0.05, reason="ok"):
+    return {"rule": rule, "passed": passed, "fragile": fragile, "value": value, "op": op, "n": 40, "bound": bound,
+            "confidence": 0.95, "p_value": p, "p_adjusted": p_adj, "reason": reason, "ci_low": 0.5, "ci_high": 0.7,
+            "family_size": size, "correction": correction, "alpha": alpha}
+
+
+@pytest.mark.parametrize("size, correction, alpha, how", [
+    (2, "holm", 0.05, "Holm over 2 rules at alpha 0.05"),
+    (1, "holm", 0.05, "Holm over 1 rule at alpha 0.05"),
+    (3, "bonferroni", 0.1, "Bonferroni over 3 rules at alpha 0.1"),
+    (2, "none", 0.01, "uncorrected, 2 rules at alpha 0.01"),
+    (1, "none", 0.05, "uncorrected, 1 rule at alpha 0.05"),
+    (0, "holm", 0.05, "no rule could be tested at alpha 0.05"),
+])
+def test_the_family_line_names_the_correction_the_number_of_rules_and_alpha(size, correction, alpha, how):
+    head = ("(fragile) marks a pass that is not significant: one-sided test that the true value is on the passing "
+            "side of the bar, ")
+    assert gate.family_line([_rule(size=size, correction=correction, alpha=alpha)]) == head + how
+    assert gate.family_line([]) == head + "no rule could be tested at alpha 0.05"
+
+
+@pytest.mark.parametrize("p, shown", [(None, "-"), (0.00009, "<0.0001"), (0.0001, "0.0001"), (0.5, "0.5000"),
+                                      (1.0, "1.0000")])
+def test_p_values_show_four_decimals_and_below_0_0001_as_a_bound(p, shown):
+    assert gate._p(p) == shown
+
+
+def test_the_table_shows_each_rule_its_bound_on_the_passing_side_and_the_count():
+    results = [_rule(), _rule(rule="R@10<=0.9", op="<=", value=0.8, bound=0.85, p=0.00001, p_adj=None,
+                              passed=True, fragile=True, reason="fragile: p 0.2"),
+               _rule(rule="P@5>0.7", op=">", value=None, passed=False, p=None, p_adj=None, reason="no values")]
+    text = gate.render("run-1", results)
+    lines = text.splitlines()
+    assert lines[1:4] == ["", "gate on run run-1", gate.family_line(results)]
+    assert lines[0].startswith("The run fails 1 of 3 gate rules: P@5>0.7 (no values).")
+    header = lines[4].split()
+    assert header == ["status", "rule", "value", "n", "bound", "p", "p", "(Holm)", "reason"]
+    rows = [line.split() for line in lines[6:9]]
+    assert rows[0] == ["PASS", "nDCG@10>=0.5", "0.600", "40", ">=", "0.550", "(95%)", "0.0100", "0.0200", "ok"]
+    assert rows[1] == ["PASS", "(fragile)", "R@10<=0.9", "0.800", "40", "<=", "0.850", "(95%)", "<0.0001", "-",
+                       "fragile:", "p", "0.2"]
+    assert rows[2] == ["FAIL", "P@5>0.7", "-", "40", "-", "-", "-", "no", "values"]
+    assert lines[-1] == "2 passed, 1 failed; exit code 6" and text.endswith("\n")
+    passing = gate.render("run-1", [_rule(correction="none")]).splitlines()
+    assert passing[-1] == "1 passed, 0 failed"
+    assert passing[4].split()[-3:] == ["p", "(uncorrected)", "reason"]
+
+
+def test_json_holds_the_run_the_family_and_every_rule():
+    results = [_rule(size=2, correction="bonferroni", alpha=0.1), _rule(rule="R@10>=0.2", passed=False)]
+    out = gate.to_json("run-9", results)
+    assert {k: out[k] for k in ("run_id", "passed", "alpha", "correction", "family_size")} == \
+        {"run_id": "run-9", "passed": False, "alpha": 0.1, "correction": "bonferroni", "family_size": 2}
+    assert out["rules"] is results and out["verdict"]["decision"] == "fail"
+    assert gate.to_json("run-9", results[:1])["passed"] is True
+    empty = gate.to_json("run-0", [])
+    assert {k: empty[k] for k in ("passed", "alpha", "correction", "family_size", "rules")} == \
+        {"passed": True, "alpha": 0.05, "correction": "holm", "family_size": 0, "rules": []}
