@@ -262,6 +262,8 @@ def test_the_table_shows_each_rule_its_bound_on_the_passing_side_and_the_count()
                        "fragile:", "p", "0.2"]
     assert rows[2] == ["FAIL", "P@5>0.7", "-", "40", "-", "-", "-", "no", "values"]
     assert lines[-1] == "2 passed, 1 failed; exit code 6" and text.endswith("\n")
+    none = gate.render("run-0", []).splitlines()  # no rule: Holm's column, as `assay gate` corrects by default
+    assert none[4].split()[-3:] == ["p", "(Holm)", "reason"] and none[-1] == "0 passed, 0 failed"
     passing = gate.render("run-1", [_rule(correction="none")]).splitlines()
     assert passing[-1] == "1 passed, 0 failed"
     assert passing[4].split()[-3:] == ["p", "(uncorrected)", "reason"]
