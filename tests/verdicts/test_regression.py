@@ -141,6 +141,15 @@ def test_render_regress_lists_regressions_first_then_overall_then_slices():
     assert threshold.splitlines()[-1] == "0 regression(s): no change below its floor"
     assert threshold.splitlines()[4].split()[3:] == ["0.500", "0.250", "-0.250", "-0.020", "[-1.000,", "-0.200]",
                                                       "0.2500", "8"]
+    # the column heads say what each mode reports: the bound and the corrected p, or the interval for information
+    assert lines[2].split() == ["status", "measure", "slice", "baseline", "candidate", "change", "floor", "bound", "p",
+                                "p", "(Holm)", "n"]
+    assert threshold.splitlines()[2].split() == ["status", "measure", "slice", "baseline", "candidate", "change",
+                                                 "floor", "95%", "CI", "(info)", "p", "(info)", "n"]
+    uncorrected = regression.render_regress(dict(calm, correction="none")).splitlines()
+    only_slices = regression.render_regress(dict(RESULT, checks=[RESULT["checks"][0]]))  # no overall row
+    assert only_slices.splitlines()[-1] == "0 regression(s): no significant regression"
+    assert uncorrected[2].split()[-3:] == ["p", "(uncorrected)", "n"] and "test, no correction over 4 checks at" in uncorrected[1]
 
 
 def history_point(run_id, value):
