@@ -24,7 +24,7 @@ from assay.core import limits
 from assay.core.errors import ConfigError, JudgmentsError, ModelEndpointError, RunBlocked
 from assay.retrieval.answer.client import ChatClient
 from assay.retrieval.pipelines import resolve_pipeline
-from retrieval.answer.chat_server import ChatServer, content, status
+from retrieval.answer.chat_server import ChatServer, FakeTime, content, status
 
 from .strategies import fuzz
 
@@ -37,18 +37,6 @@ RETRY_AFTER = st.one_of(
                      "Wed, 21 Oct 2015 07:28:00 GMT", "", "0x10", "1_000"]),
     st.text(st.characters(codec="latin-1", exclude_categories=("Cc",)), max_size=12),
 )
-
-
-class FakeTime:
-    def __init__(self):
-        self.now, self.sleeps = 1000.0, []
-
-    def sleep(self, seconds):
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-    def clock(self):
-        return self.now
 
 
 @pytest.fixture(scope="module")

@@ -53,6 +53,21 @@ def content_completion(text: str, finish_reason: str = "stop") -> dict:
     return completion({"role": "assistant", "content": text}, finish_reason)
 
 
+class FakeTime:
+    """A clock that moves only when slept on; every sleep is recorded (a client's ``sleep`` and ``clock``)."""
+
+    def __init__(self):
+        self.now = 1000.0
+        self.sleeps = []
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    def clock(self):
+        return self.now
+
+
 # Scripted replies -------------------------------------------------------------------------------
 
 @dataclass

@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from chat_server import ChatServer, content, echo_headers, hang, status, tool_call
+from chat_server import ChatServer, FakeTime, content, echo_headers, hang, status, tool_call
 
 from assay.retrieval.answer.client import ChatClient, ChatResponse
 from assay.core.errors import AssayError, ModelEndpointError, RunBlocked
@@ -20,21 +20,6 @@ TOOLS = [{"type": "function",
           "function": {"name": "submit_answer",
                        "parameters": {"type": "object", "properties": {"answer": {"type": "string"}}}}}]
 LOG_KEYS = {"started_at", "latency_ms", "status", "error", "rate_limited", "retry", "waited_s", "retry_after_s"}
-
-
-class FakeTime:
-    """A clock that moves only when slept on; every sleep is recorded."""
-
-    def __init__(self):
-        self.now = 1000.0
-        self.sleeps = []
-
-    def sleep(self, seconds):
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-    def clock(self):
-        return self.now
 
 
 @pytest.fixture(autouse=True)
