@@ -1,12 +1,24 @@
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 
+
+
+def scratch_dir(prefix: str) -> Path:
+    """A temporary directory for this test process, removed when it exits (for what a module needs at import,
+    before pytest's tmp_path exists: every xdist worker and every mutmut run would otherwise leave one)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 # Hermetic models: no test sees a developer's fastembed cache (bge-small, cross-encoders), so
 # `--embedder auto` means the offline model and a named cross-encoder is missing, everywhere.
-os.environ["FASTEMBED_CACHE_PATH"] = tempfile.mkdtemp(prefix="assay-empty-fastembed-cache-")
+os.environ["FASTEMBED_CACHE_PATH"] = str(scratch_dir("assay-empty-fastembed-cache-"))
 
 # Property tests draw the same examples on every run (CI included): a failure reproduces, and `make test` cannot
 # pass on one run and fail on the next. Set ASSAY_HYPOTHESIS_RANDOM=1 to explore new examples locally.

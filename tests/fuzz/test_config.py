@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 from pathlib import Path
 
 from hypothesis import example, given
@@ -21,8 +20,9 @@ from assay.inputs.settings import RUN_DEFAULTS, SETTINGS
 from assay.retrieval.pipelines import pipeline_names, resolve_pipeline
 from assay.runs.sweep import KEYS, spec_from
 from .strategies import fuzz
+from conftest import scratch_dir
 
-WORKDIR = Path(tempfile.mkdtemp(prefix="assay-fuzz-config-"))
+WORKDIR = scratch_dir("assay-fuzz-config-")
 TOML_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from pathlib import Path
 
 import duckdb
@@ -16,10 +15,10 @@ from hypothesis import strategies as st
 import pytest
 
 from assay.cli import cli
-from conftest import MINI
+from conftest import MINI, scratch_dir
 from .strategies import HOSTILE_JSON, JSON_VALUES, TEXT, fuzz
 
-ROOT = Path(tempfile.mkdtemp(prefix="assay-fuzz-run-"))
+ROOT = scratch_dir("assay-fuzz-run-")
 WAREHOUSE = ROOT / "wh.duckdb"
 GOOD = [json.loads(line) for line in (MINI / "judgments.jsonl").read_text().splitlines()]
 DOCUMENTED = {1, 2, 3}  # AssayError, click usage error, JudgmentsError

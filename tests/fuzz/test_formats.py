@@ -4,7 +4,6 @@ holds, and never anything else."""
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 from hypothesis import example, given
@@ -14,8 +13,9 @@ import pytest
 from assay.core.errors import FormatError
 from assay.inputs.formats import beir, trec
 from .strategies import HOSTILE_JSON, JSON_VALUES, TEXT, fuzz
+from conftest import scratch_dir
 
-WORKDIR = Path(tempfile.mkdtemp(prefix="assay-fuzz-formats-"))
+WORKDIR = scratch_dir("assay-fuzz-formats-")
 READERS = {
     "beir.read_corpus": beir.read_corpus, "beir.read_queries": beir.read_queries, "beir.read_qrels": beir.read_qrels,
     "trec.read_docs": trec.read_docs, "trec.read_topics": lambda p: trec.read_topics(p, ("title", "desc")),
