@@ -67,13 +67,15 @@ def spark_root():
     from assay.store.lake.spark import spark_session
 
     # Tuned for many small queries over a few thousand rows, where compiling costs more CPU than it saves:
-    # - the JIT's first tier only (on 2 cores: the JVM's start ~25 -> ~15 CPU-s, each measure query ~15% less);
+    # - the JIT's first tier only (on 2 cores: the JVM's start ~25 -> ~15 CPU-s, each measure query ~15% less),
+    #   with the code cache tiered compilation would have: alone, that tier reserves 48 MB, which the parity
+    #   module fills, and the JVM then turns its compiler off ("CodeCache is full") and runs ~10x slower;
     # - no Java code generated per query: Spark evaluates the same plan with its interpreted expressions (its own
     #   tests hold both paths to the same results), and a measure query costs ~35% less JVM CPU (54 -> 35 CPU-s
     #   for 20 queries, measured beside other load); users' lakes keep Spark's defaults;
     # - one shuffle partition: the data fits in one task.
     return spark_session(spark_master=SPARK_MASTER, **{
-        "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+        "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m",
         "spark.sql.codegen.wholeStage": "false",
         "spark.sql.codegen.factoryMode": "NO_CODEGEN",
         "spark.sql.shuffle.partitions": "1",

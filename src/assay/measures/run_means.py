@@ -14,6 +14,8 @@ def run_means(reader, measures, pipeline: str | None = None) -> list[dict]:
         sql += " WHERE pipeline = ?"
         params.append(pipeline)
     runs = reader.con.execute(sql + " ORDER BY started_at, run_id", params).fetchall()
+    if len(runs) > 1 and hasattr(reader, "cache_views"):
+        reader.cache_views()  # Spark: the views every measure joins, computed once for all these runs
     rows = []
     for run_id, run_pipeline in runs:
         for measure in measures:

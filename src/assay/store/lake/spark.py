@@ -265,6 +265,10 @@ class SparkConnection:
 # ---------------------------------------------------------------------------------------------------- the lake
 
 
+# The derived views the standard measures read (sql/measures/*.sql): what ``SparkLake.cache_views`` keeps.
+MEASURE_VIEWS = ("eval_questions", "unit_counts", "ideal_gains", "judged_ranking", "budget_hits")
+
+
 class SparkLake:
     """A lake read by Spark SQL: the lake interface of ``assay.store.lake`` (``query``, ``con``, ``resolve_run_id``...)."""
 
@@ -278,6 +282,7 @@ class SparkLake:
         self._ibis = None
         self.tables: list[str] = []
         self._cached: list = []
+        self._cached_views: list[str] = []
         self._register()
 
     def _register(self) -> None:
@@ -337,7 +342,21 @@ class SparkLake:
             self._ibis = ibis.pyspark.connect(self.session)
         return self._ibis
 
+    def cache_views(self, names=MEASURE_VIEWS) -> None:
+        """Compute the derived views ``names`` once, for every run of the lake, and keep them (memory, then disk)
+        until ``close``: each measure query then filters them instead of joining hits, chunks and gold again.
+        Worth it when many runs are computed (``run_means``: every run of the lake); a query about one run
+        pays for every run. The values are the same either way (the views are the same plan, evaluated once)."""
+        for name in names:
+            if name not in self._cached_views:
+                self.session.catalog.cacheTable(name)
+                self._cached_views.append(name)
+                self.session.table(name).count()  # filled now, not by the first query (see _register)
+
     def close(self) -> None:
+        for name in self._cached_views:
+            self.session.catalog.uncacheTable(name)
+        self._cached_views = []
         for name in [v for v, _ in reversed(migration_views())] + self.tables:
             self.session.catalog.dropTempView(name)
         for df in self._cached:
