@@ -174,6 +174,46 @@ def test_lake_compute_prints_each_runs_means(both):
     assert {r["level"]: r["value"] for r in rows if r["run_id"] == b} == pytest.approx(want, abs=1e-12)
 
 
+def test_lake_compute_reads_stored_values_and_computes_the_rest_to_the_same_bit(both, tmp_path):
+    """Values stored with a run are read (one query for every run), not computed again: a stored value changed
+    on disk is what compute reports. A measure no run stored (P@3) is computed by its SQL, and a mean is the same
+    to the bit whether it is read or computed."""
+    import shutil
+
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from assay.measures.registry import parse_measure
+    from assay.measures.run_means import run_means, stored_final_values
+
+    _, source, (a, b) = both
+    lake = tmp_path / "lake"
+    shutil.copytree(source, lake)
+    measures = [parse_measure("nDCG@10"), parse_measure("P@3")]
+    with open_lake(lake) as reader:
+        stored = stored_final_values(reader, measures)
+        assert {key for key in stored} == {(a, "nDCG@10"), (b, "nDCG@10")}  # P@3 is not a default measure
+        read = run_means(reader, measures)
+        computed = run_means(reader, measures[:1])  # the same pairs, read
+        from assay.measures.compute import per_query
+        for run_id in (a, b):  # computing nDCG@10 by its SQL gives the same means, bit for bit
+            values = per_query(reader, run_id, measures[0])
+            for level in ("chunk", "doc"):
+                vals = [v for (_, lvl), v in sorted(values.items()) if lvl == level]
+                row = next(r for r in read if (r["run_id"], r["metric"], r["level"]) == (run_id, "nDCG@10", level))
+                assert row["value"] == sum(vals) / len(vals) and row["n"] == len(vals)
+    assert [r for r in read if r["metric"] == "nDCG@10"] == computed
+    assert {r["metric"] for r in read if r["value"] is not None} == {"nDCG@10", "P@3"}
+    # the stored values are what compute reads: set run b's to 0.25 on disk
+    part = partition_dir(lake, "measure_values", b) / "part-0.parquet"
+    table = pq.read_table(part)
+    values = pc.if_else(pc.equal(table["measure"], "nDCG@10"), 0.25, table["value"])
+    pq.write_table(table.set_column(table.schema.get_field_index("value"), "value", values), part)
+    out = invoke("lake", "compute", lake, "-m", "nDCG@10", "--format", "json")
+    assert out.exit_code == 0, out.output
+    assert {r["value"] for r in json.loads(out.output) if r["run_id"] == b} == {0.25}
+
+
 @pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_failed_run_is_written_to_the_lake_with_its_status_and_exits_8(tmp_path, monkeypatch):
     monkeypatch.delenv("ASSAY_LAKE_NO_KEY", raising=False)

@@ -179,3 +179,16 @@ def test_history_marks_the_same_unfilled_budgets_on_duckdb_and_spark(engines):
     marks = [[{f: p[f] for f in ("run_id", *fill.FIELDS)} for p in h["points"]] for h in (on_duck, on_spark)]
     assert marks[0] and marks[0] == marks[1]
     assert any(fill.unfilled(p) for p in on_duck["points"])
+
+
+def test_lake_compute_gives_the_same_means_to_the_bit_on_duckdb_and_spark(engines):
+    """`lake compute`: stored values read in one query on both engines (nDCG@10, SpanRecall@1000tok), a measure no
+    run stored (P@3) computed by its SQL on the cached views; every mean equal, not only within a tolerance."""
+    from assay.measures.registry import parse_measure
+    from assay.measures.run_means import run_means
+
+    duck, spark = engines
+    measures = [parse_measure(name) for name in ("nDCG@10", "SpanRecall@1000tok", "P@3")]
+    on_duck = run_means(duck, measures)
+    assert {r["metric"] for r in on_duck if r["n"]} == {"nDCG@10", "SpanRecall@1000tok", "P@3"}
+    assert run_means(spark, measures) == on_duck

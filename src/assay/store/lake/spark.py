@@ -5,8 +5,9 @@ registered as a temporary view under its warehouse name, with the warehouse's co
 from ``sql/migrations`` applied to an in-memory DuckDB); a table no run has written is an empty view of
 that schema. Shared tables (corpora, chunks, gold...) repeat in every run that needs them and are kept
 once per key (``assay.store.lake.SHARED_KEYS``), the first run's copy as the DuckDB reader keeps it; that is done
-once, when the lake is opened, and cached (Spark's memory-and-disk cache) until ``close``, since every view
-joins them (``cache_shared=False``: deduplicated again by every query instead). Then every view of the migrations is created, in order.
+once, by the first query that reads the table, and cached (Spark's memory-and-disk cache) until ``close``, since
+every view joins them (``cache_shared=False``: deduplicated again by every query instead). A command that never
+reads them (`assay lake runs`) never pays for them. Then every view of the migrations is created, in order.
 
 SQL is written for DuckDB (the warehouse) and translated once per text with sqlglot
 (``read="duckdb", write="spark"``) plus two steps of our own: a sum's ORDER BY is dropped (Spark has
@@ -309,10 +310,10 @@ class SparkLake:
                 if table in SHARED_KEYS:
                     df = _first_copy(df, SHARED_KEYS[table], [c for c, _ in columns])
                     if self.cache_shared:
-                        # deduplicated once, now, and kept (memory, then disk): every view joins these. Filled
-                        # here, not by a first query: queries that share a cold cache can wait on each other.
+                        # deduplicated once, by the first query that reads it, and kept (memory, then disk):
+                        # every view joins these. Not filled here: at open that cost 20 of 28 s on five demo
+                        # runs, for commands (`lake runs`) that read none of them.
                         df = df.cache()
-                        df.count()
                         self._cached.append(df)
                 else:
                     df = df.select(*[F.col(c) for c, _ in columns])
