@@ -290,3 +290,29 @@ def test_a_small_drop_on_the_demo_is_a_candidate_but_not_lasting(tmp_path):
         _injected(wh, base, gap, 360)
         real = history(wh, "bm25", "nDCG@10", None, tolerance=0.005)
         assert real["lasting_drop"] is not None and real["drop_test"]["p_value"] < 0.05
+
+
+def test_history_reads_each_points_interval_from_the_memo_its_report_stored(demo_runs, tmp_path):
+    """A run stores its report's intervals as it is written (assay.measures.memo); history's interval of the same
+    values, seed and resamples is that stored one, not a bootstrap again: the same floats, and with the memo
+    emptied, computed to the same floats. Changed on disk, it is what history shows."""
+    import shutil
+
+    source, a, b = demo_runs
+    path = tmp_path / "w.duckdb"
+    shutil.copy(source, path)
+    with Warehouse.open(path) as wh:
+        before = history(wh, "bm25", "nDCG@10", "chunk")["points"]
+        bounds = [(p["ci_low"], p["ci_high"]) for p in before]
+        with wh.transaction():
+            held = wh.con.execute("SELECT COUNT(*) FROM interval_memo").fetchone()[0]
+            wh.con.execute("DELETE FROM interval_memo")
+        recomputed = [(p["ci_low"], p["ci_high"]) for p in history(wh, "bm25", "nDCG@10", "chunk")["points"]]
+    assert held > 0 and recomputed == bounds and len(bounds) == 2
+    shutil.copy(source, path)
+    with Warehouse.open(path) as wh:
+        with wh.transaction():
+            wh.con.execute("UPDATE interval_memo SET ci_low = 0.125")
+        after = history(wh, "bm25", "nDCG@10", "chunk")["points"]
+    assert [p["ci_low"] for p in after] == [0.125, 0.125]
+    assert [p["value"] for p in after] == [p["value"] for p in before]

@@ -29,6 +29,8 @@ from assay.verdicts.drop_test import KINDS
 from assay.core.errors import ConfigError, RunNotFound
 from assay.measures.registry import MEASURE_TEXT, parse_measure
 
+SAMPLES = 1000  # bootstrap resamples of a history point's interval (a report's default: runs store theirs so)
+
 REGRESSED = 7
 _DROP = re.compile(rf"^\s*(?P<metric>{MEASURE_TEXT})(?::(?P<level>chunk|doc|query|answer))?\s*=\s*(?P<drop>\d+(?:\.\d+)?)\s*$")
 
@@ -335,7 +337,6 @@ def _history_points(warehouse, pipeline: str, measure, level: str, slice_: str, 
     (assay.analytics.history). The mean and the interval are computed here over the values in question order,
     seeded with each run's seed, exactly as ``evaluate`` computes them for `assay report`."""
     from assay.analytics.direct import holds_duckdb, pipeline_values
-    from assay.measures.stats import intervals
 
     if holds_duckdb(warehouse):
         rows, by_run = pipeline_values(warehouse, pipeline, measure, level, slice_)
@@ -356,12 +357,26 @@ def _history_points(warehouse, pipeline: str, measure, level: str, slice_: str, 
             excluded[kind] = excluded.get(kind, 0) + 1
     rows = [r for r in rows if by_run.get(r["run_id"]) and run_kind(r) in {"run", *include}]
     values = [by_run[r["run_id"]] for r in rows]
-    bounds = intervals(values, measure.family.interval, [r["seed"] for r in rows])
+    bounds = _bounds(warehouse, values, measure.family.interval, [r["seed"] for r in rows])
     points = [{"run_id": r["run_id"], "started_at": r["started_at"].isoformat(timespec="seconds"),
                "kind": run_kind(r), "judgments_hash": r["judgments_hash"], "corpus_hash": r["corpus_hash"],
                "value": sum(vals) / len(vals), "n": len(vals), "ci_low": low, "ci_high": high, "seed": r["seed"]}
               for r, vals, (low, high) in zip(rows, values, bounds)]
     return points, {r["run_id"]: vals for r, vals in zip(rows, values)}, dict(sorted(excluded.items()))
+
+
+def _bounds(warehouse, values: list[list[float]], kind: str, seeds: list) -> list[tuple[float, float]]:
+    """Each run's interval: the one the interval memo holds for exactly these values, seed and kind (a run's
+    report stored it as the run was written: assay.measures.memo), computed for the rest, the same floats either
+    way. A history of 1,000 runs spent half its time in the bootstraps a memo already held."""
+    from assay.measures import memo
+    from assay.measures.stats import intervals
+
+    keys = [memo.memo_key(vals, kind, seed, SAMPLES) for vals, seed in zip(values, seeds)]
+    known = memo.recall(warehouse, keys)
+    todo = [i for i, key in enumerate(keys) if key not in known]
+    computed = dict(zip(todo, intervals([values[i] for i in todo], kind, [seeds[i] for i in todo], SAMPLES)))
+    return [computed[i] if i in computed else known[key] for i, key in enumerate(keys)]
 
 
 def _values_by_run(table) -> dict[str, list[float]]:
