@@ -30,7 +30,7 @@ ASSAY = [sys.executable, "-m", "assay"]
 # every table a plain BM25 run has rows in (answer tables only with an answer stage)
 RUN_WRITES = {"runs", "run_queries", "hits", "run_stages", "stage_latency", "corpora", "documents", "chunk_sets",
               "chunks", "judgment_sets", "queries", "judgment_gold", "gold_spans", "tokenizers", "doc_tokens",
-              "chunk_tokens"} | ({"measure_values"} & set(tables_of(memory_warehouse().con)))
+              "chunk_tokens", "measure_values", "interval_memo"}
 
 
 def invoke(*args):
@@ -172,6 +172,27 @@ def test_lake_compute_prints_each_runs_means(both):
     report = json.loads(invoke("report", b, "-m", "nDCG@10", "--format", "json", "--warehouse", wh_path).output)
     want = {m["level"]: m["value"] for m in report["metrics"] if m["slice"] == "all"}
     assert {r["level"]: r["value"] for r in rows if r["run_id"] == b} == pytest.approx(want, abs=1e-12)
+
+
+def test_a_lake_run_keeps_its_intervals_and_history_reads_them(both):
+    """Each run's partitions hold the intervals its report stored (interval_memo, one row per key for a reader):
+    every history point's interval over the lake is one of them, so history bootstraps nothing again."""
+    from assay.measures import memo
+    from assay.measures.compute import per_query
+    from assay.measures.registry import parse_measure
+    from assay.verdicts.regression import SAMPLES, history
+
+    _, lake, run_ids = both
+    measure = parse_measure("nDCG@10")
+    with open_lake(lake) as reader:
+        points = history(reader, "bm25", "nDCG@10", "chunk")["points"]
+        seeds = dict(reader.con.execute("SELECT run_id, seed FROM runs").fetchall())
+        for point in points:
+            values = per_query(reader, point["run_id"], measure)
+            ordered = [v for (_, level), v in sorted(values.items()) if level == "chunk"]
+            key = memo.memo_key(ordered, measure.family.interval, seeds[point["run_id"]], SAMPLES)
+            assert memo.recall(reader, [key]) == {key: (point["ci_low"], point["ci_high"])}
+    assert sorted(p["run_id"] for p in points) == sorted(run_ids)
 
 
 def test_lake_compute_reads_stored_values_and_computes_the_rest_to_the_same_bit(both, tmp_path):

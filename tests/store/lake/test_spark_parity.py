@@ -53,6 +53,7 @@ SHARED_ROWS = {
     "doc_tokens": ("t.tokenizer_id = r.tokenizer_id AND t.corpus_hash = r.corpus_hash "
                    "AND t.doc_id IN (SELECT h.doc_id FROM hits h WHERE h.run_id = r.run_id)"),
     "chunk_tokens": "t.tokenizer_id = r.tokenizer_id AND t.chunk_set = r.chunk_set",
+    "interval_memo": "FALSE",  # a warehouse's memo is not kept per run: the copy is a run without one
 }
 assert set(SHARED_ROWS) == set(SHARED_KEYS)
 

@@ -81,6 +81,9 @@ SHARED_KEYS = {
     "tokenizers": ("tokenizer_id",),
     "doc_tokens": ("tokenizer_id", "corpus_hash", "doc_id", "tok_idx"),
     "chunk_tokens": ("tokenizer_id", "chunk_set", "chunk_id"),
+    # the intervals the run's report shows, stored as it was scored (assay.measures.memo): history and report
+    # over the lake read them instead of bootstrapping each run again
+    "interval_memo": ("memo_key",),
 }
 LAKE_TABLES = RUN_TABLES + tuple(SHARED_KEYS)
 PARTITION_FILE = "part-0.parquet"
