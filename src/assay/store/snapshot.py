@@ -51,9 +51,11 @@ def refresh(warehouse) -> Published | None:
     from assay.inputs.project import snapshot_enabled
 
     path = getattr(warehouse, "path", None)
-    if path is None or not Path(path).is_file() or not snapshot_enabled(getattr(warehouse, "snapshot", None)):
+    if path is None or not Path(path).is_file():
         return None  # an in-memory warehouse (a lake run's reads, evaluate_run) has no file to copy
     try:
+        if not snapshot_enabled(getattr(warehouse, "snapshot", None)):
+            return None
         return publish(warehouse)
     except Exception as exc:  # the run is committed: nothing here may fail it or undo it
         from assay.core import progress
