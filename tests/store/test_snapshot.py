@@ -102,6 +102,8 @@ def test_the_flag_and_the_project_turn_the_snapshot_off(tmp_path, monkeypatch):
     assert not snapshot_path(wh).exists()
     assert invoke(*RUN, "--snapshot", "--warehouse", wh).exit_code == 0  # the flag over the project
     assert runs_in(snapshot_path(wh)) == 3
+    lake = CliRunner().invoke(cli, [str(a) for a in (*RUN, "--snapshot", "--lake", tmp_path / "lake")])
+    assert lake.exit_code == 2 and "--snapshot needs a warehouse: a lake run touches none" in lake.output
 
 
 def test_every_command_that_stores_a_run_refreshes_it(tmp_path):
