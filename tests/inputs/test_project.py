@@ -84,14 +84,26 @@ def test_the_warehouse_of_a_given_config_is_beside_it(proj, tmp_path, monkeypatc
 
 
 @pytest.mark.parametrize("text, message", [
-    ('[warehouse]\nfile = "x.duckdb"\n', "[warehouse] has unknown setting 'file'; allowed: path"),
+    ('[warehouse]\nfile = "x.duckdb"\n', "[warehouse] has unknown setting 'file'; allowed: path, snapshot"),
     ('[warehouse]\npath = 3\n', "[warehouse] path must be a file path (a string), not 3"),
     ('[warehouse]\npath = ""\n', "[warehouse] path must be a file path (a string), not ''"),
+    ('[warehouse]\nsnapshot = "no"\n', "[warehouse] snapshot must be true or false, not 'no'"),
+    ('[warehouse]\nsnapshot = 0\n', "[warehouse] snapshot must be true or false, not 0"),
 ])
 def test_warehouse_table_is_checked(tmp_path, text, message):
     (tmp_path / "assay.toml").write_text(text)
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_config(tmp_path / "assay.toml")
+
+
+def test_the_bi_snapshot_is_on_unless_the_flag_or_the_project_turns_it_off(proj, monkeypatch):
+    monkeypatch.chdir(proj / "notes" / "deep")
+    assert project.snapshot_enabled() is True
+    (proj / "assay.toml").write_text("[warehouse]\nsnapshot = false\n")
+    assert project.snapshot_enabled() is False
+    assert project.snapshot_enabled(True) is True  # --snapshot over the project's setting
+    (proj / "assay.toml").write_text("[warehouse]\nsnapshot = true\n")
+    assert project.snapshot_enabled(False) is False
 
 
 @pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)

@@ -88,7 +88,8 @@ def test_parquet_round_trip_loses_nothing(runs, tmp_path):
         got_types, got_rows = read_partitioned(out, table)
         assert got_types == declared, table
         assert typed(got_rows) == typed(want_rows), table
-        assert manifest["tables"][table] == len(want_rows) > 0
+        assert manifest["tables"][table] == len(want_rows)
+        assert want_rows or table in ("answers", "claims", "citations"), table  # these runs have no answer stage
     # NULLs survive: stages the pipeline lacks, a missing git commit or unanswerable kind
     _, attribution = read_partitioned(out, "stage_attribution")
     assert any(row[columns("stage_attribution").index("in_dense")] is None for row in attribution)
@@ -317,3 +318,93 @@ def test_hits_carry_their_relevance_and_gold_spans_export_as_a_table(runs, tmp_p
         if level == "chunk":
             assert value == max((h["relevance"] for h in final if h["query_id"] == qid and h["rank"] <= 3),
                                 default=0), qid
+
+
+# -- what BI tools need: run_id in every file, status and kind, failed runs, answers, types they read ----------
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    """A warehouse holding a run with extractive answers (claims and citations), a rescore of it, and a run whose
+    answer stage failed (its model's port closed): real runs, a real refused connection."""
+    import os
+    import socket
+
+    from assay.runs.rescore import rescore
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/v1"  # nothing listens there once the socket closes
+    wh = Warehouse.open(tmp_path_factory.mktemp("outcomes") / "wh.duckdb")
+    answered = run(wh, MINI / "corpus", MINI / "judgments.jsonl", RunOptions("bm25", generator="extractive"))
+    rescored = rescore(wh, answered.run_id, MINI / "judgments.jsonl")["run_id"]
+    os.environ["ASSAY_EXPORT_TEST_KEY"] = "sk-export-test"
+    try:
+        failed = run(wh, MINI / "corpus", MINI / "judgments.jsonl", RunOptions(
+            "bm25", chunk_size=120, generator="openai", generator_base_url=closed, generator_model="m",
+            generator_api_key_env="ASSAY_EXPORT_TEST_KEY", generator_timeout_s=2.0, generator_backoff_s=[0.01, 0.01]))
+    finally:
+        del os.environ["ASSAY_EXPORT_TEST_KEY"]
+    assert failed.status == "failed"
+    yield wh, answered.run_id, rescored, failed.run_id
+    wh.close()
+
+
+def test_every_parquet_file_carries_run_id_and_only_types_bi_tools_read(runs, outcomes, tmp_path):
+    """A folder import (Power BI) combines the files and drops their paths: run_id is a column of every file.
+    No column reaches Arrow as decimal128(38,0), DuckDB's HUGEINT (a SUM of integers)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    read = {pa.string(), pa.int32(), pa.float64(), pa.bool_(), pa.timestamp("us")}
+    for wh, ids in ((runs[0], [runs[1].run_id, runs[2].run_id]), (outcomes[0], list(outcomes[1:]))):
+        out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
+        manifest = export_runs(wh, ids, "parquet", out, include_failed=True)
+        for f in manifest["files"]:
+            if f["path"] == "manifest.json":
+                continue
+            data = pq.read_table(out / f["path"])
+            assert data.schema.names == columns(f["table"]), f["path"]
+            assert {field.type for field in data.schema} <= read, (f["path"], data.schema)
+            assert set(data.column("run_id").to_pylist()) <= {f["run_id"]} and data.num_rows == f["rows"]
+            assert data.num_rows == 0 or data.column("run_id").to_pylist() == [f["run_id"]] * data.num_rows
+
+
+def test_runs_carry_status_kind_and_source(outcomes, tmp_path):
+    wh, answered, rescored, failed = outcomes
+    export_runs(wh, [answered, rescored, failed], "json", tmp_path / "j", include_failed=True)
+    runs_rows = [json.loads(line) for line in (tmp_path / "j" / "runs.jsonl").read_text().splitlines()]
+    assert [(r["run_id"], r["status"], r["kind"], r["source_run_id"]) for r in runs_rows] == [
+        (answered, "complete", "retrieval", None), (rescored, "complete", "rescore", answered),
+        (failed, "failed", "retrieval", None)]
+
+
+def test_failed_runs_export_only_when_asked(outcomes, tmp_path):
+    """Without --include-failed a failed run is refused by name and skipped by `latest`, as every report does;
+    with it, the run exports what it has (questions, hits, answers) and nothing in the tables that score it."""
+    wh, answered, rescored, failed = outcomes
+    with pytest.raises(RunNotFound, match=f"run {failed} has status failed"):
+        export_runs(wh, [failed], "csv", tmp_path / "refused")
+    assert export_runs(wh, ["latest"], "csv", tmp_path / "latest")["runs"] == [rescored]
+    manifest = export_runs(wh, ["latest"], "json", tmp_path / "j", include_failed=True)
+    assert manifest["runs"] == [failed]
+    tables = manifest["tables"]
+    assert tables["runs"] == 1 and tables["questions"] == 6 and tables["hits"] > 0 and tables["gold_spans"] > 0
+    assert tables["per_query_metrics"] == tables["metrics"] == tables["stage_attribution"] == 0
+    answers = [json.loads(line) for line in (tmp_path / "j" / "answers.jsonl").read_text().splitlines()]
+    # every question sent to the model failed; the one with no results was refused before any request
+    assert {a["status"] for a in answers} == {"failed", "refused"} and len(answers) == tables["answers"] == 6
+    hits = [json.loads(line) for line in (tmp_path / "j" / "hits.jsonl").read_text().splitlines()]
+    assert {h["relevance"] for h in hits} == {0, 1}  # judged against its gold spans like a complete run's
+
+
+def test_answers_claims_and_citations_export_as_stored(outcomes, tmp_path):
+    wh, answered, _, _ = outcomes
+    manifest = export_runs(wh, [answered], "csv", tmp_path / "c")
+    for table in ("answers", "claims", "citations"):
+        stored = wh.con.execute(f"SELECT {', '.join(columns(table))} FROM {table} WHERE run_id = ?",
+                                [answered]).fetchall()
+        assert manifest["tables"][table] == len(stored) > 0, table
+        with open(tmp_path / "c" / f"{table}.csv", newline="", encoding="utf-8") as f:
+            got = list(csv.reader(f))
+        assert got[0] == columns(table)
+        assert sorted(got[1:]) == sorted([export._text(v) for v in row] for row in stored), table

@@ -3,6 +3,7 @@ processes, real signals, real locks held by another process, real damaged files,
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -17,7 +18,7 @@ from click.testing import CliRunner
 from assay.cli import cli
 from assay.core.errors import WarehouseError
 from assay.runs.runner import RunOptions, run
-from assay.store.warehouse import WAITING, Warehouse
+from assay.store.warehouse import WAITING, LockHolder, Warehouse
 from conftest import DEMO, MINI, ROOT
 
 # A retriever that blocks on every question until its gate file exists, so a test decides when the run may
@@ -144,25 +145,65 @@ def test_two_concurrent_runs_are_both_stored(wh, tmp_path):
     assert len(stored) == 2 and stored <= run_ids(wh)
 
 
+# A program that is not assay holding the warehouse open, as a BI tool's DuckDB connection does.
+HOLDER = "import sys, duckdb; con = duckdb.connect(sys.argv[1]); print('held', flush=True); sys.stdin.readline()"
+
+
 @pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)
 def test_a_held_lock_is_waited_for_then_named_in_one_line(wh):
-    holder = duckdb.connect(str(wh))  # another process's write lock: this test process holds it
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(wh)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
     try:
+        assert holder.stdout.readline() == "held\n"
         t0 = time.monotonic()
         result = assay(wh, "runs", env={"ASSAY_LOCK_WAIT": "1"})
         waited = time.monotonic() - t0
     finally:
-        holder.close()
+        holder.communicate("done\n", timeout=60)
     assert result.returncode == 1 and result.stdout == ""
     waiting, error = result.stderr.splitlines()
-    assert waiting.startswith(f"{WAITING} (PID {os.getpid()}) on {wh}")
-    assert error == (f"error: warehouse {wh} is locked by another assay process (PID {os.getpid()}) that is "
-                     "writing to it, and stayed locked for 1 s; try again when it finishes, or set "
-                     "ASSAY_LOCK_WAIT=SECONDS to wait longer")
+    # its command line, cut at 120 characters
+    named = f"PID {holder.pid} ({shlex.join([sys.executable, '-c', HOLDER, str(wh)])[:117]}...), not an assay command"
+    assert waiting == f"{WAITING} {named} on {wh} (up to 1 s)..."
+    assert error == (f"error: warehouse {wh} is locked by {named}, and stayed locked for 1 s; a program that holds the "
+                     "warehouse open (a BI tool, a notebook) blocks every write to it: point it at the read-only "
+                     f"snapshot {wh.with_name('w-bi.duckdb')} instead (`assay snapshot` publishes it; docs/bi.md) and "
+                     "close its connection, or set ASSAY_LOCK_WAIT=SECONDS to wait longer")
     assert waited >= 1
     bad = assay(wh, "runs", env={"ASSAY_LOCK_WAIT": "soon"})
     assert bad.returncode == 1 and bad.stderr.splitlines() == [
         "error: ASSAY_LOCK_WAIT='soon' is not a number of seconds (0 or more)"]
+
+
+@pytest.mark.parametrize("argv, assay_command", [
+    (["/venv/bin/assay", "run"], True),
+    (["/venv/bin/python3", "/venv/bin/assay", "sql", "SELECT 1"], True),
+    (["python", "-m", "assay", "run"], True),
+    (["python", "-m", "superset", "run"], False),
+    (["python", "-c", "import duckdb; duckdb.connect('assay.duckdb')"], False),
+    (["/opt/metabase/jre/bin/java", "-jar", "metabase.jar"], False),
+    (["python", "train.py", "assay"], False),  # an argument named assay, past the program
+    (None, None),  # /proc/PID/cmdline unreadable: not said either way
+])
+def test_a_lock_holder_is_an_assay_command_by_its_program(argv, assay_command):
+    holder = LockHolder(4242, argv)
+    assert holder.is_assay is assay_command
+    said = {True: "another assay process (PID 4242)", None: "another process (PID 4242)"}
+    assert str(holder) == said.get(assay_command, f"PID 4242 ({shlex.join(argv or [])}), not an assay command")
+
+
+def test_the_lock_holder_is_read_from_duckdbs_error(wh):
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(wh)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        with pytest.raises(duckdb.Error) as caught:
+            duckdb.connect(str(wh))
+        named = LockHolder.of(caught.value)
+    finally:
+        holder.communicate("done\n", timeout=60)
+    assert (named.pid, named.argv, named.is_assay) == (holder.pid, [sys.executable, "-c", HOLDER, str(wh)], False)
+    assert LockHolder.of(duckdb.IOException("Could not read enough bytes")) is None
 
 
 @pytest.mark.slow  # over 1.5 s beside other work (docs/benchmarks.md, Test suite time)

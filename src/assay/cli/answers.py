@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from assay.cli.base import cli, say, warehouse_option
+from assay.cli.base import cli, say, snapshot_option, warehouse_option
 
 
 @cli.group()
@@ -54,12 +54,13 @@ def answers_show(run_ref, failures, fmt, warehouse_path):
 @click.argument("run_ref", metavar="RUN")
 @click.option("--max-quote", type=int, required=True, help="The quote length limit to validate with.")
 @warehouse_option
-def answers_revalidate(run_ref, max_quote, warehouse_path):
+@snapshot_option
+def answers_revalidate(run_ref, max_quote, warehouse_path, snapshot):
     """Apply the citation contract again to a run's stored replies (no model call); prints the new run id."""
     from assay.runs.revalidate import revalidate
     from assay.store.warehouse import Warehouse
 
-    with Warehouse.open(warehouse_path) as wh:
+    with Warehouse.open(warehouse_path, snapshot=snapshot) as wh:
         result = revalidate(wh, run_ref, max_quote)
     say(f"revalidated run {result['source_run_id']} with max quote {max_quote}: "
         f"{result['answers_changed']} of {result['questions']} answers changed, no model call; "

@@ -149,7 +149,7 @@ class AssayGroup(click.Group):
         ("Compare and gate", ("compare", "gate", "regress", "history")),
         ("Golden sets", ("judgments", "rescore")),
         ("Collections", ("import", "ingest")),
-        ("The warehouse", ("runs", "tag", "sql", "export", "lake", "upgrade")),
+        ("The warehouse", ("runs", "tag", "sql", "export", "snapshot", "lake", "upgrade")),
     )
 
     def format_commands(self, ctx, formatter):
@@ -201,6 +201,13 @@ warehouse_option = click.option(
     "--warehouse", "warehouse_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
     help="Warehouse file. Default: $ASSAY_WAREHOUSE, else the project's ([warehouse] path of its assay.toml, "
          "else warehouse/assay.duckdb beside it), else warehouse/assay.duckdb.",
+)
+
+
+snapshot_option = click.option(
+    "--snapshot/--no-snapshot", "snapshot", default=None,
+    help="After each run is stored, publish the read-only copy of the warehouse BI tools read, <name>-bi.duckdb "
+         "beside it (default: [warehouse] snapshot in assay.toml, else on; `assay snapshot` publishes on demand).",
 )
 
 

@@ -100,16 +100,20 @@ def show_cmd(run_ref, query_id, depth, stage, fmt, warehouse_path):
               help="A new or empty directory.")
 @click.option("-m", "--measure", "measures", multiple=True,
               help="A measure to export besides the standard set (repeatable; your measure files included).")
+@click.option("--include-failed", is_flag=True,
+              help="Export runs that did not complete (failed, blocked) too, with their status: references count "
+                   "every run, and such a run has no rows in the metric and stage attribution tables.")
 @warehouse_option
-def export_cmd(run_refs, fmt, out_dir, measures, warehouse_path):
-    """Write runs, questions, hits, metrics and stage attribution as files for BI tools (docs/exports.md)."""
+def export_cmd(run_refs, fmt, out_dir, measures, include_failed, warehouse_path):
+    """Write runs, questions, hits, metrics, stage attribution, answers, claims and citations as files for BI
+    tools (docs/exports.md)."""
     from assay.measures.registry import DEFAULT_MEASURES, parse_measure
     from assay.present.export import export_runs
     from assay.store.warehouse import Warehouse
 
     wanted = tuple({m.name: m for m in (*DEFAULT_MEASURES, *(parse_measure(t) for t in measures))}.values())
     with Warehouse.open(warehouse_path, read_only=True) as wh:
-        manifest = export_runs(wh, list(run_refs), fmt, out_dir, wanted)
+        manifest = export_runs(wh, list(run_refs), fmt, out_dir, wanted, include_failed=include_failed)
     tables = ", ".join(f"{t} {n}" for t, n in manifest["tables"].items())
     click.echo(f"exported {len(manifest['runs'])} run(s) as {fmt} to {out_dir}: {tables} rows; "
                f"{len(manifest['files'])} files (manifest.json)")

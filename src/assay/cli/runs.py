@@ -10,7 +10,7 @@ import click
 
 from assay.cli.base import (
     AssayCommand, Number, cli, corpus_option, corpus_options, judgments_option, load_project, max_file_option, say,
-    setting, warehouse_option,
+    setting, snapshot_option, warehouse_option,
 )
 from assay.core.limits import ALPHA, BUDGET, K, SWEEP_POINTS
 
@@ -139,13 +139,14 @@ def run_options(f):
                    "or one defined in assay.toml (default: [project] pipeline in assay.toml, else bm25).")
 @run_options
 @warehouse_option
+@snapshot_option
 @click.option("--lake", "lake_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the run as its own partition of this lake directory instead of a warehouse: no lock, "
                    "any number of concurrent writers (`assay lake` reads it).")
 @click.option("--name", "run_name", default=None, metavar="NAME",
               help="Name the run, so commands can name it by it (`assay report NAME`; `assay tag` moves names). "
                    "Refused before the run starts when NAME already names a run.")
-def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, run_name, **kw):
+def run_cmd(corpus_dir, judgments_path, warehouse_path, snapshot, lake_dir, run_name, **kw):
     """Resolve judgments, chunk, index, ask every question; record the run. Prints the run id.
 
     The warehouse is never held while the run computes: reads (the embedding cache, calibrations,
@@ -169,7 +170,10 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, run_name, **kw
         raise click.UsageError("give --lake or --warehouse, not both: a lake run touches no warehouse")
     if lake_dir is not None and run_name is not None:
         raise click.UsageError("--name needs a warehouse: a lake keeps no names (its partitions never change)")
-    sink = LakeSink(lake_dir) if lake_dir is not None else WarehouseSink(warehouse_path)
+    if lake_dir is not None and snapshot:
+        raise click.UsageError("--snapshot needs a warehouse: a lake run touches none (BI tools read the lake's "
+                               "Parquet: docs/bi.md)")
+    sink = LakeSink(lake_dir) if lake_dir is not None else WarehouseSink(warehouse_path, snapshot)
     try:
         sink.check()  # before any work: a warehouse or lake the run could not be written to is found now
         if run_name is not None:
@@ -195,7 +199,8 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, lake_dir, run_name, **kw
 @click.option("--preset", default=None, help="A named set of gate rules: rag (retrieval and answers) or retrieval.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @warehouse_option
-def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw):
+@snapshot_option
+def ablate(corpus_dir, judgments_path, warehouse_path, snapshot, rules, preset, fmt, **kw):
     """Run the ablation ladder (BM25, dense, hybrid, + rerank, weakened; or [ablate] rungs in assay.toml) and
     print one table with deltas. Exit code 6 when the weakened rung passes every gate rule, or, without rules,
     is not visibly worse than the baseline."""
@@ -210,7 +215,7 @@ def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw)
     parsed = gate.rules_from(config, rules, preset, required=False)
     ladder = ablation.ladder_from(config)
     # each rung computes without holding the warehouse and writes its run in one short transaction
-    rungs = ablation.ablate(Warehouse.brief(warehouse_path), corpus_dir, judgments_path, RunOptions(**kw),
+    rungs = ablation.ablate(Warehouse.brief(warehouse_path, snapshot=snapshot), corpus_dir, judgments_path, RunOptions(**kw),
                             progress=say, ladder=ladder, rules=parsed)
     if fmt == "json":
         click.echo(jsonout.dumps(ablation.to_json(rungs, parsed), indent=2))
@@ -249,9 +254,10 @@ def ablate(corpus_dir, judgments_path, warehouse_path, rules, preset, fmt, **kw)
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @max_file_option
 @warehouse_option
+@snapshot_option
 @corpus_options
 def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps, pipelines, budget, k, select, alpha,
-              seed, depth, embedder, max_length, max_points, fmt, max_file_mb, warehouse_path):
+              seed, depth, embedder, max_length, max_points, fmt, max_file_mb, warehouse_path, snapshot):
     """Run a grid of chunkers x sizes x overlaps x pipelines and compare the points fairly (docs/chunking.md)."""
     from assay.runs import sweep
     from assay.runs.runner import RunOptions
@@ -265,7 +271,7 @@ def sweep_cmd(corpus_dir, judgments_path, config_path, chunkers, sizes, overlaps
     options = RunOptions(config_path=config_path, seed=seed, depth=depth, embedder=embedder, max_length=max_length,
                          max_file_mb=max_file_mb)
     # the points compute without holding the warehouse; each is written in one short transaction as it finishes
-    sweep_id = sweep.run_sweep(Warehouse.brief(warehouse_path), corpus_dir, judgments_path, spec, options,
+    sweep_id = sweep.run_sweep(Warehouse.brief(warehouse_path, snapshot=snapshot), corpus_dir, judgments_path, spec, options,
                                progress=say, max_points=sweep.max_points_from(config, max_points),
                                confirm=_confirm_points)
     with Warehouse.open(warehouse_path, read_only=True) as wh:
@@ -294,14 +300,15 @@ def _confirm_points(n_points: int, max_points: int) -> bool:
               help="Corrected or extended judgments for the same questions (default: [project] judgments in "
                    "assay.toml).")
 @warehouse_option
-def rescore_cmd(run_ref, judgments_path, warehouse_path):
+@snapshot_option
+def rescore_cmd(run_ref, judgments_path, warehouse_path, snapshot):
     """Score a stored run again against other judgments, without retrieving; prints the new run id."""
     from assay.inputs.project import project_input
     from assay.runs.rescore import rescore
     from assay.store.warehouse import Warehouse
 
     judgments_path = project_input("judgments", judgments_path)
-    with Warehouse.open(warehouse_path) as wh:
+    with Warehouse.open(warehouse_path, snapshot=snapshot) as wh:
         result = rescore(wh, run_ref, judgments_path)
     say(f"rescored run {result['source_run_id']} against {judgments_path} "
         f"({result['questions']} questions) as run {result['run_id']}")

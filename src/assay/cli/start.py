@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from assay.cli.base import cli, say, warehouse_option
+from assay.cli.base import cli, say, snapshot_option, warehouse_option
 from assay.core.errors import AssayError
 
 DEMO_DIR = Path(__file__).resolve().parents[3] / "judgments" / "demo"  # the checkout's judgments/demo
@@ -46,7 +46,8 @@ def init(directory, force, install):
 
 @cli.command()
 @warehouse_option
-def demo(warehouse_path):
+@snapshot_option
+def demo(warehouse_path, snapshot):
     """Ingest the bundled demo corpus, run BM25 (candidate depth 10) over the demo golden set and print the report."""
     from assay.present.report import build_report, render
     from assay.runs.demo import run_options
@@ -58,7 +59,7 @@ def demo(warehouse_path):
         raise AssayError(f"the demo golden set is not at {DEMO_DIR}; run `assay demo` from a source checkout")
     from assay.runs.runner import check_outcome
 
-    record = run(Warehouse.brief(warehouse_path), corpus, judgments_file, run_options(), progress=say)
+    record = run(Warehouse.brief(warehouse_path, snapshot=snapshot), corpus, judgments_file, run_options(), progress=say)
     with Warehouse.open(warehouse_path, read_only=True) as wh:
         say(f"recorded run {record.run_id} in {wh.path}\n")
         check_outcome(record)

@@ -1,5 +1,5 @@
 """Commands over the warehouse itself: `runs`, `tag` (names of runs), `sql` (one read-only statement), `upgrade`
-(its schema)."""
+(its schema), `snapshot` (the read-only copy BI tools read)."""
 
 from __future__ import annotations
 
@@ -100,3 +100,21 @@ def upgrade(warehouse_path):
         click.echo(f"warehouse {path} is up to date (schema version {after})")
     else:
         click.echo(f"upgraded warehouse {path} from schema version {before} to {after}")
+
+
+@cli.command()
+@warehouse_option
+def snapshot(warehouse_path):
+    """Publish the read-only copy of the warehouse that BI tools connect to, <name>-bi.duckdb beside it, now.
+
+    Every command that stores a run publishes it after the run (unless --no-snapshot, or [warehouse] snapshot =
+    false in assay.toml); this one publishes on demand: after `assay tag`, or a snapshot turned off. The copy is
+    written under a temporary name and renamed into place: a BI tool connected to the old one keeps reading it,
+    a new connection reads the new one, and no BI reader ever holds the lock a run needs (docs/bi.md)."""
+    from assay.store.snapshot import publish
+    from assay.store.warehouse import Warehouse
+
+    with Warehouse.open(warehouse_path, read_only=True) as wh:
+        done = publish(wh)
+    runs = f"{done.runs} run{'' if done.runs == 1 else 's'}"
+    click.echo(f"published {done.path} ({runs}, {done.bytes / 1e6:.1f} MB) in {done.seconds:.2f} s")

@@ -10,6 +10,9 @@ Warehouse: ``--warehouse PATH`` (``warehouse=``), else ``$ASSAY_WAREHOUSE``, els
 the project's assay.toml (relative to that file), else ``warehouse/assay.duckdb`` in the project's root;
 with no assay.toml at all, ``warehouse/assay.duckdb`` in the current directory.
 
+BI snapshot: after each stored run, a read-only copy of the warehouse beside it (assay.store.snapshot), unless
+``--no-snapshot`` or ``[warehouse] snapshot = false`` (``snapshot_enabled``).
+
 Inputs: ``--corpus``, ``--judgments`` and ``--pipeline`` when given, else ``[project] corpus``, ``judgments`` and
 ``pipeline`` of the assay.toml in effect (paths relative to that file; ``@NAME`` names an imported collection),
 else: no corpus or judgments is a usage error saying no assay.toml was found (exit code 2), and the pipeline is
@@ -35,6 +38,8 @@ LOGGER = "assay.project"
 # [project]: the inputs every command defaults to, and what `assay init` writes
 PROJECT_KEYS = {"corpus": "corpus", "judgments": "judgments/golden.jsonl", "pipeline": "bm25"}
 DEFAULT_PIPELINE = "bm25"
+# [warehouse]: its file, and whether a read-only snapshot for BI tools is published after each run (assay.store.snapshot)
+WAREHOUSE_KEYS = ("path", "snapshot")
 
 
 class Command:
@@ -146,6 +151,17 @@ def _warehouse(given, config) -> tuple[Path, str]:
     return root / DEFAULT_WAREHOUSE, f"the default beside {toml.absolute()}"
 
 
+def snapshot_enabled(given: bool | None = None, config=None) -> bool:
+    """Whether a command that stores a run publishes the BI snapshot after it (assay.store.snapshot): ``given``
+    (--snapshot/--no-snapshot), else ``[warehouse] snapshot`` of the assay.toml in effect, else yes."""
+    if given is not None:
+        return given
+    toml = config_path(config)
+    if toml is None:
+        return True
+    return load_config(toml).get("warehouse", {}).get("snapshot", True)
+
+
 def no_config_found() -> str:
     return f"no {CONFIG_FILE} found from {Path.cwd()} up"
 
@@ -231,9 +247,11 @@ def load_config(path: Path | None) -> dict:
             what = "a pipeline name" if key == "pipeline" else "a path relative to assay.toml, or @NAME"
             raise ConfigError(f"{path}: [project] {key} must be {what} (a string), not {value!r}")
     for key, value in data.get("warehouse", {}).items():
-        if key != "path":
-            raise ConfigError(f"{path}: [warehouse] has unknown setting {key!r}; allowed: path")
-        if not isinstance(value, str) or not value:
+        if key not in WAREHOUSE_KEYS:
+            raise ConfigError(f"{path}: [warehouse] has unknown setting {key!r}; allowed: {', '.join(WAREHOUSE_KEYS)}")
+        if key == "snapshot" and not isinstance(value, bool):
+            raise ConfigError(f"{path}: [warehouse] snapshot must be true or false, not {value!r}")
+        if key == "path" and (not isinstance(value, str) or not value):
             raise ConfigError(f"{path}: [warehouse] path must be a file path (a string), not {value!r}")
     if "corpus" in data:
         from assay.inputs.corpus.options import check_config

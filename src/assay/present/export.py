@@ -40,6 +40,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("config", "VARCHAR"), ("config_hash", "VARCHAR"), ("corpus_hash", "VARCHAR"),
         ("judgments_hash", "VARCHAR"), ("chunk_set", "VARCHAR"), ("assay_version", "VARCHAR"),
         ("git_commit", "VARCHAR"), ("seed", "INTEGER"), ("tie_break", "VARCHAR"), ("stats", "VARCHAR"),
+        ("status", "VARCHAR"), ("kind", "VARCHAR"), ("source_run_id", "VARCHAR"),
     ),
     "questions": (
         ("run_id", "VARCHAR"), ("query_id", "VARCHAR"), ("query_text", "VARCHAR"), ("category", "VARCHAR"),
@@ -67,7 +68,26 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("run_id", "VARCHAR"), ("query_id", "VARCHAR"), ("in_bm25", "INTEGER"), ("in_dense", "INTEGER"),
         ("in_fusion", "INTEGER"), ("in_rerank", "INTEGER"), ("in_final", "INTEGER"), ("lost_at", "VARCHAR"),
     ),
+    "answers": (
+        ("run_id", "VARCHAR"), ("query_id", "VARCHAR"), ("generator", "VARCHAR"), ("mode", "VARCHAR"),
+        ("status", "VARCHAR"), ("refusal", "VARCHAR"), ("failure_stage", "VARCHAR"), ("claims_returned", "INTEGER"),
+        ("claims_kept", "INTEGER"), ("drops", "VARCHAR"), ("repair_turns", "INTEGER"), ("http_status", "INTEGER"),
+        ("finish_reason", "VARCHAR"), ("parse_errors", "VARCHAR"), ("error", "VARCHAR"),
+        ("response_excerpt", "VARCHAR"), ("latency_ms", "DOUBLE"),
+    ),
+    "claims": (
+        ("run_id", "VARCHAR"), ("query_id", "VARCHAR"), ("claim_idx", "INTEGER"), ("text", "VARCHAR"),
+        ("kept", "BOOLEAN"), ("reason", "VARCHAR"),
+    ),
+    "citations": (
+        ("run_id", "VARCHAR"), ("query_id", "VARCHAR"), ("claim_idx", "INTEGER"), ("cite_idx", "INTEGER"),
+        ("chunk_id", "VARCHAR"), ("quote", "VARCHAR"), ("valid", "BOOLEAN"), ("reason", "VARCHAR"),
+        ("doc_id", "VARCHAR"), ("start_char", "INTEGER"), ("end_char", "INTEGER"),
+    ),
 }
+# Tables a run that did not complete (failed, blocked: assay.store.run_status) has no rows in: it is never scored,
+# as no report or gate scores it, and stage attribution is a view over complete runs.
+SCORED = ("per_query_metrics", "metrics", "stage_attribution")
 
 
 def columns(table: str) -> list[str]:
@@ -111,7 +131,9 @@ COMPUTED = {"per_query_metrics": _per_query_metrics, "metrics": _metrics}
 
 def table_rows(warehouse, table: str, run_id: str, measures=DEFAULT_MEASURES) -> list[tuple]:
     """One exported table's rows for one run, in the column order of ``TABLES[table]``; the metric tables
-    hold ``measures`` (the standard set unless given)."""
+    hold ``measures`` (the standard set unless given), and nothing for a run that did not complete (``SCORED``)."""
+    if table in SCORED and _run_row(warehouse, run_id)["status"] != "complete":
+        return []
     if table in COMPUTED:
         return COMPUTED[table](warehouse, _run_row(warehouse, run_id), measures)
     rows = _sql_rows(warehouse, f"exports/{table}", table, run_id)
@@ -137,16 +159,20 @@ def _run_row(warehouse, run_id: str) -> dict:
 
 
 # -- table formats ---------------------------------------------------------------------------
-def _arrow_schema(table: str, skip=()):
+def _arrow_schema(table: str):
+    """Types every BI tool reads: never decimal128(38,0), what a DuckDB HUGEINT (a SUM of integers) arrives in
+    Arrow as; an export query casts such a sum to the type its table declares (tests/present/test_export.py
+    checks every file's types)."""
     import pyarrow as pa
 
     types = {"VARCHAR": pa.string(), "TIMESTAMP": pa.timestamp("us"), "INTEGER": pa.int32(),
              "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_()}
-    return pa.schema([(name, types[sql_type]) for name, sql_type in TABLES[table] if name not in skip])
+    return pa.schema([(name, types[sql_type]) for name, sql_type in TABLES[table]])
 
 
 def _write_parquet(root: Path, table: str, rows_by_run: dict[str, list[tuple]]) -> list[dict]:
-    """Hive layout, one partition per run: <table>/run_id=<id>/part-0.parquet (run_id lives in the path).
+    """Hive layout, one partition per run: <table>/run_id=<id>/part-0.parquet. ``run_id`` is in the directory name
+    and in the file too: a reader that combines the files (Power BI's folder import) drops the path.
 
     Each partition is written directly rather than through pyarrow.dataset.write_dataset, so a
     run with no rows still gets its partition, holding the schema.
@@ -156,12 +182,11 @@ def _write_parquet(root: Path, table: str, rows_by_run: dict[str, list[tuple]]) 
 
     from assay.store.rows import registered
 
-    schema = _arrow_schema(table, skip=("run_id",))
-    keep = [i for i, name in enumerate(columns(table)) if name != "run_id"]
+    schema = _arrow_schema(table)
     files = []
     con = duckdb.connect()  # builds the Arrow tables: pyarrow's own builders import pandas (assay.store.rows)
     for run_id, rows in rows_by_run.items():
-        with registered(con, "_assay_export", {field.name: [r[i] for r in rows] for i, field in zip(keep, schema)}):
+        with registered(con, "_assay_export", {field.name: [r[i] for r in rows] for i, field in enumerate(schema)}):
             data = con.sql("SELECT * FROM _assay_export").to_arrow_table().cast(schema)
         rel = Path(table) / f"run_id={quote(run_id, safe='')}" / "part-0.parquet"
         (root / rel).parent.mkdir(parents=True)
@@ -284,11 +309,16 @@ def _check_out_dir(out_dir: Path) -> None:
                           "directory for the export (assay never overwrites one)")
 
 
-def export_runs(warehouse, run_ids: list[str], fmt: str, out_dir: Path, measures=DEFAULT_MEASURES) -> dict:
+def export_runs(warehouse, run_ids: list[str], fmt: str, out_dir: Path, measures=DEFAULT_MEASURES,
+                include_failed: bool = False) -> dict:
     """Export the given runs (any reference assay.store.run_refs reads: latest, latest~N, a name, a part of an id) to ``out_dir``; returns the manifest.
 
     The metric tables hold ``measures``: the standard set, plus any other measure the registry knows
-    (a user's measure file included) when given.
+    (a user's measure file included) when given. ``include_failed``: references count every run, whatever its
+    status (``latest`` is then the newest run recorded, as `assay gate` reads it), and a run that did not complete
+    exports its rows with its status in ``runs``, and none in the tables that score it (``SCORED``); without it,
+    only complete runs are exported, as every report reads them, so a dashboard summing an export never mixes
+    in a run that was never scored.
 
     Parquet: ``<table>/run_id=<id>/part-0.parquet``; csv: ``<table>.csv``; json: ``<table>.jsonl``;
     trec: ``<run_id>.<stage>.trec`` (chunk ids), ``<run_id>.<stage>.doc.trec`` (documents) and
@@ -298,7 +328,9 @@ def export_runs(warehouse, run_ids: list[str], fmt: str, out_dir: Path, measures
         raise ConfigError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if not run_ids:
         raise ConfigError("no runs to export; give one or more run ids, or 'latest'")
-    resolved = list(dict.fromkeys(warehouse.resolve_run_id(ref) for ref in run_ids))
+    from assay.store.run_refs import resolve
+
+    resolved = list(dict.fromkeys(resolve(warehouse, ref, complete=not include_failed) for ref in run_ids))
     out_dir = Path(out_dir)
     _check_out_dir(out_dir)
 

@@ -41,5 +41,8 @@ def rescore(warehouse, run_ref: str, judgments_path) -> dict:
         run_id = warehouse.derive_run(source, "rescore", config, judgments.sha256,
                                       ("run_queries", "hits", "stage_latency", "run_stages"), keep=keep)
         score_run(warehouse, run_id)  # against its own judgments, never copied from the source
+    from assay.store.snapshot import refresh
+
+    refresh(warehouse)
     return {"run_id": run_id, "source_run_id": source, "judgments_hash": judgments.sha256,
             "previous_judgments_hash": old_jh, "questions": len(keep)}

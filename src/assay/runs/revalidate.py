@@ -108,5 +108,8 @@ def revalidate(warehouse, run_ref: str, max_quote: int) -> dict:
         warehouse._insert("claims", ["run_id"] + CLAIM_COLUMNS, [(run_id, *r) for r in claims])
         warehouse._insert("citations", ["run_id"] + CITATION_COLUMNS, [(run_id, *r) for r in citations])
         store_values(warehouse, run_id)  # the answer measures, now that the answers are in (values stored are kept)
+    from assay.store.snapshot import refresh
+
+    refresh(warehouse)
     return {"run_id": run_id, "source_run_id": source, "max_quote": max_quote, "questions": len(answers),
             "answers_changed": changed, "model_calls": 0}

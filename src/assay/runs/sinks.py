@@ -12,9 +12,13 @@ from pathlib import Path
 
 def store_run(warehouse, record) -> None:
     """A run's rows and its measure values, in one transaction: the warehouse stores the rows, the measures
-    score them (``store_run_rows``)."""
+    score them (``store_run_rows``). Then the BI snapshot is refreshed (assay.store.snapshot.refresh: after the
+    commit, so nothing there can fail or undo the run)."""
+    from assay.store.snapshot import refresh
+
     with warehouse.transaction():
         store_run_rows(warehouse, record)
+    refresh(warehouse)
 
 
 def store_run_rows(warehouse, record) -> None:
@@ -31,14 +35,14 @@ class WarehouseSink:
     """One warehouse file: read through short read-only opens, written in one short transaction
     (``Warehouse.brief``), so other processes read it, and run beside it, while this run computes."""
 
-    def __init__(self, path=None):
-        self.path, self._wh = path, None
+    def __init__(self, path=None, snapshot: bool | None = None):
+        self.path, self.snapshot, self._wh = path, snapshot, None
 
     def reads(self):
         if self._wh is None:
             from assay.store.warehouse import Warehouse
 
-            self._wh = Warehouse.brief(self.path)
+            self._wh = Warehouse.brief(self.path, snapshot=self.snapshot)
         return self._wh
 
     def path_exists(self) -> bool:

@@ -202,9 +202,11 @@ def run_sweep(warehouse, corpus_dir, judgments_path, spec: dict, options, progre
 
 def _store_point(warehouse, sweep_id, created, spec, notes, i, point, record, first: bool) -> None:
     """One finished point: its run, its measure values and its row of the sweep (with the sweep's own row when it
-    is the first), in one transaction."""
+    is the first), in one transaction; then the BI snapshot (assay.store.snapshot.refresh)."""
     from assay.core.hashing import canonical_json
     from assay.runs.sinks import store_run_rows
+
+    from assay.store.snapshot import refresh
 
     with warehouse.transaction():
         store_run_rows(warehouse, record)
@@ -214,6 +216,7 @@ def _store_point(warehouse, sweep_id, created, spec, notes, i, point, record, fi
                                    record.corpus.corpus_hash, record.judgments.sha256])
         warehouse.con.execute("INSERT INTO sweep_points VALUES (?, ?, ?, ?, ?, ?, ?)",
                               [sweep_id, i, record.run_id, point.chunker, point.size, point.overlap, point.pipeline])
+    refresh(warehouse)  # each point, as it is stored: a dashboard follows a long sweep
 
 
 def _require_extras(points, options) -> None:

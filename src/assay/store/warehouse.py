@@ -44,7 +44,7 @@ def _now() -> datetime:
 # -- opening: bounded waits for the lock, one line for a damaged file ----------------------------
 LOCK_WAIT_VAR = "ASSAY_LOCK_WAIT"
 DEFAULT_LOCK_WAIT_S = 30.0
-WAITING = "waiting for the warehouse lock held by another assay process"
+WAITING = "waiting for the warehouse lock held by"
 # What DuckDB says when a file is not a database it can read: damage, truncation, another format.
 _DAMAGE = ("not a valid DuckDB database", "Corrupt database file", "Could not read enough bytes",
            "checksum", "database file is corrupt", "Failed to read database header")
@@ -64,13 +64,70 @@ def lock_wait_s() -> float:
     return value
 
 
-def _lock_holder(exc) -> str | None:
-    """' (PID n)' (or '') when ``exc`` is DuckDB failing to take the file lock; None for any other failure."""
-    text = str(exc)
-    if "Could not set lock" not in text:
+class LockHolder:
+    """The process DuckDB names as holding a warehouse's lock, and whether it is an assay command: a BI tool or a
+    notebook connected to the warehouse holds it as surely as a writing assay does, and the advice differs."""
+
+    def __init__(self, pid: int | None, argv: list[str] | None):
+        self.pid, self.argv = pid, argv
+
+    @classmethod
+    def of(cls, exc) -> "LockHolder | None":
+        """The holder named in ``exc``, DuckDB failing to take the file lock ("Conflicting lock is held in PROGRAM
+        (PID n)"); None for any other failure. Its command line is read from /proc/PID/cmdline where there is one."""
+        text = str(exc)
+        if "Could not set lock" not in text:
+            return None
+        found = re.search(r"\(PID (\d+)\)", text)
+        pid = int(found.group(1)) if found else None
+        return cls(pid, command_line(pid) if pid is not None else None)
+
+    @property
+    def is_assay(self) -> bool | None:
+        """Whether the holder runs the assay command (``assay ...``, ``python -m assay ...``); None when its command
+        line cannot be read (no /proc, another user's process, one that has ended)."""
+        if not self.argv:
+            return None
+        program = self.argv[:2]  # the script itself (argv[0]), or the script an interpreter runs (argv[1])
+        if any(Path(arg).name == "assay" for arg in program):
+            return True
+        return any(arg == "-m" and nxt == "assay" for arg, nxt in zip(self.argv[:3], self.argv[1:4]))
+
+    def __str__(self) -> str:
+        if self.pid is None:
+            return "another process"
+        if self.is_assay:
+            return f"another assay process (PID {self.pid})"
+        if self.is_assay is None:
+            return f"another process (PID {self.pid})"
+        import shlex
+
+        shown = shlex.join(self.argv)
+        shown = shown if len(shown) <= 120 else shown[:117] + "..."
+        return f"PID {self.pid} ({shown}), not an assay command"
+
+    def advice(self, path: Path) -> str:
+        """What to do once the wait is over."""
+        if self.is_assay:
+            return f"try again when it finishes, or set {LOCK_WAIT_VAR}=SECONDS to wait longer"
+        from assay.store.snapshot import snapshot_path
+
+        return (f"a program that holds the warehouse open (a BI tool, a notebook) blocks every write to it: point it "
+                f"at the read-only snapshot {snapshot_path(path)} instead (`assay snapshot` publishes it; "
+                f"docs/bi.md) and close its connection, or set {LOCK_WAIT_VAR}=SECONDS to wait longer")
+
+
+def command_line(pid: int) -> list[str] | None:
+    """Process ``pid``'s arguments from /proc/PID/cmdline; None where they cannot be read."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read()
+    except OSError:
         return None
-    pid = re.search(r"\(PID (\d+)\)", text)
-    return f" (PID {pid.group(1)})" if pid else ""
+    argv = [arg.decode("utf-8", "replace") for arg in raw.split(b"\0")]
+    if argv and argv[-1] == "":
+        argv.pop()
+    return argv or None
 
 
 def damage_error(exc, path) -> WarehouseError | None:
@@ -185,20 +242,20 @@ def connect(path: Path, read_only: bool, config: dict | None = None, wait_s: flo
         try:
             con = duckdb.connect(str(path), read_only=read_only, config=dict(config or {}))
         except duckdb.Error as exc:
-            holder = _lock_holder(exc)
+            holder = LockHolder.of(exc)
             if holder is None:
                 raise damage_error(exc, path) or WarehouseError(
                     f"cannot open warehouse {path}: {str(exc).splitlines()[0]}") from None
             left = deadline - time.monotonic()
             if left <= 0:
+                writing = " that is writing to it" if holder.is_assay else ""
                 raise WarehouseLocked(
-                    f"warehouse {path} is locked by another assay process{holder} that is writing to it, and stayed "
-                    f"locked for {wait_s:g} s; try again when it finishes, or set {LOCK_WAIT_VAR}=SECONDS to wait "
-                    "longer") from None
+                    f"warehouse {path} is locked by {holder}{writing}, and stayed locked for {wait_s:g} s; "
+                    f"{holder.advice(path)}") from None
             if not said:
                 from assay.core import progress
 
-                progress.say(f"{WAITING}{holder} on {path} (up to {wait_s:g} s)...", warning=True)  # above any bar
+                progress.say(f"{WAITING} {holder} on {path} (up to {wait_s:g} s)...", warning=True)  # above any bar
                 said = True
             time.sleep(min(delay, left))
             delay = min(delay * 2, 0.5)
@@ -290,19 +347,24 @@ JOURNAL = Journal()
 
 
 class Warehouse:
+    # Whether a run stored here refreshes the BI snapshot (assay.store.snapshot.refresh): True or False (a
+    # command's --snapshot/--no-snapshot), None for assay.toml's [warehouse] snapshot (default on).
+    snapshot: bool | None = None
+
     def __init__(self, path: Path, con, read_only: bool):
         self.path, self.con, self.read_only = path, con, read_only
 
     @classmethod
     def open(cls, path=None, read_only: bool = False, config: dict | None = None,
-             old_schema: str = "refuse", wait_s: float | None = None) -> "Warehouse":
+             old_schema: str = "refuse", wait_s: float | None = None, snapshot: bool | None = None) -> "Warehouse":
         """A connection held until ``close``. Read-write creates and upgrades the file. Read-only never writes:
         a file of an older schema is refused with a line naming `assay upgrade` (``old_schema="refuse"``, what
         every command that only reads does), read as it is (``"read"``: `assay sql`, which says so), or upgraded
         first (``"upgrade"``: the reads of a writing command, a run's brief opens, which write next anyway); a
         file this process may not write to reads fine. ``config``: DuckDB settings of a read-only connection
         (`assay sql` locks them down). ``wait_s``: how long the open waits for another process's lock (default
-        $ASSAY_LOCK_WAIT)."""
+        $ASSAY_LOCK_WAIT). ``snapshot``: whether a run stored through it refreshes the BI snapshot (None: the
+        project's setting; ``Warehouse.snapshot``)."""
         path = resolve_path(path)
         if not path.exists():
             from assay.inputs.project import COMMAND, outside_project
@@ -318,6 +380,7 @@ class Warehouse:
             path.parent.mkdir(parents=True, exist_ok=True)
         con = connect(path, read_only, config if read_only else None, wait_s=wait_s)
         wh = cls(path, con, read_only)
+        wh.snapshot = snapshot
         try:
             current = wh.schema_version() if read_only else None
             if read_only and current < latest_migration():
@@ -334,6 +397,7 @@ class Warehouse:
                 cls.open(path, read_only=False).close()
                 con = connect(path, read_only=True, config=config)
                 wh = cls(path, con, read_only)
+                wh.snapshot = snapshot
                 current = None
             if current != latest_migration():  # an up-to-date file read: nothing to check again
                 wh._migrate()
@@ -375,12 +439,14 @@ class Warehouse:
             return path, before, wh.schema_version()
 
     @classmethod
-    def brief(cls, path=None, old_schema: str = "upgrade") -> "BriefWarehouse":
+    def brief(cls, path=None, old_schema: str = "upgrade", snapshot: bool | None = None) -> "BriefWarehouse":
         """A warehouse that holds no connection: each read opens it read-only and closes it, each
         ``transaction()`` opens it read-write for just that long. What a run uses while it computes. Its reads
         upgrade an old warehouse first, since a run writes next; a command that only reads gives
-        ``old_schema="refuse"`` (see ``open``)."""
-        return BriefWarehouse(resolve_path(path), old_schema)
+        ``old_schema="refuse"`` (see ``open``); ``snapshot`` as in ``open``."""
+        wh = BriefWarehouse(resolve_path(path), old_schema)
+        wh.snapshot = snapshot
+        return wh
 
     def close(self) -> None:
         self.con.close()
