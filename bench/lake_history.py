@@ -3,7 +3,8 @@
 The lake is written straight into Parquet partitions with numpy and pyarrow, in the layout of ``assay.store.lake``
 (``LAKE/<table>/run_id=<RUN_ID>/part-0.parquet``, the warehouse's column types): per run its ``runs`` row
 (one pipeline, one start time a minute apart), ``run_queries``, ``hits`` (stage ``final``, H per question) and
-``measure_values`` (nDCG@10 at chunk level, one value per question), which history reads.
+``measure_values`` (nDCG@10 at chunk level, one value per question), which history reads, and ``interval_memo`` (the
+interval of those values the run's report showed, as `assay run --lake` stores it; not with --no-memo).
 
 Timed, on each engine: opening the lake (Spark: session start and view registration), the history query
 alone (the pipeline's runs, then the per-question values of the measure as Arrow: ``assay.analytics.history``,
@@ -12,7 +13,7 @@ run in Python: what `assay lake history` prints). The query is repeated (--repea
 times (its intervals are the same Python on both engines); min, median and max are printed.
 
 Run: .venv/bin/python bench/lake_history.py [--runs 1000] [--questions 1000] [--hits 100] [--repeats 3]
-     [--whole-repeats 1] [--lake DIR (kept; reused when it already holds the same shape)] [--spark-master local[2]]
+     [--whole-repeats 1] [--no-memo] [--lake DIR (kept; reused when it already holds the same shape)] [--spark-master local[2]]
 """
 
 from __future__ import annotations
@@ -43,15 +44,22 @@ def schemas() -> dict:
 
     con = memory_warehouse().con
     out = {}
-    for table in ("runs", "run_queries", "hits", "measure_values"):
+    for table in ("runs", "run_queries", "hits", "measure_values", "interval_memo"):
         cols = con.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
                            "ORDER BY ordinal_position", [table]).fetchall()
+        if table == "interval_memo":  # a shared table: each partition's rows name their run
+            cols = [("run_id", "VARCHAR"), *cols]
         out[table] = pa.schema([(c, pa.type_for_alias(ARROW[t])) for c, t in cols])
     return out
 
 
-def build(lake: Path, runs: int, questions: int, hits: int, seed: int = 0) -> None:
+def build(lake: Path, runs: int, questions: int, hits: int, seed: int = 0, memo: bool = True) -> None:
+    """``memo``: each run keeps the interval its report showed (interval_memo), as `assay run --lake` writes it;
+    without, a lake of runs written before they did."""
     import numpy as np
+
+    from assay.measures.memo import memo_key
+    from assay.measures.stats import interval
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -89,11 +97,17 @@ def build(lake: Path, runs: int, questions: int, hits: int, seed: int = 0) -> No
         write("run_queries", run_id, {
             "run_id": pa.array([run_id] * questions), "query_id": query_ids,
             "latency_ms": pa.array(rng.gamma(2.0, 5.0, questions)), "n_results": pa.array(np.full(questions, hits, np.int32))})
+        values = np.clip(rng.normal(quality, 0.25, questions), 0.0, 1.0)
         write("measure_values", run_id, {
             "run_id": pa.array([run_id] * questions), "stage": pa.array(["final"] * questions),
             "level": pa.array([LEVEL] * questions), "query_id": query_ids, "measure": pa.array([MEASURE] * questions),
             "family": pa.array(["nDCG"] * questions), "cutoff": pa.array(np.full(questions, 10, np.int32)),
-            "unit": query_ids, "value": pa.array(np.clip(rng.normal(quality, 0.25, questions), 0.0, 1.0))})
+            "unit": query_ids, "value": pa.array(values)})
+        if memo:  # the values in question order (the ids sort as written), the run's seed, 1,000 resamples
+            low, high = interval(values.tolist(), "bootstrap", r, 1000)
+            write("interval_memo", run_id, {"run_id": pa.array([run_id]),
+                                            "memo_key": pa.array([memo_key(values.tolist(), "bootstrap", r, 1000)]),
+                                            "ci_low": pa.array([low]), "ci_high": pa.array([high])})
         started = start + timedelta(minutes=r)
         write("runs", run_id, {  # last, as the writer does: the run is visible when its runs partition is
             "run_id": pa.array([run_id]), "started_at": pa.array([started]),
@@ -144,6 +158,8 @@ def main() -> None:
     parser.add_argument("--spark-master", default="local[2]")
     parser.add_argument("--whole-repeats", type=int, default=1,
                         help="repeats of history whole (its interval per run costs ~0.1 s of Python at 1,000 questions)")
+    parser.add_argument("--no-memo", action="store_true",
+                        help="runs without their stored intervals (a lake written before runs kept them)")
     parser.add_argument("--skip-full", action="store_true", help="time only the query, not history's statistics")
     args = parser.parse_args()
 
@@ -157,14 +173,14 @@ def main() -> None:
         scratch = Path(tempfile.mkdtemp(prefix="assay-bench-lake-"))
         lake = scratch / "lake"
     marker = lake / "_bench_shape.json"  # a name readers skip
-    wanted = {"runs": args.runs, "questions": args.questions, "hits": args.hits}
+    wanted = {"runs": args.runs, "questions": args.questions, "hits": args.hits, "memo": not args.no_memo}
     try:
         if marker.is_file() and json.loads(marker.read_text()) == wanted:
             print(f"lake: {lake} ({shape}, built before)")
         else:
             shutil.rmtree(lake, ignore_errors=True)
             t = time.perf_counter()
-            build(lake, args.runs, args.questions, args.hits)
+            build(lake, args.runs, args.questions, args.hits, memo=not args.no_memo)
             marker.write_text(json.dumps(wanted))
             print(f"built {lake} ({shape}) in {time.perf_counter() - t:.1f} s")
         print(f"lake size on disk: {size_of(lake) / 2**20:.1f} MiB; hits rows: {args.runs * args.questions * args.hits:,}")
