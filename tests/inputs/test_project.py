@@ -96,13 +96,14 @@ def test_warehouse_table_is_checked(tmp_path, text, message):
         load_config(tmp_path / "assay.toml")
 
 
-def test_the_bi_snapshot_is_on_unless_the_flag_or_the_project_turns_it_off(proj, monkeypatch):
+def test_the_bi_snapshot_is_off_unless_the_project_or_the_flag_asks_for_it(proj, monkeypatch):
     monkeypatch.chdir(proj / "notes" / "deep")
-    assert project.snapshot_enabled() is True
+    assert project.snapshot_enabled() is False  # the project's assay.toml does not say
     (proj / "assay.toml").write_text("[warehouse]\nsnapshot = false\n")
     assert project.snapshot_enabled() is False
     assert project.snapshot_enabled(True) is True  # --snapshot over the project's setting
     (proj / "assay.toml").write_text("[warehouse]\nsnapshot = true\n")
+    assert project.snapshot_enabled() is True
     assert project.snapshot_enabled(False) is False
 
 

@@ -167,8 +167,9 @@ def test_a_held_lock_is_waited_for_then_named_in_one_line(wh):
     assert waiting == f"{WAITING} {named} on {wh} (up to 1 s)..."
     assert error == (f"error: warehouse {wh} is locked by {named}, and stayed locked for 1 s; a program that holds the "
                      "warehouse open (a BI tool, a notebook) blocks every write to it: point it at the read-only "
-                     f"snapshot {wh.with_name('w-bi.duckdb')} instead (`assay snapshot` publishes it; docs/bi.md) and "
-                     "close its connection, or set ASSAY_LOCK_WAIT=SECONDS to wait longer")
+                     f"snapshot {wh.with_name('w-bi.duckdb')} instead (`[warehouse] snapshot = true` in assay.toml "
+                     "publishes it after each run, `assay snapshot` now; docs/bi.md) and close its connection, or set "
+                     "ASSAY_LOCK_WAIT=SECONDS to wait longer")
     assert waited >= 1
     bad = assay(wh, "runs", env={"ASSAY_LOCK_WAIT": "soon"})
     assert bad.returncode == 1 and bad.stderr.splitlines() == [

@@ -53,7 +53,7 @@ def test_the_snapshot_is_named_beside_its_warehouse(tmp_path):
 
 def test_a_run_publishes_a_snapshot_that_reads_as_the_warehouse(tmp_path):
     wh = tmp_path / "w.duckdb"
-    result = invoke(*RUN, "--warehouse", wh)
+    result = invoke(*RUN, "--snapshot", "--warehouse", wh)
     assert result.exit_code == 0, result.output
     snap = tmp_path / "w-bi.duckdb"
     assert runs_in(snap) == 1
@@ -80,7 +80,7 @@ def test_a_run_publishes_a_snapshot_that_reads_as_the_warehouse(tmp_path):
 
 def test_the_embedding_cache_is_left_out(tmp_path):
     wh = tmp_path / "w.duckdb"
-    assert invoke(*RUN, "--pipeline", "dense", "--warehouse", wh).exit_code == 0
+    assert invoke(*RUN, "--pipeline", "dense", "--snapshot", "--warehouse", wh).exit_code == 0
     assert runs_in(wh) == 1
     con = duckdb.connect(str(wh), read_only=True)
     (cached,) = con.execute("SELECT COUNT(*) FROM embeddings").fetchall()[0]
@@ -92,21 +92,28 @@ def test_the_embedding_cache_is_left_out(tmp_path):
         snap.close()
 
 
-def test_the_flag_and_the_project_turn_the_snapshot_off(tmp_path, monkeypatch):
+def test_the_snapshot_is_off_unless_the_project_or_the_flag_asks_for_it(tmp_path, monkeypatch):
     wh = tmp_path / "w.duckdb"
-    assert invoke(*RUN, "--no-snapshot", "--warehouse", wh).exit_code == 0
-    assert not snapshot_path(wh).exists()
     monkeypatch.chdir(tmp_path)
+    assert invoke(*RUN, "--warehouse", wh).exit_code == 0  # no assay.toml: off
+    assert not snapshot_path(wh).exists()
     (tmp_path / "assay.toml").write_text("[warehouse]\nsnapshot = false\n")
     assert invoke(*RUN, "--warehouse", wh).exit_code == 0
     assert not snapshot_path(wh).exists()
     assert invoke(*RUN, "--snapshot", "--warehouse", wh).exit_code == 0  # the flag over the project
     assert runs_in(snapshot_path(wh)) == 3
+    (tmp_path / "assay.toml").write_text("[warehouse]\nsnapshot = true\n")
+    assert invoke(*RUN, "--no-snapshot", "--warehouse", wh).exit_code == 0  # the flag over the project
+    assert runs_in(snapshot_path(wh)) == 3
+    assert invoke(*RUN, "--warehouse", wh).exit_code == 0
+    assert runs_in(snapshot_path(wh)) == 5
     lake = CliRunner().invoke(cli, [str(a) for a in (*RUN, "--snapshot", "--lake", tmp_path / "lake")])
     assert lake.exit_code == 2 and "--snapshot needs a warehouse: a lake run touches none" in lake.output
 
 
-def test_every_command_that_stores_a_run_refreshes_it(tmp_path):
+def test_every_command_that_stores_a_run_refreshes_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "assay.toml").write_text("[warehouse]\nsnapshot = true\n")
     wh = tmp_path / "w.duckdb"
     assert invoke(*RUN, "--warehouse", wh).exit_code == 0
     rescored = invoke("rescore", "latest", "--judgments", MINI / "judgments.jsonl", "--warehouse", wh)
@@ -121,7 +128,7 @@ def test_every_command_that_stores_a_run_refreshes_it(tmp_path):
 def test_a_failed_publish_warns_and_keeps_the_run(tmp_path):
     wh = tmp_path / "w.duckdb"
     (snapshot_path(wh) / "in-the-way").mkdir(parents=True)  # the rename cannot replace a non-empty directory
-    result = assay(wh, *RUN)
+    result = assay(wh, *RUN, "--snapshot")
     assert result.returncode == 0, result.stderr
     run_id = result.stdout.strip()
     (warning,) = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
@@ -139,13 +146,14 @@ def test_a_bi_reader_holding_the_snapshot_never_blocks_a_run(tmp_path, mode):
     to connect, or read-write, a tool's default): the run neither waits nor fails, the reader keeps reading the
     file it opened, and a new connection sees the new run."""
     wh = tmp_path / "w.duckdb"
-    assert assay(wh, *RUN).returncode == 0
+    assert assay(wh, *RUN, "--snapshot").returncode == 0
     reader = subprocess.Popen([sys.executable, "-c", READER, str(snapshot_path(wh)), mode], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert reader.stdout.readline() == "1\n", reader.stderr.read()
         # no wait allowed: a lock in the way would fail the run at once
-        result = subprocess.run([sys.executable, "-m", "assay", *map(str, RUN), "--warehouse", str(wh)], cwd=ROOT,
+        result = subprocess.run([sys.executable, "-m", "assay", *map(str, RUN), "--snapshot", "--warehouse", str(wh)],
+                                cwd=ROOT,
                                 capture_output=True, text=True, timeout=600, env={**os.environ, "ASSAY_LOCK_WAIT": "0"})
         assert reader.poll() is None  # still connected when the run ended
         assert result.returncode == 0, result.stderr

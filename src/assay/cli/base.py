@@ -207,7 +207,7 @@ warehouse_option = click.option(
 snapshot_option = click.option(
     "--snapshot/--no-snapshot", "snapshot", default=None,
     help="After each run is stored, publish the read-only copy of the warehouse BI tools read, <name>-bi.duckdb "
-         "beside it (default: [warehouse] snapshot in assay.toml, else on; `assay snapshot` publishes on demand).",
+         "beside it (default: [warehouse] snapshot in assay.toml, else off; `assay snapshot` publishes on demand).",
 )
 
 

@@ -107,8 +107,8 @@ def upgrade(warehouse_path):
 def snapshot(warehouse_path):
     """Publish the read-only copy of the warehouse that BI tools connect to, <name>-bi.duckdb beside it, now.
 
-    Every command that stores a run publishes it after the run (unless --no-snapshot, or [warehouse] snapshot =
-    false in assay.toml); this one publishes on demand: after `assay tag`, or a snapshot turned off. The copy is
+    Every command that stores a run publishes it after the run where [warehouse] snapshot = true in assay.toml (or
+    with --snapshot); this one publishes on demand: after `assay tag`, or in a project that keeps it off. The copy is
     written under a temporary name and renamed into place: a BI tool connected to the old one keeps reading it,
     a new connection reads the new one, and no BI reader ever holds the lock a run needs (docs/bi.md)."""
     from assay.store.snapshot import publish

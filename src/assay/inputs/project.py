@@ -10,8 +10,8 @@ Warehouse: ``--warehouse PATH`` (``warehouse=``), else ``$ASSAY_WAREHOUSE``, els
 the project's assay.toml (relative to that file), else ``warehouse/assay.duckdb`` in the project's root;
 with no assay.toml at all, ``warehouse/assay.duckdb`` in the current directory.
 
-BI snapshot: after each stored run, a read-only copy of the warehouse beside it (assay.store.snapshot), unless
-``--no-snapshot`` or ``[warehouse] snapshot = false`` (``snapshot_enabled``).
+BI snapshot: after each stored run, a read-only copy of the warehouse beside it (assay.store.snapshot), where
+``[warehouse] snapshot = true`` or ``--snapshot`` asks for it (``snapshot_enabled``).
 
 Inputs: ``--corpus``, ``--judgments`` and ``--pipeline`` when given, else ``[project] corpus``, ``judgments`` and
 ``pipeline`` of the assay.toml in effect (paths relative to that file; ``@NAME`` names an imported collection),
@@ -153,13 +153,14 @@ def _warehouse(given, config) -> tuple[Path, str]:
 
 def snapshot_enabled(given: bool | None = None, config=None) -> bool:
     """Whether a command that stores a run publishes the BI snapshot after it (assay.store.snapshot): ``given``
-    (--snapshot/--no-snapshot), else ``[warehouse] snapshot`` of the assay.toml in effect, else yes."""
+    (--snapshot/--no-snapshot), else ``[warehouse] snapshot`` of the assay.toml in effect, else no: a copy costs
+    time and disk that grow with the warehouse, so a project that has BI readers turns it on."""
     if given is not None:
         return given
     toml = config_path(config)
     if toml is None:
-        return True
-    return load_config(toml).get("warehouse", {}).get("snapshot", True)
+        return False
+    return load_config(toml).get("warehouse", {}).get("snapshot", False)
 
 
 def no_config_found() -> str:

@@ -9,8 +9,9 @@ written under a temporary name and renamed into place. A reader connected to the
 file it opened (the rename replaces the name, not the file); a new connection opens the new one. The copy is a
 warehouse of this schema, so assay's own read commands read it too (``--warehouse warehouse/assay-bi.duckdb``).
 
-Refreshed after each stored run (``refresh``) unless turned off: ``--no-snapshot``, or ``[warehouse] snapshot =
-false`` in assay.toml (assay.inputs.project.snapshot_enabled). A failed refresh is one warning line: the run is
+Refreshed after each stored run (``refresh``) where the project asks for it: ``[warehouse] snapshot = true`` in
+assay.toml, or ``--snapshot`` (assay.inputs.project.snapshot_enabled); off by default, since the copy's time and
+disk grow with the warehouse and only a project with BI readers needs it. A failed refresh is one warning line: the run is
 stored whatever happens here. `assay snapshot` publishes on demand (``publish``). docs/bi.md says why a copy
 and not views over Parquet, and what it costs.
 """
@@ -46,7 +47,7 @@ class Published:
 
 def refresh(warehouse) -> Published | None:
     """After a run is stored in ``warehouse``: publish its snapshot, unless ``warehouse.snapshot`` (the command's
-    --snapshot/--no-snapshot; None: assay.toml's ``[warehouse] snapshot``, default on) turns it off. Never raises
+    --snapshot/--no-snapshot; None: assay.toml's ``[warehouse] snapshot``, default off) asks for it. Never raises
     for a failure to publish (the run is stored): says it in one warning line and returns None."""
     from assay.inputs.project import snapshot_enabled
 

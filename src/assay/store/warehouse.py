@@ -113,8 +113,8 @@ class LockHolder:
         from assay.store.snapshot import snapshot_path
 
         return (f"a program that holds the warehouse open (a BI tool, a notebook) blocks every write to it: point it "
-                f"at the read-only snapshot {snapshot_path(path)} instead (`assay snapshot` publishes it; "
-                f"docs/bi.md) and close its connection, or set {LOCK_WAIT_VAR}=SECONDS to wait longer")
+                f"at the read-only snapshot {snapshot_path(path)} instead (`[warehouse] snapshot = true` in assay.toml "
+                f"publishes it after each run, `assay snapshot` now; docs/bi.md) and close its connection, or set {LOCK_WAIT_VAR}=SECONDS to wait longer")
 
 
 def command_line(pid: int) -> list[str] | None:
@@ -348,7 +348,7 @@ JOURNAL = Journal()
 
 class Warehouse:
     # Whether a run stored here refreshes the BI snapshot (assay.store.snapshot.refresh): True or False (a
-    # command's --snapshot/--no-snapshot), None for assay.toml's [warehouse] snapshot (default on).
+    # command's --snapshot/--no-snapshot), None for assay.toml's [warehouse] snapshot (default off).
     snapshot: bool | None = None
 
     def __init__(self, path: Path, con, read_only: bool):
