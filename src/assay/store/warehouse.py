@@ -172,7 +172,8 @@ def engine():
 
 def connect(path: Path, read_only: bool, config: dict | None = None, wait_s: float | None = None):
     """A DuckDB connection to ``path``, waiting up to ``wait_s`` (default $ASSAY_LOCK_WAIT) for another
-    process's lock; says once on stderr that it waits. Every failure is a one-line WarehouseError."""
+    process's lock; says once on stderr that it waits. Every failure is a one-line WarehouseError (a file a newer
+    DuckDB wrote: assay.store.file_version)."""
     if read_only:
         duckdb = engine()
     else:
@@ -187,7 +188,9 @@ def connect(path: Path, read_only: bool, config: dict | None = None, wait_s: flo
         except duckdb.Error as exc:
             holder = _lock_holder(exc)
             if holder is None:
-                raise damage_error(exc, path) or WarehouseError(
+                from assay.store.file_version import newer_error
+
+                raise newer_error(exc, path, duckdb.__version__) or damage_error(exc, path) or WarehouseError(
                     f"cannot open warehouse {path}: {str(exc).splitlines()[0]}") from None
             left = deadline - time.monotonic()
             if left <= 0:
