@@ -464,7 +464,8 @@ class Warehouse:
         try:
             (name,) = self.con.execute("SELECT current_database()").fetchall()[0]
             self.con.execute("CHECKPOINT")  # nothing left in the WAL, which belongs to the old file
-            self.con.execute("ATTACH ? AS assay_rewrite", [str(temporary)])
+            # DuckDB 1.x takes no parameter (nor expression) for ATTACH's path: a literal, its quotes doubled
+            self.con.execute(f"ATTACH '{str(temporary).replace(chr(39), chr(39) * 2)}' AS assay_rewrite")
             try:
                 self.con.execute(f'COPY FROM DATABASE "{name.replace(chr(34), chr(34) * 2)}" TO assay_rewrite')
             finally:

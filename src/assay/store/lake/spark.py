@@ -163,6 +163,8 @@ def migration_views() -> tuple[tuple[str, str], ...]:
     views = []
     for _, _, sql in migrations():
         for statement in duckdb.extract_statements(sql):
+            if not statement.query.strip():  # DuckDB 1.x splits ADD COLUMN ... DEFAULT into statements without text
+                continue
             tree = sqlglot.parse_one(statement.query, read="duckdb")
             if isinstance(tree, exp.Create) and tree.kind == "VIEW":
                 views.append((tree.this.name, _spark_sql(tree.expression)))
