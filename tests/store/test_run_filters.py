@@ -9,6 +9,7 @@ does not reach the hit tables; assay.present.report runs it only for a run that 
 
 import json
 
+import duckdb
 import pytest
 
 from assay.measures.registry import DEFAULT_MEASURES, parse_measure
@@ -51,13 +52,15 @@ def _scans(con, sql: str, params, tmp_path) -> list[tuple[str, str]]:
 
     def walk(node):
         info = node.get("extra_info") or {}
-        if node.get("type") == "TABLE_SCAN":
+        if (node.get("type") or node.get("operator_type")) == "TABLE_SCAN":  # DuckDB 2's key, and 1.x's
             scans.append((info.get("Table", "").split(".")[-1],
-                          json.dumps([info.get("Filters"), info.get("Dynamic Filters")])))
+                          # without spaces: DuckDB 2 writes run_id = 'X', 1.x run_id='X'
+                          json.dumps([info.get("Filters"), info.get("Dynamic Filters")]).replace(" ", "")))
         for child in node.get("children", []):
             walk(child)
 
-    for node in json.loads(out.read_text())["operator"]:
+    profile = json.loads(out.read_text())
+    for node in profile.get("operator") or profile.get("children", []):  # DuckDB 2's top list, and 1.x's
         walk(node)
     return scans
 
@@ -73,6 +76,12 @@ def _queries(run_id: str):
         {"run_id": run_id}
 
 
+# DuckDB 1.x does not push these reports' run filter down through their views to hit_lists (DuckDB 2 does): they
+# read hit_lists whole, one row per run, question and stage (not hit_rows, the hits themselves)
+WHOLE_ON_DUCKDB_1 = {("reports/loss_funnel", "hit_lists"), ("reports/attribution", "hit_lists")}
+OLD_DUCKDB = int(duckdb.__version__.split(".")[0]) < 2
+
+
 @pytest.mark.slow  # over 4 s beside other work (docs/benchmarks.md, Test suite time)
 def test_every_scan_of_a_run_keyed_table_is_filtered_to_the_run(warehouse, tmp_path):
     wh, runs = warehouse
@@ -85,7 +94,8 @@ def test_every_scan_of_a_run_keyed_table_is_filtered_to_the_run(warehouse, tmp_p
         for name, sql, params in _queries(run_id):
             for table, filters in _scans(wh.con, sql, params, tmp_path):
                 seen.add(table)
-                if table in keyed and f"run_id = '{run_id}'" not in filters:
+                if (table in keyed and f"run_id='{run_id}'" not in filters
+                        and not (OLD_DUCKDB and (name, table) in WHOLE_ON_DUCKDB_1)):
                     problems.append((name, table, filters))
                 if table == "hit_rows" and "list_key" not in filters:  # a range or a set of the run's list keys
                     problems.append((name, table, filters))
@@ -96,7 +106,7 @@ def test_every_scan_of_a_run_keyed_table_is_filtered_to_the_run(warehouse, tmp_p
 def test_the_answer_funnel_is_the_exception_and_is_skipped_without_answers(warehouse, tmp_path):
     wh, runs = warehouse
     scans = _scans(wh.con, load_sql("reports/answer_funnel"), {"run_id": runs[2]}, tmp_path)
-    assert any(t == "hit_lists" and f"run_id = '{runs[2]}'" not in f for t, f in scans)  # still so: see report.py
+    assert any(t == "hit_lists" and f"run_id='{runs[2]}'" not in f for t, f in scans)  # still so: see report.py
     from assay.present.report import attribution
 
     assert "answer_funnel" in attribution(wh, runs[2]) and "answer_funnel" not in attribution(wh, runs[0])

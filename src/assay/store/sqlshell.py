@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import threading
 
 from assay.core import jsonout
@@ -49,6 +50,8 @@ WHY_REFUSED = {
     "SET": "it changes a setting, and the settings are locked",
     "MULTI": "it runs several statements",
 }
+# A PRAGMA that switches a setting on or off (enable_profiling, disable_optimizer, ...), not one that reads
+_SWITCH = re.compile(r"^\s*PRAGMA\s+(enable|disable)_\w+\s*;?\s*$", re.IGNORECASE | re.MULTILINE)
 _ALONE = "`assay sql` runs exactly one read-only statement (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN, PRAGMA, CALL)"
 
 
@@ -67,6 +70,8 @@ def one_statement(con, query: str) -> str:
         kind = statement.type.name
     except ValueError:  # a statement type the Python client has no name for
         kind = "UNKNOWN"
+    if kind == "PRAGMA" and _SWITCH.search(getattr(statement, "query", query)):
+        kind = "SET"  # DuckDB 1.x lets these through a locked configuration (2 does not): refused here, on both
     if kind not in READS:
         why = WHY_REFUSED.get(kind, "it would change the warehouse, which `assay sql` opens read-only")
         raise AssayError(f"refused {kind}: {why}; {_ALONE}")

@@ -229,7 +229,8 @@ def engine():
 
 def connect(path: Path, read_only: bool, config: dict | None = None, wait_s: float | None = None):
     """A DuckDB connection to ``path``, waiting up to ``wait_s`` (default $ASSAY_LOCK_WAIT) for another
-    process's lock; says once on stderr that it waits. Every failure is a one-line WarehouseError."""
+    process's lock; says once on stderr that it waits. Every failure is a one-line WarehouseError (a file a newer
+    DuckDB wrote: assay.store.file_version)."""
     if read_only:
         duckdb = engine()
     else:
@@ -244,7 +245,9 @@ def connect(path: Path, read_only: bool, config: dict | None = None, wait_s: flo
         except duckdb.Error as exc:
             holder = LockHolder.of(exc)
             if holder is None:
-                raise damage_error(exc, path) or WarehouseError(
+                from assay.store.file_version import newer_error
+
+                raise newer_error(exc, path, duckdb.__version__) or damage_error(exc, path) or WarehouseError(
                     f"cannot open warehouse {path}: {str(exc).splitlines()[0]}") from None
             left = deadline - time.monotonic()
             if left <= 0:
@@ -527,7 +530,8 @@ class Warehouse:
         try:
             (name,) = self.con.execute("SELECT current_database()").fetchall()[0]
             self.con.execute("CHECKPOINT")  # nothing left in the WAL, which belongs to the old file
-            self.con.execute("ATTACH ? AS assay_rewrite", [str(temporary)])
+            # DuckDB 1.x takes no parameter (nor expression) for ATTACH's path: a literal, its quotes doubled
+            self.con.execute(f"ATTACH '{str(temporary).replace(chr(39), chr(39) * 2)}' AS assay_rewrite")
             try:
                 self.con.execute(f'COPY FROM DATABASE "{name.replace(chr(34), chr(34) * 2)}" TO assay_rewrite')
             finally:

@@ -36,12 +36,11 @@ from pathlib import Path
 from assay.core.errors import AssayError, ConfigError
 from assay.store.lake import SHARED_KEYS, hidden
 from assay.store.lake.reader import partition_files, visible_runs
+from assay.store.lake.spark_preflight import check_java, check_master, start_failure
 from assay.core.sqlfiles import load_sql, migrations
 
 DEFAULT_MASTER = "local[*]"
 MASTER_ENV = "ASSAY_SPARK_MASTER"
-JAVA_HINT = ("Apache Spark needs Java 17: install it (Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`; "
-             "macOS: `brew install openjdk@17`) and put `java` on PATH or set JAVA_HOME")
 
 # DuckDB column types of the migrations' tables, as Spark SQL types. TIMESTAMP in DuckDB has no time zone.
 SPARK_TYPES = {
@@ -92,8 +91,8 @@ def spark_session(spark_master: str | None = None, **conf):
             raise ConfigError(f"Spark is already running on {running} in this process; it cannot also run on "
                               f"{master} (one SparkSession per process)")
         return _session
-    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
-        raise ConfigError(f"cannot start Spark: no `java` found. {JAVA_HINT}")
+    check_java()  # both in a moment, before a JVM: Spark's own failure for an unreachable master takes ~100 s
+    check_master(master)
     from pyspark.sql import SparkSession
     scratch = _scratch_dir()
     log4j = scratch / "log4j2.properties"
@@ -118,8 +117,8 @@ def spark_session(spark_master: str | None = None, **conf):
         builder = builder.config(key, value)
     try:
         _session = builder.getOrCreate()
-    except Exception as exc:  # the JVM did not start: say why in one line
-        raise ConfigError(f"cannot start Spark on {master}: {str(exc).strip().splitlines()[0]}. {JAVA_HINT}") from exc
+    except Exception as exc:  # the JVM or the SparkContext did not start: say why in one line
+        raise start_failure(master, exc) from exc
     _session.sparkContext.setLogLevel("ERROR")
     return _session
 
@@ -165,6 +164,8 @@ def migration_views() -> tuple[tuple[str, str], ...]:
     views = []
     for _, _, sql in migrations():
         for statement in duckdb.extract_statements(sql):
+            if not statement.query.strip():  # DuckDB 1.x splits ADD COLUMN ... DEFAULT into statements without text
+                continue
             tree = sqlglot.parse_one(statement.query, read="duckdb")
             if isinstance(tree, exp.Create) and tree.kind == "VIEW":
                 views.append((tree.this.name, _spark_sql(tree.expression)))
