@@ -105,16 +105,28 @@ def damaged_message(lake: Path, damaged: dict[str, tuple[str, str]]) -> str:
 
 
 def open_lake(directory, engine: str = "duckdb", skip_damaged: bool = False, **settings):
-    """A lake reader over ``directory`` with ``engine`` (see the module docstring for what it provides).
+    """A lake reader over ``directory`` with ``engine`` (see the module docstring for what it provides):
+    a local directory, an ``s3://bucket/prefix`` URL, or an assay.store.lake.location.LakeLocation (which carries
+    assay.toml's ``[lake]`` endpoint and region; the CLI passes one).
 
     A run with a file the engine cannot read as Parquet (its ``damaged``) is refused in one line naming the file;
     with ``skip_damaged`` the reader leaves such runs out and names them in ``damaged`` (`assay lake runs`)."""
     target = ENGINES.get(engine)
     if target is None:
         raise ConfigError(f"no lake engine {engine!r}; engines: {', '.join(sorted(ENGINES))}")
-    path = Path(directory)
-    if not path.is_dir():
-        raise ConfigError(f"no lake at {path}: not a directory; `assay run --lake {path}` writes one")
+    from pyarrow import fs as pafs
+
+    from assay.store.lake.location import lake_location, remote_error
+
+    location = lake_location(directory)
+    try:
+        kind = location.fs.get_file_info(location.root).type
+    except OSError as exc:
+        raise remote_error(location, exc) from None
+    if kind != pafs.FileType.Directory:
+        what = "not a directory" if location.local else "no object under that prefix"
+        raise ConfigError(f"no lake at {location}: {what}; `assay run --lake {location}` writes one")
+    path = location.path
     module_name, function = target.split(":")
     try:
         module = importlib.import_module(module_name)
@@ -123,7 +135,7 @@ def open_lake(directory, engine: str = "duckdb", skip_damaged: bool = False, **s
             raise ConfigError(f"the {engine} lake engine is not available in this assay ({module_name} is "
                               "missing); use --engine duckdb") from None
         raise
-    reader = getattr(module, function)(path, **settings)
+    reader = getattr(module, function)(location, **settings)
     damaged = getattr(reader, "damaged", None)
     if damaged and not skip_damaged:
         reader.close()
