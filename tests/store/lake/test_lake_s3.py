@@ -275,3 +275,40 @@ def test_the_lake_settings_give_endpoint_and_region_and_the_environment_comes_fi
     run_id = finish(start(lake, tmp_path, env))
     result = invoke("lake", "runs", lake, "--format", "json")
     assert result.exit_code == 0 and [r["run_id"] for r in json.loads(result.output)] == [run_id]
+
+
+@pytest.mark.slow  # a JVM
+def test_spark_without_the_s3_connector_says_what_to_add_before_reading(aws, spark_root):
+    import re
+
+    from conftest import SPARK_MASTER
+
+    lake = aws.lake()
+    with aws.fs().open_output_stream(f"{lake.removeprefix('s3://')}/runs/run_id=x/{PARTITION_FILE}") as out:
+        out.write(b"not read: the connector is looked for first")
+    result = invoke("lake", "runs", lake, "--engine", "spark", "--spark-master", SPARK_MASTER)
+    assert result.exit_code == 1, result.output
+    (line,) = result.output.splitlines()
+    assert re.fullmatch(
+        re.escape(f"error: lake {lake}: this Spark cannot read s3:// (no S3 connector: "
+                  "org.apache.hadoop.fs.s3a.S3AFileSystem is not on its classpath); add spark.jars.packages="
+                  "org.apache.hadoop:hadoop-aws:") + r"\d+\.\d+\.\d+" + re.escape(
+            " (this Spark's Hadoop version) to spark-defaults.conf, or the cluster's own S3 connector, or use "
+            "--engine duckdb; nothing was read"), line), line
+
+
+def test_a_damaged_object_is_named_and_its_run_left_out(aws, tmp_path):
+    lake = aws.lake()
+    runs = [finish(start(lake, tmp_path, child_env(aws), "--chunk-size", str(size))) for size in (100, 140)]
+    with aws.fs().open_output_stream(f"{lake.removeprefix('s3://')}/hits/run_id={runs[0]}/{PARTITION_FILE}") as out:
+        out.write(b"PAR1 not parquet at all")  # overwritten in place, as a broken upload tool might
+    file = f"{lake}/hits/run_id={runs[0]}/{PARTITION_FILE}"
+    result = invoke("lake", "runs", lake, "--format", "json")
+    assert result.exit_code == 0, result.output
+    warning, *rest = result.output.splitlines()
+    assert warning.startswith(f"warning: run {runs[0]} left out: {file} is not a readable Parquet file (")
+    assert "Traceback" not in result.output
+    assert [r["run_id"] for r in json.loads("\n".join(rest))] == [runs[1]]
+    report = invoke("lake", "report", lake, runs[1])
+    assert report.exit_code == 1 and report.output.startswith(f"error: lake {lake}: run {runs[0]} cannot be read: "
+                                                              f"{file} is not a readable Parquet file (")

@@ -57,6 +57,7 @@ import importlib
 from pathlib import Path
 
 from assay.core.errors import ConfigError, WarehouseError
+from assay.store.lake.location import PARTITION_FILE, hidden  # noqa: F401  (part of this package's interface)
 
 ENGINES = {
     "duckdb": "assay.store.lake.reader:open_duckdb_lake",
@@ -83,16 +84,10 @@ SHARED_KEYS = {
     "chunk_tokens": ("tokenizer_id", "chunk_set", "chunk_id"),
 }
 LAKE_TABLES = RUN_TABLES + tuple(SHARED_KEYS)
-PARTITION_FILE = "part-0.parquet"
 
 
 def partition_dir(lake: Path, table: str, run_id: str) -> Path:
     return Path(lake) / table / f"run_id={run_id}"
-
-
-def hidden(name: str) -> bool:
-    """Names readers skip: partitions still being written, and anything else not meant to be read."""
-    return name.startswith(("_", "."))
 
 
 def damaged_message(lake: Path, damaged: dict[str, tuple[str, str]]) -> str:

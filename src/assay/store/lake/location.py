@@ -30,6 +30,7 @@ from pathlib import Path
 
 from assay.core.errors import ConfigError, WarehouseError
 
+PARTITION_FILE = "part-0.parquet"  # LAKE/<table>/run_id=<RUN_ID>/part-0.parquet (assay.store.lake)
 SCHEMES = ("s3",)
 CONNECT_TIMEOUT_S = 5.0
 REQUEST_TIMEOUT_S = 60.0
@@ -42,6 +43,11 @@ _CREDENTIAL_SOURCES = ("AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAI
                        "AWS_CONTAINER_CREDENTIALS_FULL_URI")
 
 
+def hidden(name: str) -> bool:
+    """Names readers skip: partitions still being written, and anything else not meant to be read."""
+    return name.startswith(("_", "."))
+
+
 class LakeLocation:
     """A lake's place: ``fs`` (a pyarrow file system), ``root`` (the lake's path in it: an absolute directory, or
     ``bucket/prefix``), ``url`` (as the user gave it; what messages name). ``local``: a directory on this machine."""
@@ -50,6 +56,23 @@ class LakeLocation:
                  orphan_grace_s: float = ORPHAN_GRACE_S):
         self.fs, self.root, self.url, self.scheme = fs, root.rstrip("/") or "/", url, scheme
         self.endpoint, self.region, self.orphan_grace_s = endpoint, region, orphan_grace_s
+        self._listed: dict[str, list] | None = None  # a snapshot's listings (``snapshot``)
+
+    def snapshot(self) -> "LakeLocation":
+        """This lake with every listing remembered: what a reader uses, since it reads the lake as of its open,
+        and lists each table once (a lake's files are never rewritten, so a file listed stays as listed)."""
+        copy = LakeLocation(self.fs, self.root, self.url, self.scheme, self.endpoint, self.region,
+                            self.orphan_grace_s)
+        copy._listed = {}
+        return copy
+
+    def listed(self, path: str):
+        """The FileInfo of ``path`` as a snapshot listed it, else None."""
+        for infos in (self._listed or {}).values():
+            for info in infos:
+                if info.path == path:
+                    return info
+        return None
 
     @property
     def local(self) -> bool:
@@ -74,12 +97,18 @@ class LakeLocation:
         """Every file under ``parts`` (recursively; one paginated LIST on a store), [] when there is none."""
         from pyarrow import fs as pafs
 
-        selector = pafs.FileSelector(self.key(*parts), recursive=True, allow_not_found=True)
+        key = self.key(*parts)
+        if self._listed is not None and key in self._listed:
+            return self._listed[key]
+        selector = pafs.FileSelector(key, recursive=True, allow_not_found=True)
         try:
             infos = self.fs.get_file_info(selector)
         except OSError as exc:
             raise remote_error(self, exc) from None
-        return [info for info in infos if info.type == pafs.FileType.File]
+        files = [info for info in infos if info.type == pafs.FileType.File]
+        if self._listed is not None:
+            self._listed[key] = files
+        return files
 
     def children(self) -> list[str]:
         """The names directly under the lake (its tables, and hidden names)."""
@@ -96,6 +125,19 @@ class LakeLocation:
 
     def __repr__(self) -> str:
         return f"LakeLocation({self.url!r})"
+
+
+def table_files(lake, table: str) -> dict[str, str]:
+    """{run id: its partition file} of ``table`` (``<table>/run_id=<RUN_ID>/part-0.parquet``), hidden names left
+    out, each file as an engine opens it (``LakeLocation.uri``). ``lake``: a path, URL or LakeLocation."""
+    location = lake_location(lake)
+    found = {}
+    for info in location.files(table):
+        parts = info.path[len(location.key(table)):].strip("/").split("/")
+        if (len(parts) == 2 and parts[1] == PARTITION_FILE and parts[0].startswith("run_id=")
+                and not hidden(parts[0])):
+            found[parts[0].split("=", 1)[1]] = location.uri(table, *parts)
+    return found
 
 
 def lake_location(target, settings: dict | None = None) -> LakeLocation:

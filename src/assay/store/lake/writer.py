@@ -29,7 +29,7 @@ from pathlib import Path
 from assay.core import scratch
 from assay.core.errors import WarehouseError
 from assay.store.lake import LAKE_TABLES, PARTITION_FILE, RUN_TABLES, hidden, partition_dir
-from assay.store.lake.location import LakeLocation, lake_location, remote_error
+from assay.store.lake.location import LakeLocation, lake_location, remote_error, table_files
 
 MEMORY = Path(":memory:")
 # The rows of a shared table the run needs, beyond what its in-memory warehouse holds: the token
@@ -86,8 +86,6 @@ def collect_orphans(location: LakeLocation, now: float | None = None) -> list[st
     younger than that and stays. Compared with the store's own clock (the objects' times) when ``now`` is None:
     the newest object of the lake stands for the store's present, so a skewed local clock removes nothing early.
     Returns the keys removed."""
-    from assay.store.lake.reader import table_files
-
     committed = set(table_files(location, "runs"))
     infos = {}  # run id -> [(key, mtime)]
     newest = 0.0
