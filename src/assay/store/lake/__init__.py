@@ -13,7 +13,13 @@ warehouse's compact hit tables), and each file keeps its `run_id` column (shared
 reader that ignores Hive partitioning still has it. Shared rows repeat across partitions; readers
 take them once (see ``SHARED_KEYS``).
 
-Writers never lock: a run's files are written under ``LAKE/.tmp-<owner>-<RUN_ID>/`` (the owner names the
+The lake is a local directory or an S3-compatible ``s3://bucket/prefix`` (assay.store.lake.location: the pyarrow
+file system of either, the AWS variables and ``[lake]`` settings), with the same layout, objects for files.
+
+Writers never lock. On an object store, which cannot rename, a run's objects are written under their final keys,
+``runs`` last: the ``runs`` object is the commit, readers list only committed runs, and uncommitted objects are
+deleted by their writer when it is stopped, or by a later writer after a grace period when it was killed
+(assay.store.lake.writer). In a local directory a run's files are written under ``LAKE/.tmp-<owner>-<RUN_ID>/`` (the owner names the
 writing process: assay.core.scratch) and each
 ``<table>/run_id=<RUN_ID>`` directory is renamed into place (``os.rename``, atomic on one file
 system), ``runs`` last. A run is visible when its ``runs`` partition is, and readers skip names that
@@ -27,10 +33,11 @@ Engines
 ``open_lake(directory, engine="duckdb", **settings)`` returns a *lake reader*, the read interface of
 ``assay.store.warehouse.Warehouse``, so ``assay.present.report.build_report``, ``assay.verdicts.regression.history`` and
 ``regress``, ``assay.verdicts.gate.check`` and ``assay.verdicts.comparison.compare`` run on it unchanged. An engine is
-a callable ``open_<engine>_lake(path: pathlib.Path, **settings)`` named in ``ENGINES`` as
+a callable ``open_<engine>_lake(location: LakeLocation, **settings)`` named in ``ENGINES`` as
 ``"module:function"`` and imported only when asked for. What it returns must provide:
 
-- ``path``: the lake directory (a ``pathlib.Path``), named in messages.
+- ``path``: the lake directory (a ``pathlib.Path``), or for an object store its LakeLocation (``str``: the URL),
+  named in messages.
 - ``con.execute(sql, params=None)``: runs one SQL statement over the lake's tables and the views of
   ``sql/migrations`` (the measure and report SQL reads views such as ``judged_ranking``,
   ``eval_questions``, ``complete_runs``). ``params`` is a list bound to ``?`` placeholders, or a

@@ -83,24 +83,21 @@ def _check_store(location: LakeLocation) -> None:
 def collect_orphans(location: LakeLocation, now: float | None = None) -> list[str]:
     """Remove the objects of runs that were never committed (no ``runs`` object) and whose newest object is older
     than ``location.orphan_grace_s``: what a killed writer left on an object store. A run still being written is
-    younger than that and stays. Compared with the store's own clock (the objects' times) when ``now`` is None:
-    the newest object of the lake stands for the store's present, so a skewed local clock removes nothing early.
-    Returns the keys removed."""
+    younger than that and stays. The objects' times are the store's, ``now`` (default: this machine's clock) is
+    compared with them, so the grace must exceed the clock skew between the two too. Returns the keys removed."""
     committed = set(table_files(location, "runs"))
     infos = {}  # run id -> [(key, mtime)]
-    newest = 0.0
     for table in location.children():
         if hidden(table) or table == "runs":
             continue
         for info in location.files(table):
             parts = info.path[len(location.key(table)):].strip("/").split("/")
             mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
-            newest = max(newest, mtime)
             if len(parts) == 2 and parts[0].startswith("run_id=") and not hidden(parts[0]):
                 run_id = parts[0].split("=", 1)[1]
                 if run_id not in committed:
                     infos.setdefault(run_id, []).append((info.path, mtime))
-    present = max(newest, time.time()) if now is None else now
+    present = time.time() if now is None else now
     removed = []
     for run_id, objects in sorted(infos.items()):
         if present - max(m for _, m in objects) < location.orphan_grace_s:
