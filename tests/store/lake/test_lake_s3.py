@@ -312,3 +312,21 @@ def test_a_damaged_object_is_named_and_its_run_left_out(aws, tmp_path):
     report = invoke("lake", "report", lake, runs[1])
     assert report.exit_code == 1 and report.output.startswith(f"error: lake {lake}: run {runs[0]} cannot be read: "
                                                               f"{file} is not a readable Parquet file (")
+
+
+def test_orphans_are_removed_only_past_the_grace_period_and_committed_runs_never(aws):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    lake = aws.lake()
+    root, fs = lake.removeprefix("s3://"), aws.fs()
+    rows = pa.table({"run_id": ["r"]})
+    for table, run_id in [("hits", "dead"), ("chunks", "dead"), ("hits", "done"), ("runs", "done")]:
+        pq.write_table(rows, f"{root}/{table}/run_id={run_id}/{PARTITION_FILE}", filesystem=fs)
+    location = lake_location(lake, {"orphan_grace_s": 600})
+    newest = max(i.mtime.timestamp() for i in location.files("hits") + location.files("chunks"))
+    assert collect_orphans(location, now=newest + 599) == []  # a writer that may still be writing
+    removed = collect_orphans(location, now=newest + 601)
+    assert sorted(removed) == [f"{root}/chunks/run_id=dead/{PARTITION_FILE}", f"{root}/hits/run_id=dead/{PARTITION_FILE}"]
+    assert aws.keys(lake) == [f"hits/run_id=done/{PARTITION_FILE}", f"runs/run_id=done/{PARTITION_FILE}"]
+    assert collect_orphans(location, now=newest + 10**6) == []  # a committed run is never an orphan
