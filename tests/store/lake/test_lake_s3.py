@@ -111,6 +111,7 @@ def lake_outputs(lake, run_ids) -> dict[str, str]:
     return outputs
 
 
+@pytest.mark.slow  # two real runs, eight reads
 def test_runs_written_to_s3_read_as_the_same_runs_copied_to_a_local_lake(aws, tmp_path):
     from pyarrow import fs as pafs
 
@@ -133,6 +134,7 @@ def test_runs_written_to_s3_read_as_the_same_runs_copied_to_a_local_lake(aws, tm
     assert {r["run_id"] for r in computed} == set(run_ids) and all(r["value"] is not None for r in computed)
 
 
+@pytest.mark.slow  # four real writers
 def test_two_writers_at_once_both_land_and_one_writing_is_never_half_visible(aws, tmp_path):
     lake = aws.lake()
     env = child_env(aws)
@@ -157,6 +159,7 @@ def test_two_writers_at_once_both_land_and_one_writing_is_never_half_visible(aws
     assert sorted(r["run_id"] for r in json.loads(result.output)) == sorted(both + [fast])
 
 
+@pytest.mark.slow  # two real writers
 def test_a_killed_writer_leaves_no_visible_run_and_a_later_writer_removes_its_objects(aws, tmp_path):
     lake = aws.lake()
     env = child_env(aws)
@@ -297,6 +300,7 @@ def test_spark_without_the_s3_connector_says_what_to_add_before_reading(aws, spa
             "--engine duckdb; nothing was read"), line), line
 
 
+@pytest.mark.slow  # two real runs
 def test_a_damaged_object_is_named_and_its_run_left_out(aws, tmp_path):
     lake = aws.lake()
     runs = [finish(start(lake, tmp_path, child_env(aws), "--chunk-size", str(size))) for size in (100, 140)]
