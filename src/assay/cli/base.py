@@ -252,6 +252,15 @@ def load_project(config_path):
     return config
 
 
+def lake_location(target, config_path):
+    """The lake at ``target`` (a directory or ``s3://bucket/prefix``) with assay.toml's ``[lake]`` endpoint and
+    region (assay.store.lake.location); another scheme is refused here, before any work."""
+    from assay.store.lake.location import lake_location as locate
+
+    settings = _read_config(config_path).get("lake", {})
+    return locate(target, settings)
+
+
 def _read_config(config_path) -> dict:
     """assay.inputs.project.load_config: the parsed assay.toml in effect, {} without one. Its reader (tomllib,
     assay.retrieval.models: ~10 ms of imports) is loaded only when there is a file to read."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from assay.cli.base import Number, cli, parse_measures, say
+from assay.cli.base import Number, cli, lake_location, parse_measures, say
 from assay.cli.sources import (
     gate_run, gate_test_options, history_kinds, print_history, print_report, print_runs, regress_mode_options,
     regress_run, runs_format_option,
@@ -19,9 +19,22 @@ from assay.core.limits import ALPHA, TOLERANCE
 def lake_group():
     """Read a lake of runs (`assay run --lake DIR`): reports, history, gates and regressions as over a warehouse.
 
-    Each command takes the lake directory and --engine: duckdb (default, in this process) or spark (Apache
+    Each command takes the lake (a directory, or s3://bucket/prefix with the AWS variables or [lake] endpoint
+    and region) and --engine: duckdb (default, in this process) or spark (Apache
     Spark through Ibis; --spark-master URL, or [lake] spark_master in assay.toml, names a cluster; default
     local[*])."""
+
+
+class LakeArgument(click.ParamType):
+    """A lake: an existing directory (as click.Path checks it), or a URL, kept as text for assay.store.lake.location
+    to accept (s3://) or refuse (any other scheme) with the project's settings."""
+
+    name = "lake"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and "://" in value:
+            return value
+        return click.Path(file_okay=False, exists=True, path_type=Path).convert(value, param, ctx)
 
 
 def lake_options(f):
@@ -29,7 +42,7 @@ def lake_options(f):
     from assay.store.lake import ENGINES
 
     options = [
-        click.argument("lake_dir", metavar="LAKE", type=click.Path(file_okay=False, exists=True, path_type=Path)),
+        click.argument("lake_dir", metavar="LAKE", type=LakeArgument()),
         click.option("--engine", type=click.Choice(sorted(ENGINES)), default="duckdb", show_default=True,
                      help="What reads the lake: duckdb (this process) or spark (Apache Spark through Ibis)."),
         click.option("--spark-master", default=None, metavar="URL",
@@ -46,14 +59,15 @@ def lake_options(f):
 def _open_lake(lake_dir, engine, spark_master, config_path, skip_damaged=False):
     from assay.store.lake import open_lake
 
+    lake = lake_location(lake_dir, config_path)
     if engine == "duckdb":
-        return open_lake(lake_dir, skip_damaged=skip_damaged)
+        return open_lake(lake, skip_damaged=skip_damaged)
     from assay.inputs.project import load_config
 
     master = spark_master or load_config(config_path).get("lake", {}).get("spark_master")
     if master is not None and not isinstance(master, str):
         raise AssayError(f"[lake] spark_master must be a URL string such as 'spark://host:7077', not {master!r}")
-    return open_lake(lake_dir, engine, skip_damaged=skip_damaged, spark_master=master)
+    return open_lake(lake, engine, skip_damaged=skip_damaged, spark_master=master)
 
 
 @lake_group.command("runs")

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from assay.cli.base import (
-    AssayCommand, Number, cli, corpus_option, corpus_options, judgments_option, load_project, max_file_option, say,
-    setting, snapshot_option, warehouse_option,
+    AssayCommand, Number, cli, corpus_option, corpus_options, judgments_option, lake_location, load_project,
+    max_file_option, say, setting, snapshot_option, warehouse_option,
 )
 from assay.core.limits import ALPHA, BUDGET, K, SWEEP_POINTS
 
@@ -140,9 +140,9 @@ def run_options(f):
 @run_options
 @warehouse_option
 @snapshot_option
-@click.option("--lake", "lake_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write the run as its own partition of this lake directory instead of a warehouse: no lock, "
-                   "any number of concurrent writers (`assay lake` reads it).")
+@click.option("--lake", "lake_dir", metavar="LAKE", default=None,
+              help="Write the run as its own partition of this lake (a directory, or s3://bucket/prefix) instead of "
+                   "a warehouse: no lock, any number of concurrent writers (`assay lake` reads it).")
 @click.option("--name", "run_name", default=None, metavar="NAME",
               help="Name the run, so commands can name it by it (`assay report NAME`; `assay tag` moves names). "
                    "Refused before the run starts when NAME already names a run.")
@@ -151,7 +151,8 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, snapshot, lake_dir, run_
 
     The warehouse is never held while the run computes: reads (the embedding cache, calibrations,
     @NAME collections) open it briefly, and the run is written in one short transaction. With --lake
-    the run touches no warehouse and is written as its own Parquet partitions, renamed into place.
+    the run touches no warehouse and is written as its own Parquet partitions, renamed into place (on an
+    object store, s3://bucket/prefix: written under their keys, its `runs` partition last, as its commit).
 
     A run whose answer stage could not run (every question sent to the model failed: no key, an
     unreachable endpoint; or the endpoint answered HTTP 429 three times in a row) is recorded as
@@ -173,7 +174,8 @@ def run_cmd(corpus_dir, judgments_path, warehouse_path, snapshot, lake_dir, run_
     if lake_dir is not None and snapshot:
         raise click.UsageError("--snapshot needs a warehouse: a lake run touches none (BI tools read the lake's "
                                "Parquet: docs/bi.md)")
-    sink = LakeSink(lake_dir) if lake_dir is not None else WarehouseSink(warehouse_path, snapshot)
+    sink = (LakeSink(lake_location(lake_dir, kw["config_path"])) if lake_dir is not None
+            else WarehouseSink(warehouse_path, snapshot))
     try:
         sink.check()  # before any work: a warehouse or lake the run could not be written to is found now
         if run_name is not None:

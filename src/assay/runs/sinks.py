@@ -1,4 +1,4 @@
-"""Where a computed run is written: a warehouse file, or its own partition of a lake directory.
+"""Where a computed run is written: a warehouse file, or its own partition of a lake (a directory or s3:// URL).
 
 A sink gives a run what it reads while it computes (``reads``: the embedding cache, stored
 calibrations, ``@name`` collections) and takes the finished ``RunRecord`` (``write``), returning
@@ -73,7 +73,10 @@ class LakeSink:
     and stored calibrations and ``@name`` collections (which live in a warehouse) are not available."""
 
     def __init__(self, lake):
-        self.path, self._wh = Path(lake), None
+        from assay.store.lake.location import lake_location
+
+        self.location = lake_location(lake)  # a path, an s3:// URL, or a LakeLocation the CLI built
+        self.path, self._wh = self.location.path, None
 
     def reads(self):
         if self._wh is None:
@@ -84,20 +87,20 @@ class LakeSink:
         return self._wh
 
     def path_exists(self) -> bool:
-        return self.path.is_dir()
+        return self.location.local and self.path.is_dir()
 
     def check(self) -> None:
         """Before any work: the lake can take the run (assay.store.lake.writer.check_lake)."""
         from assay.store.lake.writer import check_lake
 
-        check_lake(self.path)
+        check_lake(self.location)
 
     def write(self, record, name: str | None = None) -> str:
         from assay.measures.values import score_run
         from assay.store.lake.writer import write_run
 
-        write_run(self.path, record, score=score_run)
-        return f"lake {self.path}"
+        write_run(self.location, record, score=score_run)
+        return f"lake {self.location}"
 
     def close(self) -> None:
         if self._wh is not None:

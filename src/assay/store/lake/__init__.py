@@ -13,7 +13,13 @@ warehouse's compact hit tables), and each file keeps its `run_id` column (shared
 reader that ignores Hive partitioning still has it. Shared rows repeat across partitions; readers
 take them once (see ``SHARED_KEYS``).
 
-Writers never lock: a run's files are written under ``LAKE/.tmp-<owner>-<RUN_ID>/`` (the owner names the
+The lake is a local directory or an S3-compatible ``s3://bucket/prefix`` (assay.store.lake.location: the pyarrow
+file system of either, the AWS variables and ``[lake]`` settings), with the same layout, objects for files.
+
+Writers never lock. On an object store, which cannot rename, a run's objects are written under their final keys,
+``runs`` last: the ``runs`` object is the commit, readers list only committed runs, and uncommitted objects are
+deleted by their writer when it is stopped, or by a later writer after a grace period when it was killed
+(assay.store.lake.writer). In a local directory a run's files are written under ``LAKE/.tmp-<owner>-<RUN_ID>/`` (the owner names the
 writing process: assay.core.scratch) and each
 ``<table>/run_id=<RUN_ID>`` directory is renamed into place (``os.rename``, atomic on one file
 system), ``runs`` last. A run is visible when its ``runs`` partition is, and readers skip names that
@@ -27,10 +33,11 @@ Engines
 ``open_lake(directory, engine="duckdb", **settings)`` returns a *lake reader*, the read interface of
 ``assay.store.warehouse.Warehouse``, so ``assay.present.report.build_report``, ``assay.verdicts.regression.history`` and
 ``regress``, ``assay.verdicts.gate.check`` and ``assay.verdicts.comparison.compare`` run on it unchanged. An engine is
-a callable ``open_<engine>_lake(path: pathlib.Path, **settings)`` named in ``ENGINES`` as
+a callable ``open_<engine>_lake(location: LakeLocation, **settings)`` named in ``ENGINES`` as
 ``"module:function"`` and imported only when asked for. What it returns must provide:
 
-- ``path``: the lake directory (a ``pathlib.Path``), named in messages.
+- ``path``: the lake directory (a ``pathlib.Path``), or for an object store its LakeLocation (``str``: the URL),
+  named in messages.
 - ``con.execute(sql, params=None)``: runs one SQL statement over the lake's tables and the views of
   ``sql/migrations`` (the measure and report SQL reads views such as ``judged_ranking``,
   ``eval_questions``, ``complete_runs``). ``params`` is a list bound to ``?`` placeholders, or a
@@ -57,6 +64,7 @@ import importlib
 from pathlib import Path
 
 from assay.core.errors import ConfigError, WarehouseError
+from assay.store.lake.location import PARTITION_FILE, hidden  # noqa: F401  (part of this package's interface)
 
 ENGINES = {
     "duckdb": "assay.store.lake.reader:open_duckdb_lake",
@@ -86,16 +94,10 @@ SHARED_KEYS = {
     "interval_memo": ("memo_key",),
 }
 LAKE_TABLES = RUN_TABLES + tuple(SHARED_KEYS)
-PARTITION_FILE = "part-0.parquet"
 
 
 def partition_dir(lake: Path, table: str, run_id: str) -> Path:
     return Path(lake) / table / f"run_id={run_id}"
-
-
-def hidden(name: str) -> bool:
-    """Names readers skip: partitions still being written, and anything else not meant to be read."""
-    return name.startswith(("_", "."))
 
 
 def damaged_message(lake: Path, damaged: dict[str, tuple[str, str]]) -> str:
@@ -108,16 +110,28 @@ def damaged_message(lake: Path, damaged: dict[str, tuple[str, str]]) -> str:
 
 
 def open_lake(directory, engine: str = "duckdb", skip_damaged: bool = False, **settings):
-    """A lake reader over ``directory`` with ``engine`` (see the module docstring for what it provides).
+    """A lake reader over ``directory`` with ``engine`` (see the module docstring for what it provides):
+    a local directory, an ``s3://bucket/prefix`` URL, or an assay.store.lake.location.LakeLocation (which carries
+    assay.toml's ``[lake]`` endpoint and region; the CLI passes one).
 
     A run with a file the engine cannot read as Parquet (its ``damaged``) is refused in one line naming the file;
     with ``skip_damaged`` the reader leaves such runs out and names them in ``damaged`` (`assay lake runs`)."""
     target = ENGINES.get(engine)
     if target is None:
         raise ConfigError(f"no lake engine {engine!r}; engines: {', '.join(sorted(ENGINES))}")
-    path = Path(directory)
-    if not path.is_dir():
-        raise ConfigError(f"no lake at {path}: not a directory; `assay run --lake {path}` writes one")
+    from pyarrow import fs as pafs
+
+    from assay.store.lake.location import lake_location, remote_error
+
+    location = lake_location(directory)
+    try:
+        kind = location.fs.get_file_info(location.root).type
+    except OSError as exc:
+        raise remote_error(location, exc) from None
+    if kind != pafs.FileType.Directory:
+        what = "not a directory" if location.local else "no object under that prefix"
+        raise ConfigError(f"no lake at {location}: {what}; `assay run --lake {location}` writes one")
+    path = location.path
     module_name, function = target.split(":")
     try:
         module = importlib.import_module(module_name)
@@ -126,7 +140,7 @@ def open_lake(directory, engine: str = "duckdb", skip_damaged: bool = False, **s
             raise ConfigError(f"the {engine} lake engine is not available in this assay ({module_name} is "
                               "missing); use --engine duckdb") from None
         raise
-    reader = getattr(module, function)(path, **settings)
+    reader = getattr(module, function)(location, **settings)
     damaged = getattr(reader, "damaged", None)
     if damaged and not skip_damaged:
         reader.close()

@@ -20,7 +20,13 @@ bound through ``spark.sql(text, args=...)``; no value is ever formatted into SQL
 One SparkSession per process (``local[*]`` unless ``spark_master`` or ``ASSAY_SPARK_MASTER`` names a
 cluster: ``spark://host:7077``, ``yarn``, ``k8s://...``); each opened lake gets its own child session
 (``newSession``), so two lakes never see each other's views. On a cluster the lake directory must be
-readable at the same path by every executor (a shared file system).
+readable at the same path by every executor (a shared file system), or the lake is on an object store.
+
+An ``s3://`` lake is listed on the driver through pyarrow (assay.store.lake.location, as the DuckDB reader lists
+it: only committed runs) and its files are read by Spark as ``s3a://`` URLs, which needs Hadoop's S3 connector
+(``hadoop-aws``) on the classpath; PySpark from PyPI has none. ``open_spark_lake`` asks the JVM for
+``S3AFileSystem`` before it reads anything and, when it is missing, says in one line what to add. The endpoint
+and region go to S3A as options of each read; S3A finds the credentials itself (the same AWS variables).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from pathlib import Path
 
 from assay.core.errors import AssayError, ConfigError
 from assay.store.lake import SHARED_KEYS, hidden
+from assay.store.lake.location import lake_location
 from assay.store.lake.reader import partition_files, visible_runs
 from assay.store.lake.spark_preflight import check_java, check_master, start_failure
 from assay.core.sqlfiles import load_sql, migrations
@@ -276,8 +283,9 @@ class SparkLake:
 
     engine = "spark"
 
-    def __init__(self, path: Path, session, cache_shared: bool = True):
-        self.path = Path(path)
+    def __init__(self, path, session, cache_shared: bool = True):
+        self.location = lake_location(path)
+        self.path = self.location.path
         self.session = session
         self.cache_shared = cache_shared
         self.con = SparkConnection(session)
@@ -292,12 +300,16 @@ class SparkLake:
         from pyspark.sql import functions as F
 
         known = warehouse_tables()
-        self.run_ids = visible_runs(self.path)
-        present = {p.name for p in self.path.iterdir() if p.is_dir() and not hidden(p.name)}
+        location = self.location
+        self.run_ids = visible_runs(location)
+        present = {name for name in location.children() if not hidden(name)}
         for table in sorted(set(known) | present):
             columns = known.get(table)
-            files = partition_files(self.path, table, self.run_ids)
-            reader = self.session.read.option("basePath", str(self.path / table))
+            files = partition_files(location, table, self.run_ids)
+            reader = self.session.read.options(**s3a_options(location)).option(
+                "basePath", location.uri(table, scheme="s3a"))
+            if not location.local:  # the same objects, through Hadoop's S3 connector
+                files = ["s3a" + f.removeprefix(location.scheme) for f in files]
             if not files:
                 if columns is None:
                     continue
@@ -387,9 +399,40 @@ def _ddl(columns) -> str:
     return ", ".join(f"`{c}` {t}" for c, t in columns)
 
 
+def s3a_options(location) -> dict[str, str]:
+    """What S3A needs to reach the lake's store beyond credentials: its endpoint (path-style addressing, as
+    pyarrow uses for one) and region; nothing for a local lake."""
+    if location.local:
+        return {}
+    options = {"fs.s3a.endpoint.region": location.region}
+    if location.endpoint:
+        options.update({"fs.s3a.endpoint": location.endpoint, "fs.s3a.path.style.access": "true",
+                        "fs.s3a.connection.ssl.enabled": str(location.endpoint.startswith("https://")).lower()})
+    return options
+
+
+S3A_CLASS = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+
+
+def check_s3a(session, location) -> None:
+    """Before any read of an s3:// lake: the JVM has Hadoop's S3 connector, else one line saying what to add."""
+    jvm = session.sparkContext._jvm
+    if jvm.org.apache.spark.util.Utils.classIsLoadable(S3A_CLASS):
+        return
+    version = jvm.org.apache.hadoop.util.VersionInfo.getVersion()
+    raise ConfigError(f"lake {location}: this Spark cannot read s3:// (no S3 connector: {S3A_CLASS} is not on its "
+                      f"classpath); add spark.jars.packages=org.apache.hadoop:hadoop-aws:{version} (this Spark's "
+                      "Hadoop version) to spark-defaults.conf, or the cluster's own S3 connector, or use --engine "
+                      "duckdb; nothing was read")
+
+
 def open_spark_lake(path, spark_master: str | None = None, cache_shared: bool = True, **conf) -> SparkLake:
-    """A lake reader on Spark. ``spark_master``: where Spark runs (default ``local[*]``, or ``ASSAY_SPARK_MASTER``);
-    ``cache_shared``: deduplicate and cache the shared tables at open (see the module docstring); ``conf``: further
-    Spark settings (``{"spark.executor.memory": "8g"}``), applied when the session starts."""
+    """A lake reader on Spark. ``path``: a directory, ``s3://bucket/prefix`` or a LakeLocation; ``spark_master``:
+    where Spark runs (default ``local[*]``, or ``ASSAY_SPARK_MASTER``); ``cache_shared``: deduplicate and cache the
+    shared tables at open (see the module docstring); ``conf``: further Spark settings
+    (``{"spark.executor.memory": "8g"}``), applied when the session starts."""
+    location = lake_location(path)
     root = spark_session(spark_master, **conf)
-    return SparkLake(Path(path), root.newSession(), cache_shared=cache_shared)
+    if not location.local:
+        check_s3a(root, location)
+    return SparkLake(location, root.newSession(), cache_shared=cache_shared)

@@ -1,10 +1,22 @@
-"""Writing one run into a lake: its own partition of every table, without a lock, renamed into place last.
+"""Writing one run into a lake: its own partition of every table, without a lock, ``runs`` published last.
 
 The run is first written as it would be into a warehouse, into an in-memory DuckDB warehouse (so the
-rows, their columns and their types are exactly the warehouse's), then each table is written to a
-Parquet file under a hidden temporary directory of the lake and renamed into place. That directory is named for
-its process (``.tmp-<owner>-<run>``, assay.core.scratch): a writer removes its own whatever ends it but SIGKILL,
-SIGABRT or a crash, and the next writer removes what such a process left (``collect_stale``).
+rows, their columns and their types are exactly the warehouse's), then each table becomes one Parquet file.
+
+A local lake: each file is written under a hidden temporary directory of the lake and renamed into place,
+``runs`` last. That directory is named for its process (``.tmp-<owner>-<run>``, assay.core.scratch): a writer
+removes its own whatever ends it but SIGKILL, SIGABRT or a crash, and the next writer removes what such a process
+left (``collect_stale``). The rename stays because it is what a local disk does best: a directory appears whole,
+and the owner in the staging name tells a dead writer's leftovers from a live one's at once, with no waiting.
+
+An object store (``s3://``) cannot rename, so there is no staging: each file is written under its final key
+(one PUT, or a multipart upload, is atomic: an object appears whole or not at all), every table but ``runs``
+first and ``runs`` last. The ``runs`` object is the run's commit marker: readers list only the runs whose ``runs``
+object exists and read only those runs' files (assay.store.lake.reader), so a writer stopped at any point leaves
+nothing visible. One stopped by SIGINT, SIGTERM or a failed request deletes what it wrote (``runs`` first); what
+a killed one left, the next writer removes once its newest object is older than the grace period (``[lake]
+orphan_grace_s``, an hour by default: ``collect_orphans``), since on a shared store no process can tell a dead
+writer on another machine from a slow one.
 """
 
 from __future__ import annotations
@@ -16,7 +28,8 @@ from pathlib import Path
 
 from assay.core import scratch
 from assay.core.errors import WarehouseError
-from assay.store.lake import LAKE_TABLES, PARTITION_FILE, RUN_TABLES, partition_dir
+from assay.store.lake import LAKE_TABLES, PARTITION_FILE, RUN_TABLES, hidden, partition_dir
+from assay.store.lake.location import LakeLocation, lake_location, remote_error, table_files
 
 MEMORY = Path(":memory:")
 # The rows of a shared table the run needs, beyond what its in-memory warehouse holds: the token
@@ -28,8 +41,14 @@ STAGING = ".tmp-"  # a writer's staging directory: .tmp-<owner>-<run id>
 
 def check_lake(lake) -> None:
     """Before any work: the lake is a directory this process can write into, or one it can create; what killed
-    writers left there is removed now (``collect_stale``), so its space is free before the run needs it."""
-    lake = Path(lake)
+    writers left there is removed now (``collect_stale``), so its space is free before the run needs it. An object
+    store: it answers, with these credentials, and its bucket exists; old orphans are removed (``collect_orphans``)."""
+    location = lake_location(lake)
+    if not location.local:
+        _check_store(location)
+        collect_orphans(location)
+        return
+    lake = location.path
     then = "; nothing was run"
     if lake.exists():
         if not lake.is_dir():
@@ -45,6 +64,51 @@ def check_lake(lake) -> None:
     if not ancestor.is_dir() or not os.access(ancestor, os.W_OK | os.X_OK):
         raise WarehouseError(f"cannot create lake {lake}: {ancestor} is "
                              f"{'read-only to you' if ancestor.is_dir() else 'not a directory'}{then}")
+
+
+def _check_store(location: LakeLocation) -> None:
+    """The store answers and the lake's bucket is there (one HEAD, one LIST): else one line, before any work."""
+    from pyarrow import fs as pafs
+
+    try:
+        kind = location.fs.get_file_info(location.root.split("/")[0]).type
+    except OSError as exc:
+        raise remote_error(location, exc, "cannot write") from None
+    if kind == pafs.FileType.NotFound:
+        raise WarehouseError(f"lake {location}: no bucket {location.root.split('/')[0]} at "
+                             f"{location.endpoint or 'AWS S3'}; create it first (assay never creates buckets); "
+                             "nothing was run")
+
+
+def collect_orphans(location: LakeLocation, now: float | None = None) -> list[str]:
+    """Remove the objects of runs that were never committed (no ``runs`` object) and whose newest object is older
+    than ``location.orphan_grace_s``: what a killed writer left on an object store. A run still being written is
+    younger than that and stays. The objects' times are the store's, ``now`` (default: this machine's clock) is
+    compared with them, so the grace must exceed the clock skew between the two too. Returns the keys removed."""
+    committed = set(table_files(location, "runs"))
+    infos = {}  # run id -> [(key, mtime)]
+    for table in location.children():
+        if hidden(table) or table == "runs":
+            continue
+        for info in location.files(table):
+            parts = info.path[len(location.key(table)):].strip("/").split("/")
+            mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
+            if len(parts) == 2 and parts[0].startswith("run_id=") and not hidden(parts[0]):
+                run_id = parts[0].split("=", 1)[1]
+                if run_id not in committed:
+                    infos.setdefault(run_id, []).append((info.path, mtime))
+    present = time.time() if now is None else now
+    removed = []
+    for run_id, objects in sorted(infos.items()):
+        if present - max(m for _, m in objects) < location.orphan_grace_s:
+            continue
+        for key, _ in objects:
+            try:
+                location.fs.delete_file(key)
+                removed.append(key)
+            except OSError:  # another writer removed it first
+                pass
+    return removed
 
 
 def collect_stale(lake: Path) -> list[Path]:
@@ -90,10 +154,12 @@ def write_run(lake, record, score=None) -> list[Path]:
     Nothing outside ``LAKE/.tmp-<owner>-<run>`` changes until every file is written; then each table's
     partition is renamed into place, ``runs`` last, so a reader sees the whole run or none of it. Whatever stops
     the write (a full disk, SIGINT, SIGTERM), the staging directory and every partition renamed so far are removed.
+    An object store gets no staging: see the module docstring (``_write_to_store``).
     """
-    from assay.store.warehouse import JOURNAL
-
-    lake = Path(lake)
+    location = lake_location(lake)
+    if not location.local:
+        return _write_to_store(location, record, score)
+    lake = location.path
     try:
         lake.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -101,14 +167,8 @@ def write_run(lake, record, score=None) -> list[Path]:
     if not lake.is_dir():
         raise WarehouseError(f"lake {lake} is not a directory")
     collect_stale(lake)
-    wh = memory_warehouse()
+    wh = _in_memory(record, score)
     try:
-        with wh.transaction(journal=False):
-            wh.write_run_rows(record)
-            if score is not None:
-                score(wh, record.run_id)
-        # the in-memory write is not a stored run: only the rename below stores it
-        JOURNAL.stored[:] = [entry for entry in JOURNAL.stored if entry[0] != MEMORY]
         staging = lake / f"{scratch.name(STAGING)}{record.run_id}"
         try:
             written = _stage(wh.con, staging, record.run_id)
@@ -123,6 +183,72 @@ def write_run(lake, record, score=None) -> list[Path]:
     finally:
         wh.close()
     return _publish(lake, staging, record.run_id, written)
+
+
+def _in_memory(record, score):
+    """The run's rows (and what ``score`` adds) in an in-memory warehouse, closed by the caller."""
+    from assay.store.warehouse import JOURNAL
+
+    wh = memory_warehouse()
+    try:
+        with wh.transaction(journal=False):
+            wh.write_run_rows(record)
+            if score is not None:
+                score(wh, record.run_id)
+    except BaseException:
+        wh.close()
+        raise
+    # the in-memory write is not a stored run: only the publish stores it
+    JOURNAL.stored[:] = [entry for entry in JOURNAL.stored if entry[0] != MEMORY]
+    return wh
+
+
+def _write_to_store(location: LakeLocation, record, score) -> list[str]:
+    """Write the run into an object store: every table under its final key, ``runs`` (the commit) last; on any
+    failure or interrupt, delete what was written, ``runs`` first. Returns the keys written."""
+    import pyarrow.parquet as pq
+
+    from assay.store.warehouse import JOURNAL
+
+    _check_store(location)
+    collect_orphans(location)
+    run_id = record.run_id
+    wh = _in_memory(record, score)
+    attempted: list[str] = []
+    try:
+        tables = [t for t in tables_of(wh.con) if t != "runs"] + ["runs"]
+        for table in tables:
+            data = _rows(wh.con, table, run_id)
+            if data is None:
+                continue
+            if table == "runs" and os.environ.get(PAUSE_VAR):
+                time.sleep(float(os.environ[PAUSE_VAR]))
+            key = location.key(table, f"run_id={run_id}", PARTITION_FILE)
+            attempted.append(key)
+            pq.write_table(data, key, filesystem=location.fs)
+        JOURNAL.stored.append((location, run_id))
+    except BaseException as exc:  # an interrupt too: nothing of the run stays visible, and little stays at all
+        for key in reversed(attempted):  # `runs` first: the run is uncommitted before anything else goes
+            try:
+                location.fs.delete_file(key)
+            except OSError:  # never written, or the store is gone: collect_orphans takes it later
+                pass
+        if isinstance(exc, OSError):
+            raise remote_error(location, exc, f"cannot write run {run_id} into") from None
+        raise
+    finally:
+        wh.close()
+    return attempted
+
+
+def _rows(con, table: str, run_id: str):
+    """The run's rows of ``table`` as an Arrow table (shared tables get the run's id), None when it has none."""
+    where = _FILTERS.get(table, "")
+    # the run's own tables carry run_id already; shared ones get it, so every file names its run
+    select = (f"SELECT * FROM {table} {where}" if table in RUN_TABLES
+              else f"SELECT CAST(? AS VARCHAR) AS run_id, * FROM {table} {where}")
+    data = con.sql(select, params=None if table in RUN_TABLES else [run_id]).to_arrow_table()
+    return data if data.num_rows else None
 
 
 def _no_room(lake: Path, run_id: str, exc: BaseException) -> WarehouseError | None:
@@ -143,12 +269,8 @@ def _stage(con, staging: Path, run_id: str) -> list[str]:
 
     written = []
     for table in tables_of(con):
-        where = _FILTERS.get(table, "")
-        # the run's own tables carry run_id already; shared ones get it, so every file names its run
-        select = (f"SELECT * FROM {table} {where}" if table in RUN_TABLES
-                  else f"SELECT CAST(? AS VARCHAR) AS run_id, * FROM {table} {where}")
-        data = con.sql(select, params=None if table in RUN_TABLES else [run_id]).to_arrow_table()
-        if data.num_rows == 0:
+        data = _rows(con, table, run_id)
+        if data is None:
             continue
         target = partition_dir(staging, table, run_id)
         target.mkdir(parents=True)
