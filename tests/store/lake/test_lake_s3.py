@@ -30,7 +30,7 @@ HANG_S = 600  # a bound no loaded machine reaches while a process works, never a
 # every table a plain BM25 run of the mini set writes
 RUN_WRITES = {"runs", "run_queries", "hits", "run_stages", "stage_latency", "measure_values", "corpora", "documents",
               "chunk_sets", "chunks", "judgment_sets", "queries", "judgment_gold", "gold_spans", "tokenizers",
-              "doc_tokens", "chunk_tokens"}
+              "doc_tokens", "chunk_tokens", "interval_memo"}
 
 
 @pytest.fixture(scope="module")
