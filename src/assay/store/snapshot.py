@@ -97,7 +97,8 @@ def _copy(con, temporary: Path) -> int:
     many runs it holds. DETACH checkpoints the file: nothing of it is left in a journal."""
     (source,) = con.execute("SELECT current_database()").fetchall()[0]
     src = _quoted(source)
-    con.execute("ATTACH ? AS assay_bi (READ_WRITE)", [str(temporary)])
+    # DuckDB 1.x takes no parameter for ATTACH's path: a literal, its quotes doubled
+    con.execute(f"ATTACH '{str(temporary).replace(chr(39), chr(39) * 2)}' AS assay_bi (READ_WRITE)")
     try:
         con.execute(f"COPY FROM DATABASE {src} TO assay_bi (SCHEMA)")
         tables = [name for name, in con.execute(
