@@ -308,11 +308,11 @@ def test_history_reads_each_points_interval_from_the_memo_its_report_stored(demo
             held = wh.con.execute("SELECT COUNT(*) FROM interval_memo").fetchone()[0]
             wh.con.execute("DELETE FROM interval_memo")
         recomputed = [(p["ci_low"], p["ci_high"]) for p in history(wh, "bm25", "nDCG@10", "chunk")["points"]]
-    assert held > 0 and recomputed == bounds and len(bounds) == 2
+    assert held > 0 and recomputed == bounds and len(bounds) >= 2  # (other tests of this module add runs)
     shutil.copy(source, path)
     with Warehouse.open(path) as wh:
         with wh.transaction():
             wh.con.execute("UPDATE interval_memo SET ci_low = 0.125")
         after = history(wh, "bm25", "nDCG@10", "chunk")["points"]
-    assert [p["ci_low"] for p in after] == [0.125, 0.125]
+    assert [p["ci_low"] for p in after] == [0.125] * len(before)
     assert [p["value"] for p in after] == [p["value"] for p in before]
