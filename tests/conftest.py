@@ -73,8 +73,12 @@ def spark_root():
     # - no Java code generated per query: Spark evaluates the same plan with its interpreted expressions (its own
     #   tests hold both paths to the same results), and a measure query costs ~35% less JVM CPU (54 -> 35 CPU-s
     #   for 20 queries, measured beside other load); users' lakes keep Spark's defaults;
-    # - one shuffle partition: the data fits in one task.
+    # - one shuffle partition: the data fits in one task;
+    # - a 2 GB heap: the parity module caches every measure view of a lake holding a SciFact run, and Spark's
+    #   default 1 GB ran out under a loaded CI (StackOverflowError in TaskMemoryManager.allocatePage, which retries
+    #   a failed page allocation by recursion).
     return spark_session(spark_master=SPARK_MASTER, **{
+        "spark.driver.memory": "2g",
         "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m",
         "spark.sql.codegen.wholeStage": "false",
         "spark.sql.codegen.factoryMode": "NO_CODEGEN",

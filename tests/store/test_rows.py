@@ -96,3 +96,20 @@ def test_registering_rows_imports_neither_pandas_nor_pyarrow():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     objects = "[]" if int(duckdb.__version__.split(".")[0]) >= 2 else "['pandas', 'pyarrow']"
     assert out.stdout.strip() == f"[] {objects}"
+
+
+def test_a_long_object_column_whose_sample_is_all_none_is_read_whole(tmp_path):
+    # DuckDB types an object column from 1,000 sampled values: an all-None sample made DuckDB 1.x call pandas's
+    # first_valid_index on the numpy array (a corpus of 11,429 documents without titles), and a value outside the
+    # sample was typed NULL.
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    n = 5000
+    titles = [None] * n
+    titles[-1] = "last"
+    with registered(con, "v", {"id": list(range(n)), "title": titles, "none": [None] * n}):
+        con.execute("CREATE TABLE t AS SELECT * FROM v")
+    assert con.execute("SELECT typeof(title), count(title), max(title) FROM t GROUP BY 1").fetchall() == [
+        ("VARCHAR", 1, "last")
+    ]
+    assert con.execute("SELECT count(*), count(none) FROM t").fetchall() == [(n, 0)]
+    assert con.execute("SELECT current_setting('pandas_analyze_sample')").fetchall() == [(1000,)]

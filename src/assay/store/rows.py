@@ -6,22 +6,35 @@ Each column becomes a numpy array DuckDB scans natively: ints, floats and bools 
 (str, bytes, datetime, None) as an object array whose type DuckDB reads from the values. A value is what pyarrow
 would have made of it: ints mixed with floats become floats, numpy scalars their Python value. DuckDB reads NaN in
 a numpy column as NULL, so a column holding a NaN goes through pyarrow as before (and imports pandas then).
+
+DuckDB types an object column from a sample of 1,000 of its values; where the sample is all None, DuckDB 1.x then
+calls pandas's ``first_valid_index`` on the numpy array and fails (an 11,429-document corpus without titles), and a
+column whose only values fall outside the sample would be typed NULL. ``registered`` widens the sample to the whole
+column for the registration.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 
+SAMPLE = 1000  # DuckDB's default pandas_analyze_sample
+
 
 @contextmanager
 def registered(con, name: str, columns: dict[str, list]):
     """``columns`` readable as the view ``name`` on ``con`` while the block runs, unregistered after."""
+    rows = max((len(values) for values in columns.values()), default=0)
+    wide = rows > SAMPLE  # DuckDB reads the setting when a query scans the view, so it holds for the whole block
+    if wide:
+        con.execute(f"SET pandas_analyze_sample = {int(rows)}")
     con.register(name, as_table(columns))
     try:
         yield
     finally:
         try:
             con.unregister(name)
+            if wide:
+                con.execute(f"SET pandas_analyze_sample = {SAMPLE}")
         except Exception:  # an aborted transaction refuses even this; the rollback drops the view
             pass
 
