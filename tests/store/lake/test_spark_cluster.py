@@ -10,6 +10,7 @@ Never skipped: it needs Java 17 and pyspark, as the parity module does.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -92,10 +93,17 @@ def lake(tmp_path_factory):
     return lake
 
 
+# The tuning of conftest's shared session (spark_root: the JIT's first tier, interpreted expressions, one shuffle
+# partition; the data fits in one task), for the driver and for the executor the worker starts.
+JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+TUNING = {"spark.sql.shuffle.partitions": "1", "spark.sql.codegen.wholeStage": "false",
+          "spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.driver.extraJavaOptions": JIT,
+          "spark.executor.extraJavaOptions": JIT}
+
+
 def test_a_standalone_cluster_reports_computes_and_follows_history_as_duckdb_does(cluster, lake):
-    # one shuffle partition on the cluster (the data fits in one task; Spark's default 200 are for data that does
-    # not), as the local sessions of the other Spark tests. One driver process for the three reads: the report of a run, `lake compute` with a measure no run
-    # stored (P@3: its SQL runs on the executor over the cached views), and `lake history`
+    # One driver process for the three reads: `lake compute` with a measure no run stored (P@3: its SQL runs on the
+    # executor over the cached views, as `lake compute` caches them), `lake history`, and the report of a run
     script = (
         "import json, sys\n"
         "from assay.store.lake import open_lake\n"
@@ -103,8 +111,10 @@ def test_a_standalone_cluster_reports_computes_and_follows_history_as_duckdb_doe
         "from assay.measures.run_means import run_means\n"
         "from assay.present.report import build_report\n"
         "from assay.verdicts.regression import history\n"
-        "cluster = {'spark_master': sys.argv[3], 'spark.sql.shuffle.partitions': '1'} if len(sys.argv) > 3 else {}\n"
+        "cluster = {'spark_master': sys.argv[3], **json.loads(sys.argv[4])} if len(sys.argv) > 3 else {}\n"
         "lake = open_lake(sys.argv[1], *sys.argv[2:3], **cluster)\n"
+        "if cluster:\n"
+        "    lake.cache_views()\n"
         "runs = [r for r, in lake.con.execute('SELECT run_id FROM complete_runs ORDER BY run_id').fetchall()]\n"
         "out = {'master': getattr(getattr(lake, 'session', None), 'sparkContext', None) and "
         "lake.session.sparkContext.master,\n"
@@ -114,7 +124,7 @@ def test_a_standalone_cluster_reports_computes_and_follows_history_as_duckdb_doe
         "print(json.dumps(out, default=str, sort_keys=True))\n"
     )
     on_duck = run_script(script, str(lake))
-    on_cluster = run_script(script, str(lake), "spark", cluster)
+    on_cluster = run_script(script, str(lake), "spark", cluster, json.dumps(TUNING))
     assert on_cluster["master"] == cluster and on_duck["master"] is None
     assert len(on_duck["compute"]) == 2 * 5 and all(r["n"] for r in on_duck["compute"])  # 2 runs, 5 levels
     for part in ("compute", "history", "report"):
@@ -122,8 +132,6 @@ def test_a_standalone_cluster_reports_computes_and_follows_history_as_duckdb_doe
 
 
 def run_script(script: str, *args: str) -> dict:
-    import json
-
     done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=900,
                           env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
     assert done.returncode == 0, done.stderr[-3000:]
