@@ -108,6 +108,25 @@ def test_the_doc_lists_every_table_and_view_with_its_columns_and_a_plain_client_
         con.close()
 
 
+def test_no_column_reaches_arrow_as_a_128_bit_decimal(full):
+    """A SUM of integers is HUGEINT in DuckDB, decimal128(38,0) in Arrow, which BI tools and Ibis read badly:
+    every count of every table and view (migration 020 cast the last four) reads as a 64-bit integer."""
+    import pyarrow as pa
+
+    path, _ = full
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        wide = con.execute("SELECT table_name, column_name FROM information_schema.columns "
+                           "WHERE data_type IN ('HUGEINT', 'UHUGEINT') OR data_type LIKE 'DECIMAL(38%'").fetchall()
+        assert wide == []
+        for name in ("budget_hits", "fusion_effect", "run_overview"):
+            schema = con.execute(f"SELECT * FROM {name}").to_arrow_table().schema
+            assert not [f.name for f in schema if pa.types.is_decimal(f.type)], name
+            assert con.execute(f"SELECT COUNT(*) FROM {name}").fetchall()[0][0] > 0, f"{name} has no rows"
+    finally:
+        con.close()
+
+
 def test_measure_means_and_slices_equal_the_report(full):
     path, run_id = full
     with Warehouse.open(path, read_only=True) as wh:
