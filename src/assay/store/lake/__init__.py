@@ -104,9 +104,13 @@ def damaged_message(lake: Path, damaged: dict[str, tuple[str, str]]) -> str:
     """One line: the runs of ``lake`` that cannot be read, the first one's file and why, and what to do."""
     run_id, (file, why) = sorted(damaged.items())[0]
     more = f" (and {len(damaged) - 1} more run{'s' if len(damaged) > 2 else ''})" if len(damaged) > 1 else ""
+    if "/_compacted/" in str(file):  # a compacted segment (assay.store.lake.segments): its runs go together
+        segment = str(file).rsplit("/", 2)[-2]
+        aside = f"restore it, or move the segment aside ({lake}/_compacted/{segment}: its runs go with it)"
+    else:
+        aside = f"move its partitions aside ({lake}/*/run_id={run_id}) or write the run again"
     return (f"lake {lake}: run {run_id}{more} cannot be read: {file} is not a readable Parquet file ({why}); "
-            f"move its partitions aside ({lake}/*/run_id={run_id}) or write the run again; `assay lake runs "
-            f"{lake}` lists the runs that can be read")
+            f"{aside}; `assay lake runs {lake}` lists the runs that can be read")
 
 
 def open_lake(directory, engine: str = "duckdb", skip_damaged: bool = False, **settings):
