@@ -149,7 +149,7 @@ def _write_segment(location, con, day: str, sources: dict[str, list[str]], drop:
             if drop:
                 sql += " WHERE run_id NOT IN (SELECT unnest(?))"
                 params.append(drop)
-            batches = con.execute(sql, params).fetch_record_batch(BATCH_ROWS)
+            batches = con.execute(sql, params).to_arrow_reader(BATCH_ROWS)
             target = str(staging / f"{table}.parquet") if local else location.key(SEGMENTS, name, f"{table}.parquet")
             writer = None
             try:
@@ -385,7 +385,7 @@ def prune(lake, keep: str, baselines=(), dry_run: bool = False, grace_s: float |
                                            dropped=len(inside), files=written))
     finally:
         con.close()
-    more, outcome.waiting = collect_superseded(location, grace, present)
+    more, outcome.waiting = collect_superseded(location, grace, now)
     outcome.removed += more
     return outcome
 
