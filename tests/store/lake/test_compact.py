@@ -213,3 +213,26 @@ def test_a_damaged_segment_file_is_named_in_one_line(lake):
     runs = invoke("lake", "runs", lake, "--format", "json")
     assert runs.exit_code == 0 and runs.output.startswith(f"warning: run {RUNS[0]} left out: {file}")
     assert [r["run_id"] for r in json.loads(runs.output[runs.output.index("["):])] == DAY2[::-1]
+
+
+@pytest.mark.slow  # Spark: a few queries of seconds each
+def test_spark_reads_a_compacted_lake_as_duckdb_reads_the_partitions(lake, spark_root):
+    from assay.measures.registry import parse_measure
+    from assay.measures.run_means import run_means
+    from conftest import SPARK_MASTER
+
+    measures = [parse_measure("nDCG@10"), parse_measure("R@10")]
+    with open_lake(lake) as duck:
+        expected = run_means(duck, measures)
+        ranked = duck.query(measures[0].sql, **measures[0].params(RUNS[2], "final"))[1]
+    compact(lake, grace_s=0)
+    assert not list(lake.glob("*/run_id=*"))  # every row is read from the segments now
+    with open_lake(lake, engine="spark", spark_master=SPARK_MASTER) as spark:
+        assert spark.run_ids == RUNS
+        got = run_means(spark, measures)
+        recomputed = spark.query(measures[0].sql, **measures[0].params(RUNS[2], "final"))[1]  # from the hits
+    assert [{k: v for k, v in r.items() if k != "value"} for r in got] == \
+        [{k: v for k, v in r.items() if k != "value"} for r in expected]
+    assert all(g["value"] == pytest.approx(e["value"], abs=1e-12) for g, e in zip(got, expected))
+    assert len(recomputed) == len(ranked) > 0
+    assert sorted(map(tuple, recomputed)) == pytest.approx(sorted(map(tuple, ranked)), abs=1e-12)
