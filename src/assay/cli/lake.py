@@ -224,7 +224,7 @@ def _removed(outcome) -> None:
     if outcome.undated:
         click.echo(f"left as they are: {len(outcome.undated)} run(s) whose id has no date "
                    f"({', '.join(outcome.undated[:3])}{'...' if len(outcome.undated) > 3 else ''})")
-    click.echo(f"removed {len(outcome.removed)} superseded file(s) or partition(s)"
+    click.echo(f"removed {len(outcome.removed)} superseded segment(s) or partition(s)"
                + (f"; {outcome.waiting} wait for the grace period" if outcome.waiting else ""))
 
 
@@ -248,10 +248,10 @@ def lake_prune(lake_dir, config_path, keep, baselines, dry_run, grace_s):
     outcome = prune(lake_location(lake_dir, config_path), keep, named, dry_run, grace_s)
     for run_id, why in sorted(outcome.protected.items()):
         click.echo(f"kept {run_id}: {why}")
-    verb = "would remove" if dry_run else "removed"
     for run_id in outcome.pruned:
-        click.echo(f"{verb} {run_id}")
-    click.echo(f"{len(outcome.pruned)} run(s) {verb}" + ("" if outcome.pruned else " (nothing older than --keep)"))
+        click.echo(f"{'would remove' if dry_run else 'removed'} {run_id}")
+    click.echo(f"{len(outcome.pruned)} run(s) {'would be removed' if dry_run else 'removed'}"
+               + ("" if outcome.pruned else ": none is outside --keep"))
     if not dry_run:
         for w in outcome.written:
             click.echo(f"{w.day}: segment rewritten without {w.dropped} run(s), {w.runs} left: _compacted/{w.name}")

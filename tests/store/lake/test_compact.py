@@ -95,7 +95,7 @@ def test_every_report_is_the_same_after_compaction_and_each_day_has_one_file_per
     lines = result.output.splitlines()
     assert lines[0].startswith("20261130: 2 run(s) compacted, 2 in segment _compacted/20261130-")
     assert lines[0].endswith("(36 files -> 18)") and lines[1].startswith("20261201: 2 run(s) compacted")
-    assert lines[2] == "removed 0 superseded file(s) or partition(s); 4 wait for the grace period"
+    assert lines[2] == "removed 0 superseded segment(s) or partition(s); 4 wait for the grace period"
     assert outputs(lake, RUNS) == before
     assert all(partition_dir(lake, "hits", r).is_dir() for r in RUNS)
 
@@ -168,7 +168,7 @@ def test_prune_by_count_keeps_baselines_and_the_newest_run_and_says_what_it_remo
     assert dry.exit_code == 0, dry.output
     assert dry.output.splitlines() == [
         f"kept {RUNS[0]}: a baseline ({lake / 'assay.toml'} [lake] baselines)",
-        f"would remove {RUNS[1]}", f"would remove {RUNS[2]}", "2 run(s) would remove"]
+        f"would remove {RUNS[1]}", f"would remove {RUNS[2]}", "2 run(s) would be removed"]
     assert visible_runs(lake) == RUNS
 
     result = invoke("lake", "prune", lake, "--keep", "1", "--grace", "0", "--config", lake / "assay.toml")

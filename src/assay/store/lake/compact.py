@@ -87,7 +87,8 @@ class Written:
 @dataclass
 class Outcome:
     written: list[Written] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)  # files and directories deleted
+    removed: list[str] = field(default_factory=list)  # superseded segments and partitions deleted
+    deleted: list[str] = field(default_factory=list)  # the pruned runs' partitions deleted
     undated: list[str] = field(default_factory=list)  # runs whose id has no date: never compacted
     pruned: list[str] = field(default_factory=list)  # runs removed (prune)
     protected: dict[str, str] = field(default_factory=dict)  # runs a prune would have removed, and why they stay
@@ -372,7 +373,7 @@ def prune(lake, keep: str, baselines=(), dry_run: bool = False, grace_s: float |
     for run_id in outcome.pruned:  # partitions: `runs` first, so the run disappears whole at once
         for table in [COMMIT] + [t for t in tables if t != COMMIT]:
             if run_id in files[table]:
-                outcome.removed.append(_remove_partition(location, files[table][run_id]))
+                outcome.deleted.append(_remove_partition(location, files[table][run_id]))
     con = _connection(snap)
     try:
         for day, segment in sorted(held.current.items()):
@@ -385,8 +386,7 @@ def prune(lake, keep: str, baselines=(), dry_run: bool = False, grace_s: float |
                                            dropped=len(inside), files=written))
     finally:
         con.close()
-    more, outcome.waiting = collect_superseded(location, grace, now)
-    outcome.removed += more
+    outcome.removed, outcome.waiting = collect_superseded(location, grace, now)
     return outcome
 
 
