@@ -13,6 +13,16 @@ warehouse's compact hit tables), and each file keeps its `run_id` column (shared
 reader that ignores Hive partitioning still has it. Shared rows repeat across partitions; readers
 take them once (see ``SHARED_KEYS``).
 
+Compaction (`assay lake compact`, assay.store.lake.compact) adds a second place for the same rows, which readers of
+this layout never see (its name starts with ``_``)::
+
+    LAKE/_compacted/<DAY>-<STAMP>/<table>.parquet
+
+one segment per UTC day of run ids, one file per table, every row of its runs as their partitions held it (with
+its ``run_id`` column), ``runs.parquet`` written last as its commit. A run is read from its day's newest committed
+segment when one holds it, else from its partitions (assay.store.lake.segments); ``assay lake prune`` removes whole
+runs from either place.
+
 The lake is a local directory or an S3-compatible ``s3://bucket/prefix`` (assay.store.lake.location: the pyarrow
 file system of either, the AWS variables and ``[lake]`` settings), with the same layout, objects for files.
 
@@ -23,8 +33,8 @@ deleted by their writer when it is stopped, or by a later writer after a grace p
 writing process: assay.core.scratch) and each
 ``<table>/run_id=<RUN_ID>`` directory is renamed into place (``os.rename``, atomic on one file
 system), ``runs`` last. A run is visible when its ``runs`` partition is, and readers skip names that
-start with ``_`` or ``.``. Any number of processes may write to one lake at once; nothing is ever
-rewritten. A writer stopped by SIGINT or SIGTERM, or that runs out of disk space, removes its staging and
+start with ``_`` or ``.``. Any number of processes may write to one lake at once; a writer never rewrites
+anything (compaction and pruning rewrite, and delete only after a grace period: assay.store.lake.compact). A writer stopped by SIGINT or SIGTERM, or that runs out of disk space, removes its staging and
 the partitions it renamed; what a killed one left (its staging, and the partitions of its run when the
 ``runs`` partition never appeared) the next writer on that machine removes, never a live writer's.
 
