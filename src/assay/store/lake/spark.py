@@ -301,7 +301,7 @@ class SparkLake:
         from pyspark.sql import functions as F
 
         known = warehouse_tables()
-        location = self.location
+        location = self.location.snapshot()  # as of now: each table listed once, the segments' runs read once
         self.run_ids = visible_runs(location)
         present = {name for name in location.children() if not hidden(name)}
         for table in sorted(set(known) | present):
