@@ -98,6 +98,7 @@ def test_every_report_is_the_same_after_compaction_and_each_day_has_one_file_per
     assert lines[2] == "removed 0 superseded segment(s) or partition(s); 4 wait for the grace period"
     assert outputs(lake, RUNS) == before
     assert all(partition_dir(lake, "hits", r).is_dir() for r in RUNS)
+    assert max(files_per_table_per_day(lake).values()) == 3  # the partitions, kept for open readers, and a segment
 
     removed, waiting = collect_superseded(lake, 3600, now=time.time() + 3601)
     assert waiting == 0 and len(removed) == 4 * 18
