@@ -55,14 +55,15 @@ def lake(written, tmp_path):
     return Path(shutil.copytree(written, tmp_path / "lake"))
 
 
-def outputs(lake, run_ids) -> dict[str, str]:
-    """What `assay lake` runs, report (each run, and all together), history and compute print."""
+def outputs(lake, run_ids, each: bool = True) -> dict[str, str]:
+    """What `assay lake` runs, report (all together, and each run unless not ``each``), history and compute
+    print."""
     commands = {"runs": ["runs", lake, "--format", "json"],
                 "report": ["report", lake, *run_ids, "--format", "json"],
                 "history": ["history", lake, "--metric", "nDCG@10", "--pipeline", "bm25", "--format", "json"],
                 "compute": ["compute", lake, "-m", "nDCG@10", "-m", "Success@3", "-m", "R@10", "-m", "AP",
                             "--format", "json"]}
-    commands.update({f"report {r}": ["report", lake, r, "--format", "json"] for r in run_ids})
+    commands.update({f"report {r}": ["report", lake, r, "--format", "json"] for r in run_ids if each})
     out = {}
     for name, args in commands.items():
         result = invoke("lake", *args)
@@ -85,6 +86,7 @@ def files_per_table_per_day(lake) -> dict[tuple[str, str], int]:
     return counts
 
 
+@pytest.mark.slow  # ~30 reads of the lake
 def test_every_report_is_the_same_after_compaction_and_each_day_has_one_file_per_table(lake):
     before = outputs(lake, RUNS)
     files_before = files_per_table_per_day(lake)
@@ -109,6 +111,7 @@ def test_every_report_is_the_same_after_compaction_and_each_day_has_one_file_per
     assert invoke("lake", "compact", lake).output.startswith("nothing to compact")
 
 
+@pytest.mark.slow  # ~30 reads of the lake
 def test_a_run_published_during_compaction_stays_visible_and_a_later_compaction_supersedes(lake, records):
     before = outputs(lake, RUNS)
     published = []
@@ -143,7 +146,7 @@ def test_a_run_published_during_compaction_stays_visible_and_a_later_compaction_
 
 
 def test_a_killed_compaction_leaves_nothing_visible_and_is_removed_after_the_grace_period(lake):
-    before = outputs(lake, RUNS)
+    before = outputs(lake, RUNS, each=False)
 
     def killed():
         raise KeyboardInterrupt
@@ -151,12 +154,12 @@ def test_a_killed_compaction_leaves_nothing_visible_and_is_removed_after_the_gra
     with pytest.raises(KeyboardInterrupt):
         compact(lake, grace_s=0, before_commit=killed)
     assert not [p for p in (lake / SEGMENTS).iterdir()]  # the staging went with it
-    assert outputs(lake, RUNS) == before
+    assert outputs(lake, RUNS, each=False) == before
     # an object-store compaction killed before its commit leaves a segment without runs: never read
     stray = lake / SEGMENTS / "20261130-20261202T000000000000-abcdef"
     stray.mkdir()
     shutil.copy(partition_dir(lake, "hits", RUNS[0]) / PARTITION_FILE, stray / "hits.parquet")
-    assert outputs(lake, RUNS) == before
+    assert outputs(lake, RUNS, each=False) == before
     assert collect_superseded(lake, 600, now=time.time() - 60) == ([], 1)
     assert collect_superseded(lake, 600, now=time.time() + 601)[0] == [str(stray)]
 
