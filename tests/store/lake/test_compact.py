@@ -220,7 +220,7 @@ def test_a_damaged_segment_file_is_named_in_one_line(lake):
 
 
 @pytest.mark.slow  # Spark: a few queries of seconds each
-def test_spark_reads_a_compacted_lake_as_duckdb_reads_the_partitions(lake, spark_root):
+def test_spark_reads_a_compacted_lake_as_duckdb_reads_the_partitions(lake, records, spark_root):
     from assay.measures.registry import parse_measure
     from assay.measures.run_means import run_means
     from conftest import SPARK_MASTER
@@ -231,14 +231,20 @@ def test_spark_reads_a_compacted_lake_as_duckdb_reads_the_partitions(lake, spark
         ranked = by_question(duck.query(measures[0].sql, **measures[0].params(RUNS[2], "final")))
     compact(lake, grace_s=0)
     assert not list(lake.glob("*/run_id=*"))  # every row is read from the segments now
+    write_run(lake, records[LATE], score=score_run)  # and one run from its partitions, beside them
+    with open_lake(lake) as duck:
+        expected_late = [r for r in run_means(duck, measures) if r["run_id"] == LATE]
     with open_lake(lake, engine="spark", spark_master=SPARK_MASTER) as spark:
-        assert spark.run_ids == RUNS
+        assert spark.run_ids == sorted(RUNS + [LATE])
         got = run_means(spark, measures)
         recomputed = by_question(spark.query(measures[0].sql, **measures[0].params(RUNS[2], "final")))  # from hits
-    assert [{k: v for k, v in r.items() if k != "value"} for r in got] == \
-        [{k: v for k, v in r.items() if k != "value"} for r in expected]
-    assert all(g["value"] == pytest.approx(e["value"], abs=1e-12) for g, e in zip(got, expected))
-    assert len(ranked) > 0 and recomputed == pytest.approx(ranked, abs=1e-12)
+    late = [r for r in got if r["run_id"] == LATE]
+    got = [r for r in got if r["run_id"] != LATE]
+    for mine, theirs in ((got, expected), (late, expected_late)):
+        assert [{k: v for k, v in r.items() if k != "value"} for r in mine] == \
+            [{k: v for k, v in r.items() if k != "value"} for r in theirs]
+        assert all(g["value"] == pytest.approx(e["value"], abs=1e-12) for g, e in zip(mine, theirs))
+    assert len(late) == 4 and len(ranked) > 0 and recomputed == pytest.approx(ranked, abs=1e-12)
 
 
 def by_question(result) -> dict[tuple, float]:

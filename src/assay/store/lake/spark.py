@@ -337,9 +337,13 @@ class SparkLake:
 
     def _read(self, location, table, loose, held, file_columns):
         """``table``'s rows from its per-run partitions (``loose``, Hive-partitioned under the table) and from compacted
-        segments (``held``: no run_id= in their path, the column is in the file), one DataFrame."""
+        segments (``held``: no run_id= in their path, the column is in the file), one DataFrame. Beside segments the
+        partitions are read as plain files too (``run_id`` from the file, not the path): a union of a partitioned and
+        an unpartitioned scan fails in Spark 4.0 under dynamic partition pruning ("IN dynamicpruning has not
+        finished")."""
         frames = []
-        for files, base in ((loose, location.uri(table, scheme="s3a")), (held, None)):
+        base = location.uri(table, scheme="s3a") if not held else None
+        for files, base in ((loose, base), (held, None)):
             if not files:
                 continue
             reader = self.session.read.options(**s3a_options(location))
