@@ -174,6 +174,10 @@ def _write_segment(location, con, day: str, sources: dict[str, list[str]], drop:
     except BaseException as exc:
         if local:
             shutil.rmtree(staging, ignore_errors=True)
+            if isinstance(exc, OSError):  # a full disk, a lost mount: one line, and nothing was changed
+                raise WarehouseError(f"cannot compact lake {location}: {exc.strerror or exc}; its staging is removed "
+                                     "and the lake is as it was: free space or fix the directory and run again"
+                                     ) from None
         else:  # runs first: the segment is uncommitted before anything else goes
             for table in [COMMIT] + [t for t in sources if t != COMMIT]:
                 try:
