@@ -218,6 +218,16 @@ def test_a_damaged_segment_file_is_named_in_one_line(lake):
     assert runs.exit_code == 0 and runs.output.startswith(f"warning: run {RUNS[0]} left out: {file}")
     assert [r["run_id"] for r in json.loads(runs.output[runs.output.index("["):])] == DAY2[::-1]
 
+    commit = lake / SEGMENTS / segment.name / "runs.parquet"  # the file that lists the segment's runs
+    commit.write_bytes(b"not parquet")
+    for args in (["runs", lake], ["report", lake, RUNS[3]]):
+        result = invoke("lake", *args)
+        assert result.exit_code == 1 and result.output.splitlines() == [
+            f"error: lake {lake}: {commit} is not a readable Parquet file (Parquet magic bytes not found in footer. "
+            "Either the file is corrupted or this is not a parquet file.); the runs of segment "
+            f"{segment.name} cannot be listed: restore the file, or move _compacted/{segment.name} aside (its runs "
+            "go with it)"]
+
 
 @pytest.mark.slow  # Spark: a few queries of seconds each
 def test_spark_reads_a_compacted_lake_as_duckdb_reads_the_partitions(lake, records, spark_root):

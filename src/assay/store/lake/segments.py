@@ -93,8 +93,10 @@ def segment_runs(location, segment: Segment) -> list[str]:
     except (OSError, pa.ArrowException) as exc:
         if isinstance(exc, OSError) and not location.local and "Parquet" not in str(exc):
             raise remote_error(location, exc) from None
+        why = str(exc).splitlines()[0]
+        why = why.split("': ", 1)[-1]  # pyarrow's "Could not open Parquet input source '<path>': " names it again
         raise WarehouseError(f"lake {location}: {location.uri(SEGMENTS, segment.name, COMMIT + '.parquet')} is not "
-                             f"a readable Parquet file ({str(exc).splitlines()[0]}); the runs of segment "
+                             f"a readable Parquet file ({why}); the runs of segment "
                              f"{segment.name} cannot be listed: restore the file, or move {SEGMENTS}/{segment.name} "
                              "aside (its runs go with it)") from None
     return sorted(set(column.to_pylist()))
