@@ -21,8 +21,15 @@ and renamed into place whole; on an object store its objects are written under t
 last, and readers skip a segment without it. Nothing a reader may still be reading is deleted before the grace
 period (``[lake] orphan_grace_s``, or ``--grace``) has passed since the commit that made it unneeded: superseded
 segments, and the partitions of runs a segment holds, go at the end of a later compact or prune
-(``collect_superseded``), and so does an uncommitted segment a killed compaction left. Two compactions of one lake
-at once are not supported (a scheduled job runs one at a time); a writer beside either is.
+(``collect_superseded``), and so does an uncommitted segment a killed compaction left.
+
+A day's newest committed segment stands for the whole day, not run by run, so that a prune takes effect at once: a
+run left out of the new segment is gone for readers while the old segment waits out its grace period. Two
+compactions of one day at once each write a segment, and the newer stands: a run only the other took in is read
+from its partitions again, which are deleted only for runs the standing segment holds, a grace period after its
+commit; so nothing is lost unless a compaction outlasts the grace period. A prune beside a compaction may be undone
+by it (the compaction's segment, written from the older one, holds the pruned run). Run them one at a time (a
+scheduled job); writers beside either are safe.
 
 Pruning removes whole runs, chosen by age (``--keep 30d``, from the time in the run id) or by count (``--keep 500``:
 the newest runs by id), never a protected one: a run named in ``[lake] baselines`` of assay.toml or by
