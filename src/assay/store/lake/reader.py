@@ -6,7 +6,10 @@ partitions is dropped and replaced by a view of the same name over its files (Du
 name when they are queried, so the migrations' views read the lake). `hits`, a view over the compact hit
 tables in a warehouse (assay.store.hits), is stored whole in a lake and replaced the same way. A run's own tables are read as
 they are; shared tables keep one row per key. The lake is read as of the open: the runs are those
-whose ``runs`` partition existed then, and every table reads only those runs' partitions.
+whose ``runs`` partition existed then, and every table reads only those runs' partitions. A compacted lake
+(assay.store.lake.segments) adds, per table, a second ``read_parquet`` over its days' current segment files, without
+Hive partitioning (the ``run_id`` column is in the file), joined to the first by name; a run is read from one of
+the two, never both, so deduplicating shared rows by key gives what it gave before compaction.
 
 Files are listed through the lake's pyarrow file system (assay.store.lake.location): one recursive listing per
 table, which on an object store is one paginated LIST, not a request per run. A local lake's files are handed to
