@@ -22,7 +22,7 @@ def lake_group():
     Each command takes the lake (a directory, or s3://bucket/prefix with the AWS variables or [lake] endpoint
     and region) and --engine: duckdb (default, in this process) or spark (Apache
     Spark through Ibis; --spark-master URL, or [lake] spark_master in assay.toml, names a cluster; default
-    local[*])."""
+    local[*]). `compact` and `prune` keep a lake small: fewer files, old runs removed."""
 
 
 class LakeArgument(click.ParamType):
