@@ -12,8 +12,13 @@ what history asks the engine), and ``assay.verdicts.regression.history`` whole (
 run in Python: what `assay lake history` prints). The query is repeated (--repeats), history whole --whole-repeats
 times (its intervals are the same Python on both engines); min, median and max are printed.
 
+With --compact the lake is compacted first (`assay lake compact`, grace 0: the per-run partitions are removed at
+once; the synthetic runs are all of one day, so each table becomes one file) and the compaction is timed;
+--engines duckdb leaves Spark out.
+
 Run: .venv/bin/python bench/lake_history.py [--runs 1000] [--questions 1000] [--hits 100] [--repeats 3]
      [--whole-repeats 1] [--no-memo] [--lake DIR (kept; reused when it already holds the same shape)] [--spark-master local[2]]
+     [--compact] [--engines duckdb,spark]
 """
 
 from __future__ import annotations
@@ -161,6 +166,9 @@ def main() -> None:
     parser.add_argument("--no-memo", action="store_true",
                         help="runs without their stored intervals (a lake written before runs kept them)")
     parser.add_argument("--skip-full", action="store_true", help="time only the query, not history's statistics")
+    parser.add_argument("--compact", action="store_true",
+                        help="compact the lake first (assay.store.lake.compact, grace 0) and time that")
+    parser.add_argument("--engines", default="duckdb,spark", help="which engines to time (comma-separated)")
     args = parser.parse_args()
 
     from assay.store.lake import open_lake
@@ -175,18 +183,35 @@ def main() -> None:
     marker = lake / "_bench_shape.json"  # a name readers skip
     wanted = {"runs": args.runs, "questions": args.questions, "hits": args.hits, "memo": not args.no_memo}
     try:
-        if marker.is_file() and json.loads(marker.read_text()) == wanted:
-            print(f"lake: {lake} ({shape}, built before)")
+        built = json.loads(marker.read_text()) if marker.is_file() else None
+        if built is not None and built.get("compacted") and not args.compact:
+            built = None  # a compacted lake cannot be timed as an uncompacted one: build it again
+        if built is not None and {k: v for k, v in built.items() if k != "compacted"} == wanted:
+            print(f"lake: {lake} ({shape}, built before{', compacted' if built.get('compacted') else ''})")
         else:
+            built = None
             shutil.rmtree(lake, ignore_errors=True)
             t = time.perf_counter()
             build(lake, args.runs, args.questions, args.hits, memo=not args.no_memo)
             marker.write_text(json.dumps(wanted))
             print(f"built {lake} ({shape}) in {time.perf_counter() - t:.1f} s")
+        if args.compact and not (built or {}).get("compacted"):
+            from assay.store.lake.compact import compact
+
+            files = sum(1 for _ in lake.rglob("*.parquet"))
+            t = time.perf_counter()
+            outcome = compact(lake, grace_s=0)
+            took = time.perf_counter() - t
+            marker.write_text(json.dumps({**wanted, "compacted": True}))
+            print(f"compacted in {took:.1f} s: {files:,} files -> {sum(1 for _ in lake.rglob('*.parquet')):,} "
+                  f"({len(outcome.written)} segment(s), {len(outcome.removed):,} partitions removed)")
         print(f"lake size on disk: {size_of(lake) / 2**20:.1f} MiB; hits rows: {args.runs * args.questions * args.hits:,}")
 
         results = {}
+        engines = [e.strip() for e in args.engines.split(",") if e.strip()]
         for engine, settings in (("duckdb", {}), ("spark", {"spark_master": args.spark_master})):
+            if engine not in engines:
+                continue
             t = time.perf_counter()
             reader = open_lake(lake, engine=engine, **settings)
             opened = time.perf_counter() - t
@@ -202,6 +227,8 @@ def main() -> None:
             results[engine] = (opened, query_times, full_times, h)
             print(f"{engine}: open {opened:.2f} s; history query {spread(query_times)}"
                   + ("" if args.skip_full else f"; history whole {spread(full_times)}"))
+        if len(results) < 2:
+            return
         d, s = results["duckdb"], results["spark"]
         print(f"spark / duckdb, median history query: {statistics.median(s[1]) / statistics.median(d[1]):.1f}x")
         if not args.skip_full:

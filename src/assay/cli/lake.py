@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from assay.cli.base import Number, cli, lake_location, parse_measures, say
+from assay.cli.base import Number, _read_config, cli, lake_location, parse_measures, say
 from assay.cli.sources import (
     gate_run, gate_test_options, history_kinds, print_history, print_report, print_runs, regress_mode_options,
     regress_run, runs_format_option,
@@ -22,7 +22,7 @@ def lake_group():
     Each command takes the lake (a directory, or s3://bucket/prefix with the AWS variables or [lake] endpoint
     and region) and --engine: duckdb (default, in this process) or spark (Apache
     Spark through Ibis; --spark-master URL, or [lake] spark_master in assay.toml, names a cluster; default
-    local[*])."""
+    local[*]). `compact` and `prune` keep a lake small: fewer files, old runs removed."""
 
 
 class LakeArgument(click.ParamType):
@@ -80,8 +80,10 @@ def lake_runs(lake_dir, engine, spark_master, config_path, fmt):
     def readable():
         lake = _open_lake(lake_dir, engine, spark_master, config_path, skip_damaged=True)
         for run_id, (file, why) in sorted(getattr(lake, "damaged", {}).items()):
-            say(f"warning: run {run_id} left out: {file} is not a readable Parquet file ({why}); move its "
-                f"partitions aside ({lake_dir}/*/run_id={run_id}) or write the run again")
+            aside = (f"move the segment aside ({lake_dir}/_compacted/{str(file).rsplit('/', 2)[-2]}: its runs go "
+                     "with it)" if "/_compacted/" in str(file)
+                     else f"move its partitions aside ({lake_dir}/*/run_id={run_id}) or write the run again")
+            say(f"warning: run {run_id} left out: {file} is not a readable Parquet file ({why}); {aside}")
         return lake
 
     print_runs(readable, fmt)
@@ -182,3 +184,75 @@ def lake_regress(lake_dir, engine, spark_master, config_path, run_ref, baseline,
     """Fail (exit code 7) when a run in the lake drops more than allowed, as `assay regress` does."""
     regress_run(lambda: _open_lake(lake_dir, engine, spark_master, config_path), run_ref, baseline, drops, alpha, fmt,
                 mode, correction)
+
+
+def grace_option(f):
+    return click.option("--grace", "grace_s", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+                        help="Keep superseded segments and the partitions of compacted runs this long after the "
+                             "commit that made them unneeded, for readers still open (default: [lake] "
+                             "orphan_grace_s, 3600).")(f)
+
+
+def lake_write_options(f):
+    """The lake and assay.toml of the commands that change a lake (`compact`, `prune`): no engine."""
+    f = click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="Project configuration (default: the nearest assay.toml, here or above).")(f)
+    return click.argument("lake_dir", metavar="LAKE", type=LakeArgument())(f)
+
+
+@lake_group.command("compact")
+@lake_write_options
+@grace_option
+def lake_compact(lake_dir, config_path, grace_s):
+    """Rewrite each day's small per-run files into one file per table (a segment), without changing any result.
+
+    Only committed runs are compacted: runs being written meanwhile stay as they are and stay visible. What the
+    new segments make unneeded (older segments, the compacted runs' partitions) is removed by a later compact or
+    prune once --grace seconds have passed, so a reader open now still finds its files."""
+    from assay.store.lake.compact import compact
+
+    outcome = compact(lake_location(lake_dir, config_path), grace_s)
+    if not outcome.written:
+        click.echo("nothing to compact: every committed run is in its day's segment")
+    for w in outcome.written:
+        click.echo(f"{w.day}: {w.added} run(s) compacted, {w.runs} in segment _compacted/{w.name} "
+                   f"({w.replaced} files -> {w.files})")
+    _removed(outcome)
+
+
+def _removed(outcome) -> None:
+    if outcome.undated:
+        click.echo(f"left as they are: {len(outcome.undated)} run(s) whose id has no date "
+                   f"({', '.join(outcome.undated[:3])}{'...' if len(outcome.undated) > 3 else ''})")
+    click.echo(f"removed {len(outcome.removed)} superseded segment(s) or partition(s)"
+               + (f"; {outcome.waiting} wait for the grace period" if outcome.waiting else ""))
+
+
+@lake_group.command("prune")
+@lake_write_options
+@click.option("--keep", required=True, metavar="N|AGE",
+              help="Keep the newest N runs (500), or the runs younger than AGE (30d, 12h, from the time in the run "
+                   "id); the rest are removed.")
+@click.option("--baseline", "baselines", multiple=True, metavar="RUN",
+              help="A run never to remove (repeatable; added to [lake] baselines in assay.toml).")
+@click.option("--dry-run", is_flag=True, help="List what would be removed; remove nothing.")
+@grace_option
+def lake_prune(lake_dir, config_path, keep, baselines, dry_run, grace_s):
+    """Remove old runs from the lake, whole, by age or count; never a protected run: one named in [lake]
+    baselines or by --baseline, or the newest complete run of a pipeline (what `lake gate` and `lake regress`
+    name as latest). Each removed run is printed."""
+    from assay.store.lake.compact import config_baselines, prune
+
+    config = _read_config(config_path)
+    named = config_baselines(config) + [(b, "--baseline") for b in baselines]
+    outcome = prune(lake_location(lake_dir, config_path), keep, named, dry_run, grace_s)
+    for run_id, why in sorted(outcome.protected.items()):
+        click.echo(f"kept {run_id}: {why}")
+    for run_id in outcome.pruned:
+        click.echo(f"{'would remove' if dry_run else 'removed'} {run_id}")
+    click.echo(f"{len(outcome.pruned)} run(s) {'would be removed' if dry_run else 'removed'}"
+               + ("" if outcome.pruned else ": none is outside --keep"))
+    if not dry_run:
+        for w in outcome.written:
+            click.echo(f"{w.day}: segment rewritten without {w.dropped} run(s), {w.runs} left: _compacted/{w.name}")
+        _removed(outcome)

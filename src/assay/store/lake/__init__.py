@@ -13,6 +13,16 @@ warehouse's compact hit tables), and each file keeps its `run_id` column (shared
 reader that ignores Hive partitioning still has it. Shared rows repeat across partitions; readers
 take them once (see ``SHARED_KEYS``).
 
+Compaction (`assay lake compact`, assay.store.lake.compact) adds a second place for the same rows, which readers of
+this layout never see (its name starts with ``_``)::
+
+    LAKE/_compacted/<DAY>-<STAMP>/<table>.parquet
+
+one segment per UTC day of run ids, one file per table, every row of its runs as their partitions held it (with
+its ``run_id`` column), ``runs.parquet`` written last as its commit. A run is read from its day's newest committed
+segment when one holds it, else from its partitions (assay.store.lake.segments); ``assay lake prune`` removes whole
+runs from either place.
+
 The lake is a local directory or an S3-compatible ``s3://bucket/prefix`` (assay.store.lake.location: the pyarrow
 file system of either, the AWS variables and ``[lake]`` settings), with the same layout, objects for files.
 
@@ -23,8 +33,8 @@ deleted by their writer when it is stopped, or by a later writer after a grace p
 writing process: assay.core.scratch) and each
 ``<table>/run_id=<RUN_ID>`` directory is renamed into place (``os.rename``, atomic on one file
 system), ``runs`` last. A run is visible when its ``runs`` partition is, and readers skip names that
-start with ``_`` or ``.``. Any number of processes may write to one lake at once; nothing is ever
-rewritten. A writer stopped by SIGINT or SIGTERM, or that runs out of disk space, removes its staging and
+start with ``_`` or ``.``. Any number of processes may write to one lake at once; a writer never rewrites
+anything (compaction and pruning rewrite, and delete only after a grace period: assay.store.lake.compact). A writer stopped by SIGINT or SIGTERM, or that runs out of disk space, removes its staging and
 the partitions it renamed; what a killed one left (its staging, and the partitions of its run when the
 ``runs`` partition never appeared) the next writer on that machine removes, never a live writer's.
 
@@ -104,9 +114,13 @@ def damaged_message(lake: Path, damaged: dict[str, tuple[str, str]]) -> str:
     """One line: the runs of ``lake`` that cannot be read, the first one's file and why, and what to do."""
     run_id, (file, why) = sorted(damaged.items())[0]
     more = f" (and {len(damaged) - 1} more run{'s' if len(damaged) > 2 else ''})" if len(damaged) > 1 else ""
+    if "/_compacted/" in str(file):  # a compacted segment (assay.store.lake.segments): its runs go together
+        segment = str(file).rsplit("/", 2)[-2]
+        aside = f"restore it, or move the segment aside ({lake}/_compacted/{segment}: its runs go with it)"
+    else:
+        aside = f"move its partitions aside ({lake}/*/run_id={run_id}) or write the run again"
     return (f"lake {lake}: run {run_id}{more} cannot be read: {file} is not a readable Parquet file ({why}); "
-            f"move its partitions aside ({lake}/*/run_id={run_id}) or write the run again; `assay lake runs "
-            f"{lake}` lists the runs that can be read")
+            f"{aside}; `assay lake runs {lake}` lists the runs that can be read")
 
 
 def open_lake(directory, engine: str = "duckdb", skip_damaged: bool = False, **settings):

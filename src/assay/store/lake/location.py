@@ -37,7 +37,8 @@ REQUEST_TIMEOUT_S = 60.0
 ATTEMPTS = 3
 DEFAULT_REGION = "us-east-1"
 ORPHAN_GRACE_S = 3600.0  # how old an uncommitted run's objects must be before a writer removes them (writer.py)
-SETTINGS = ("endpoint", "region", "orphan_grace_s", "spark_master")  # the [lake] keys assay.toml may hold
+# the [lake] keys assay.toml may hold (baselines: runs `assay lake prune` never removes, assay.store.lake.compact)
+SETTINGS = ("endpoint", "region", "orphan_grace_s", "spark_master", "baselines")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _CREDENTIAL_SOURCES = ("AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
                        "AWS_CONTAINER_CREDENTIALS_FULL_URI")

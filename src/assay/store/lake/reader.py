@@ -6,7 +6,10 @@ partitions is dropped and replaced by a view of the same name over its files (Du
 name when they are queried, so the migrations' views read the lake). `hits`, a view over the compact hit
 tables in a warehouse (assay.store.hits), is stored whole in a lake and replaced the same way. A run's own tables are read as
 they are; shared tables keep one row per key. The lake is read as of the open: the runs are those
-whose ``runs`` partition existed then, and every table reads only those runs' partitions.
+whose ``runs`` partition existed then, and every table reads only those runs' partitions. A compacted lake
+(assay.store.lake.segments) adds, per table, a second ``read_parquet`` over its days' current segment files, without
+Hive partitioning (the ``run_id`` column is in the file), joined to the first by name; a run is read from one of
+the two, never both, so deduplicating shared rows by key gives what it gave before compaction.
 
 Files are listed through the lake's pyarrow file system (assay.store.lake.location): one recursive listing per
 table, which on an object store is one paginated LIST, not a request per run. A local lake's files are handed to
@@ -24,27 +27,29 @@ against ~1.3 s on a local copy; a lake of many runs on a distant store will want
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from assay.store.lake import LAKE_TABLES, PARTITION_FILE, SHARED_KEYS, hidden
-from assay.store.lake.location import lake_location, table_files
+from assay.store.lake.location import lake_location
+from assay.store.lake.segments import holdings
 from assay.core.errors import WarehouseError
 from assay.store.warehouse import Warehouse
 
 
 def visible_runs(lake) -> list[str]:
-    """Run ids whose ``runs`` partition is in place (the commit of a run), oldest id first."""
-    return sorted(table_files(lake, "runs"))
+    """Run ids whose ``runs`` partition is in place (the commit of a run) or that a current compacted segment holds
+    (assay.store.lake.segments), oldest id first."""
+    return holdings(lake).run_ids
 
 
 def partition_files(lake, table: str, run_ids: list[str]) -> list[str]:
-    files = table_files(lake, table)
-    return [files[run_id] for run_id in run_ids if run_id in files]
+    """Every file holding ``table``'s rows of ``run_ids``: per-run partition files, then compacted segments'."""
+    loose, held = holdings(lake).files(table, run_ids)
+    return loose + held
 
 
-def run_of(file) -> str:
-    """The run id of a partition file (``.../run_id=<RUN_ID>/part-0.parquet``)."""
-    return Path(file).parent.name.split("=", 1)[1]
+def runs_of(lake, file) -> list[str]:
+    """The runs whose rows ``file`` holds: a partition file's run (``.../run_id=<RUN_ID>/part-0.parquet``), or every
+    run of a compacted segment."""
+    return holdings(lake).runs_of(file)
 
 
 def _unreadable(con, files: list[str], whole: bool = False) -> dict[str, str]:
@@ -98,8 +103,11 @@ class DuckDBLake(Warehouse):
                 files = [f for table in LAKE_TABLES for f in partition_files(self.location, table, self.run_ids)]
                 bad = _unreadable(self.con, files, whole=True)
                 if bad:
-                    raise WarehouseError(damaged_message(self.path, {run_of(f): (f, why)
-                                                                     for f, why in sorted(bad.items())})) from None
+                    damaged = {}
+                    for f, why in sorted(bad.items()):
+                        for run_id in runs_of(self.location, f):
+                            damaged.setdefault(run_id, (f, why))
+                    raise WarehouseError(damaged_message(self.path, damaged)) from None
         finally:
             self.close()
 
@@ -124,7 +132,8 @@ def open_duckdb_lake(path, **settings) -> DuckDBLake:
             return DuckDBLake(location, con, run_ids, damaged)
         con.close()  # built over runs now left out: built again without them
         for file, why in sorted(bad.items()):
-            damaged.setdefault(run_of(file), (file, why))
+            for run_id in runs_of(location, file):
+                damaged.setdefault(run_id, (file, why))
         run_ids = [r for r in run_ids if r not in damaged]
 
 
@@ -158,13 +167,21 @@ def _views(con, path, run_ids: list[str]) -> dict[str, str]:
         columns = con.execute("SELECT column_name, data_type FROM information_schema.columns "
                               "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position",
                               [table]).fetchall()
-        files = partition_files(path, table, run_ids) if columns else []
+        loose, held = holdings(path).files(table, run_ids) if columns else ([], [])
+        files = loose + held
         if not files:
             continue  # no run has rows here: the empty table stands
-        variable = f"assay_lake_{table}"
-        con.execute(f"SET VARIABLE {variable} = ?", [files])
-        source = (f"read_parquet(getvariable('{variable}'), hive_partitioning = true, union_by_name = true, "
-                  "hive_types = {'run_id': VARCHAR})")
+        parts = []
+        if loose:
+            con.execute(f"SET VARIABLE assay_lake_{table} = ?", [loose])
+            parts.append(f"read_parquet(getvariable('assay_lake_{table}'), hive_partitioning = true, "
+                         "union_by_name = true, hive_types = {'run_id': VARCHAR})")
+        if held:  # compacted segments: no run_id= in their path, the column is in the file
+            con.execute(f"SET VARIABLE assay_lake_{table}_compacted = ?", [held])
+            parts.append(f"read_parquet(getvariable('assay_lake_{table}_compacted'), hive_partitioning = false, "
+                         "union_by_name = true)")
+        source = (parts[0] if len(parts) == 1
+                  else "(" + " UNION ALL BY NAME ".join(f"SELECT * FROM {p}" for p in parts) + ")")
         try:
             found = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
         except engine().Error:

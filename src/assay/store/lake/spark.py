@@ -42,7 +42,8 @@ from pathlib import Path
 from assay.core.errors import AssayError, ConfigError
 from assay.store.lake import SHARED_KEYS, hidden
 from assay.store.lake.location import lake_location
-from assay.store.lake.reader import partition_files, visible_runs
+from assay.store.lake.reader import visible_runs
+from assay.store.lake.segments import holdings
 from assay.store.lake.spark_preflight import check_java, check_master, start_failure
 from assay.core.sqlfiles import load_sql, migrations
 
@@ -300,26 +301,24 @@ class SparkLake:
         from pyspark.sql import functions as F
 
         known = warehouse_tables()
-        location = self.location
+        location = self.location.snapshot()  # as of now: each table listed once, the segments' runs read once
         self.run_ids = visible_runs(location)
         present = {name for name in location.children() if not hidden(name)}
         for table in sorted(set(known) | present):
             columns = known.get(table)
-            files = partition_files(location, table, self.run_ids)
-            reader = self.session.read.options(**s3a_options(location)).option(
-                "basePath", location.uri(table, scheme="s3a"))
+            loose, held = holdings(location).files(table, self.run_ids)
             if not location.local:  # the same objects, through Hadoop's S3 connector
-                files = ["s3a" + f.removeprefix(location.scheme) for f in files]
-            if not files:
+                loose, held = ([("s3a" + f.removeprefix(location.scheme)) for f in fs] for fs in (loose, held))
+            if not loose and not held:
                 if columns is None:
                     continue
                 df = self.session.createDataFrame([], _ddl(columns))
-            elif columns is None:  # a table no migration declares: its files say what it holds
-                df = reader.parquet(*files)
             else:
                 # an explicit schema: a column a file lacks (written before its migration) reads as NULL
-                file_columns = columns if any(c == "run_id" for c, _ in columns) else columns + (("run_id", "string"),)
-                df = reader.schema(_ddl(file_columns)).parquet(*files)
+                file_columns = None if columns is None else (
+                    columns if any(c == "run_id" for c, _ in columns) else columns + (("run_id", "string"),))
+                df = self._read(location, table, loose, held, file_columns)
+            if columns is not None and (loose or held):  # (a table no migration declares: as its files hold it)
                 if table in SHARED_KEYS:
                     df = _first_copy(df, SHARED_KEYS[table], [c for c, _ in columns])
                     if self.cache_shared:
@@ -335,6 +334,28 @@ class SparkLake:
         for name, select in migration_views():
             if name not in self.tables:  # `hits`: the lake's files, not the warehouse's view of its hit tables
                 self.session.sql(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {select}")
+
+    def _read(self, location, table, loose, held, file_columns):
+        """``table``'s rows from its per-run partitions (``loose``, Hive-partitioned under the table) and from compacted
+        segments (``held``: no run_id= in their path, the column is in the file), one DataFrame. Beside segments the
+        partitions are read as plain files too (``run_id`` from the file, not the path): a union of a partitioned and
+        an unpartitioned scan fails in Spark 4.0 under dynamic partition pruning ("IN dynamicpruning has not
+        finished")."""
+        frames = []
+        base = location.uri(table, scheme="s3a") if not held else None
+        for files, base in ((loose, base), (held, None)):
+            if not files:
+                continue
+            reader = self.session.read.options(**s3a_options(location))
+            if base is not None:
+                reader = reader.option("basePath", base)
+            if file_columns is not None:
+                reader = reader.schema(_ddl(file_columns))
+            frames.append(reader.parquet(*files))
+        df = frames[0]
+        for more in frames[1:]:
+            df = df.unionByName(more, allowMissingColumns=True)
+        return df
 
     def query(self, name: str, **params):
         """Run the named file of ``sql/`` with bound parameters; returns (column names, rows)."""

@@ -1,0 +1,62 @@
+"""`assay lake compact` and `assay lake prune` on an S3-compatible store: the lake of tests/store/lake/test_compact.py
+written to a real S3-protocol server on loopback (moto's, tests/store/lake/s3_server.py). Segments are objects under
+their final keys, `runs.parquet` last; every report is the same after compaction; prune removes whole runs."""
+
+import pytest
+
+pytest.importorskip("moto.server", reason="moto[server] (requirements-test.lock) runs the S3 server these tests use")
+
+from assay.measures.values import score_run  # noqa: E402
+from assay.store.lake.compact import compact, prune  # noqa: E402
+from assay.store.lake.reader import visible_runs  # noqa: E402
+from assay.store.lake.writer import write_run  # noqa: E402
+from s3_server import s3_server  # noqa: E402
+from test_compact import DAY2, LATE, RUNS, invoke, outputs, records  # noqa: E402,F401  (records: the module fixture)
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    with s3_server(str(tmp_path_factory.mktemp("aws-home"))) as server:
+        yield server
+
+
+@pytest.fixture
+def aws(s3, monkeypatch):
+    for name, value in s3.env.items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    return s3
+
+
+@pytest.mark.slow  # four runs written to the store, ~20 reads through it
+def test_compact_and_prune_an_s3_lake(aws, records):
+    lake = aws.lake()
+    for run_id in RUNS:
+        write_run(lake, records[run_id], score=score_run)
+    before = outputs(lake, RUNS)
+    published = []
+
+    def writer_publishes():
+        if not published:
+            write_run(lake, records[LATE], score=score_run)
+            published.append(LATE)
+
+    result = compact(lake, grace_s=0, before_commit=writer_publishes)
+    assert [(w.day, w.runs) for w in result.written] == [("20261130", 2), ("20261201", 2)]
+    keys = aws.keys(lake)
+    assert not [k for k in keys if "/run_id=" in k and LATE not in k]  # every compacted run's objects are gone
+    segment_keys = [k for k in keys if k.startswith("_compacted/")]
+    assert len(segment_keys) == 2 * 18 and all(k.count("/") == 2 for k in segment_keys)
+    assert visible_runs(lake) == sorted(RUNS + [LATE])
+    reports = {k: v for k, v in before.items() if k.startswith("report ")}
+    assert {k: v for k, v in outputs(lake, RUNS).items() if k in reports} == reports
+
+    pruned = invoke("lake", "prune", lake, "--keep", "2", "--grace", "0")
+    assert pruned.exit_code == 0, pruned.output
+    # the newest two stay; the first day's segment is rewritten empty and LATE's partitions go
+    assert pruned.output.splitlines()[:4] == [f"removed {r}" for r in RUNS[:2] + [LATE]] + ["3 run(s) removed"]
+    assert visible_runs(lake) == DAY2
+    assert not [k for k in aws.keys(lake) if "20261130T" in k]
+    after = outputs(lake, DAY2)
+    assert all(after[f"report {r}"] == before[f"report {r}"] for r in DAY2)
