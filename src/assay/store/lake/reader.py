@@ -30,6 +30,7 @@ from __future__ import annotations
 from assay.store.lake import LAKE_TABLES, PARTITION_FILE, SHARED_KEYS, hidden
 from assay.store.lake.location import lake_location
 from assay.store.lake.segments import holdings
+from assay.store.lake.shared import PART_KEYS, run_refs
 from assay.core.errors import WarehouseError
 from assay.store.warehouse import Warehouse
 
@@ -41,9 +42,11 @@ def visible_runs(lake) -> list[str]:
 
 
 def partition_files(lake, table: str, run_ids: list[str]) -> list[str]:
-    """Every file holding ``table``'s rows of ``run_ids``: per-run partition files, then compacted segments'."""
-    loose, held = holdings(lake).files(table, run_ids)
-    return loose + held
+    """Every file holding ``table``'s rows of ``run_ids``: per-run partition files, compacted segments', then the
+    shared parts they use (assay.store.lake.shared; known once a reader has read the runs)."""
+    found = holdings(lake)
+    loose, held = found.files(table, run_ids)
+    return loose + held + found.shared_files(table, run_ids)
 
 
 def runs_of(lake, file) -> list[str]:
@@ -167,7 +170,10 @@ def _views(con, path, run_ids: list[str]) -> dict[str, str]:
         columns = con.execute("SELECT column_name, data_type FROM information_schema.columns "
                               "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position",
                               [table]).fetchall()
-        loose, held = holdings(path).files(table, run_ids) if columns else ([], [])
+        hold = holdings(path)
+        loose, held = hold.files(table, run_ids) if columns else ([], [])
+        if columns and table in PART_KEYS:  # shared parts: like a segment's files, run_id in the file
+            held = held + hold.shared_files(table, run_ids)
         files = loose + held
         if not files:
             continue  # no run has rows here: the empty table stands
@@ -203,4 +209,13 @@ def _views(con, path, run_ids: list[str]) -> dict[str, str]:
                            "AND table_schema = 'main'", [table]).fetchall()[0][0]
         con.execute(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} {table}")  # `hits` is a view in a warehouse
         con.execute(f"CREATE VIEW {table} AS {view}")
+        if table == "runs":  # first of LAKE_TABLES: the runs' rows name the shared parts the other tables read
+            try:
+                refs = run_refs(con, run_ids)
+            except engine().Error:  # a page damaged behind a sound footer
+                bad = _unreadable(con, files, whole=True)
+                if not bad:
+                    raise
+                return bad
+            hold.use_shared(refs)
     return {}

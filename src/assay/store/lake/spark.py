@@ -44,6 +44,7 @@ from assay.store.lake import SHARED_KEYS, hidden
 from assay.store.lake.location import lake_location
 from assay.store.lake.reader import visible_runs
 from assay.store.lake.segments import holdings
+from assay.store.lake.shared import runs_file_refs
 from assay.store.lake.spark_preflight import check_java, check_master, start_failure
 from assay.core.sqlfiles import load_sql, migrations
 
@@ -303,10 +304,13 @@ class SparkLake:
         known = warehouse_tables()
         location = self.location.snapshot()  # as of now: each table listed once, the segments' runs read once
         self.run_ids = visible_runs(location)
+        found = holdings(location)
+        found.use_shared(runs_file_refs(location, self.run_ids))  # the shared parts the runs use
         present = {name for name in location.children() if not hidden(name)}
         for table in sorted(set(known) | present):
             columns = known.get(table)
-            loose, held = holdings(location).files(table, self.run_ids)
+            loose, held = found.files(table, self.run_ids)
+            held = held + found.shared_files(table, self.run_ids)  # like a segment's: run_id in the file
             if not location.local:  # the same objects, through Hadoop's S3 connector
                 loose, held = ([("s3a" + f.removeprefix(location.scheme)) for f in fs] for fs in (loose, held))
             if not loose and not held:
