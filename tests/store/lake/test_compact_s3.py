@@ -47,7 +47,7 @@ def test_compact_and_prune_an_s3_lake(aws, records):
     keys = aws.keys(lake)
     assert not [k for k in keys if "/run_id=" in k and LATE not in k]  # every compacted run's objects are gone
     segment_keys = [k for k in keys if k.startswith("_compacted/")]
-    assert len(segment_keys) == 2 * 18 and all(k.count("/") == 2 for k in segment_keys)
+    assert len(segment_keys) == 2 * 7 and all(k.count("/") == 2 for k in segment_keys)
     assert visible_runs(lake) == sorted(RUNS + [LATE])
     reports = {k: v for k, v in before.items() if k.startswith("report ")}
     assert {k: v for k, v in outputs(lake, RUNS).items() if k in reports} == reports

@@ -34,7 +34,7 @@ def staging(lake) -> list[str]:
 
 def partitions(lake) -> set[str]:
     """The run ids any table holds a partition of, visible or not."""
-    return {p.name.removeprefix("run_id=") for table in lake.iterdir() if not table.name.startswith(".")
+    return {p.name.removeprefix("run_id=") for table in lake.iterdir() if not table.name.startswith((".", "_"))
             for p in table.iterdir()}
 
 

@@ -8,11 +8,14 @@ readers read a run from its day's current segment, else from its partitions, and
 as before, so every report, history and computed value is the same before and after (tests/store/lake/test_compact.py
 compares them byte for byte).
 
-Shared rows (corpus, chunks, judgments...) keep each run's copy inside a segment rather than one copy per key:
-pruning a run out of a segment must drop the shared rows only that run needed, and one copy per key would need the
-list of runs that used it beside every row, which grows as the copies did. Parquet's dictionary encoding stores
-the repeats of one file compactly; storing a corpus once per content hash for every run is the lake's
-"one copy of each corpus" layout, not compaction's.
+Shared rows (corpus, chunks, judgments, tokens) are stored once per content key in ``LAKE/_shared``
+(assay.store.lake.shared) by every writer since that layout, and a run's partitions hold only its own rows, so a
+segment holds only those too: compaction never copies ``_shared`` (a hidden name, not a table). Runs written before
+that layout carry their own copy of the shared rows in their partitions, and a segment keeps each such run's copy
+as the partitions held it rather than one copy per key: pruning a run out of a segment must drop the shared rows
+only that run needed, and one copy per key would need the list of runs that used it beside every row. A prune
+removes the shared parts no remaining run uses, a grace period after they were written and only while no writer is
+in flight (``collect_unused``): a run being written may use a part no committed run names yet.
 
 Safe beside writers, which never lock: only runs whose ``runs`` partition was there when compaction listed the
 lake are compacted, so a run being written, or committed after that listing, stays in its partitions and stays
@@ -53,6 +56,7 @@ from assay.core import scratch
 from assay.core.errors import ConfigError, UsageError, WarehouseError
 from assay.store.lake.location import hidden, lake_location, remote_error, table_files
 from assay.store.lake.segments import COMMIT, SEGMENTS, Holdings, Segment, current, segment_runs, segments
+from assay.store.lake.shared import collect_unused
 
 STAGING = ".tmp-"  # a compaction's staging directory under _compacted: .tmp-<owner>-<segment name>
 BATCH_ROWS = 100_000  # rows per batch streamed from the sources into a segment file (memory stays bounded)
@@ -100,6 +104,8 @@ class Outcome:
     pruned: list[str] = field(default_factory=list)  # runs removed (prune)
     protected: dict[str, str] = field(default_factory=dict)  # runs a prune would have removed, and why they stay
     waiting: int = 0  # superseded segments and partitions kept until the grace period ends
+    unused: list[str] = field(default_factory=list)  # shared parts no run uses, deleted (prune)
+    unused_waiting: int = 0  # shared parts no run uses, kept until the grace period ends or no writer is in flight
 
 
 def _tables(location) -> list[str]:
@@ -376,7 +382,10 @@ def prune(lake, keep: str, baselines=(), dry_run: bool = False, grace_s: float |
     outcome = Outcome()
     outcome.protected = {r: protect[r] for r in candidates if r in protect}
     outcome.pruned = sorted(r for r in candidates if r not in protect)
-    if dry_run or not outcome.pruned:
+    if dry_run:
+        return outcome
+    if not outcome.pruned:  # a part an earlier prune left waiting may be due now
+        outcome.unused, outcome.unused_waiting = collect_unused(location, grace, now)
         return outcome
     gone = set(outcome.pruned)
     tables = _tables(snap)
@@ -398,6 +407,7 @@ def prune(lake, keep: str, baselines=(), dry_run: bool = False, grace_s: float |
     finally:
         con.close()
     outcome.removed, outcome.waiting = collect_superseded(location, grace, now)
+    outcome.unused, outcome.unused_waiting = collect_unused(location, grace, now)  # parts only pruned runs used
     return outcome
 
 

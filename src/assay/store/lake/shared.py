@@ -138,12 +138,12 @@ def ensure_parts(location, con, tables, run_id: str, staging: Path | None = None
     return written
 
 
-def run_refs(con, run_ids=None) -> list[dict]:
+def run_refs(con, run_ids=None, source: str = "runs", params=None) -> list[dict]:
     """The ``runs`` rows' columns that name parts, one dict per run (``run_id`` and ``REF_COLUMNS``), read through
-    ``con`` (a connection whose ``runs`` is the lake's)."""
-    sql = f"SELECT run_id, {', '.join(REF_COLUMNS)} FROM runs"
+    ``con`` from ``source`` (the lake's ``runs`` view, or a ``read_parquet`` of its files)."""
+    sql = f"SELECT run_id, {', '.join(REF_COLUMNS)} FROM {source}"
     columns = ("run_id",) + REF_COLUMNS
-    rows = [dict(zip(columns, r)) for r in con.execute(sql).fetchall()]
+    rows = [dict(zip(columns, r)) for r in con.execute(sql, params).fetchall()]
     wanted = None if run_ids is None else set(run_ids)
     return [r for r in rows if wanted is None or r["run_id"] in wanted]
 
@@ -164,9 +164,7 @@ def runs_file_refs(location, run_ids) -> list[dict]:
             from assay.store.lake.reader import register_store
 
             register_store(con, location)
-        con.execute("CREATE VIEW runs AS SELECT * FROM read_parquet(?, union_by_name = true, "
-                    "hive_partitioning = false)", [files])
-        return run_refs(con, run_ids)
+        return run_refs(con, run_ids, "read_parquet(?, union_by_name = true, hive_partitioning = false)", [files])
     finally:
         con.close()
 
