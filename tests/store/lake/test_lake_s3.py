@@ -28,9 +28,10 @@ from s3_server import BUCKET, s3_server  # noqa: E402
 
 HANG_S = 600  # a bound no loaded machine reaches while a process works, never a measure of its speed
 # every table a plain BM25 run of the mini set writes
-RUN_WRITES = {"runs", "run_queries", "hits", "run_stages", "stage_latency", "measure_values", "corpora", "documents",
-              "chunk_sets", "chunks", "judgment_sets", "queries", "judgment_gold", "gold_spans", "tokenizers",
-              "doc_tokens", "chunk_tokens", "interval_memo"}
+RUN_WRITES = {"runs", "run_queries", "hits", "run_stages", "stage_latency", "measure_values", "interval_memo"}
+# and the shared parts of its corpus, chunk set, judgments and tokenizer, once per content key (_shared/<table>/)
+SHARED_WRITES = {"corpora", "documents", "chunk_sets", "chunks", "judgment_sets", "queries", "judgment_gold",
+                 "gold_spans", "tokenizers", "doc_tokens", "chunk_tokens"}
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +123,12 @@ def test_runs_written_to_s3_read_as_the_same_runs_copied_to_a_local_lake(aws, tm
     keys = aws.keys(lake)
     for run_id in run_ids:
         assert {k.split("/")[0] for k in keys if f"/run_id={run_id}/" in k} == RUN_WRITES
-    assert all(k.endswith("/" + PARTITION_FILE) for k in keys)  # no staging, no marker of another kind
+    shared = [k for k in keys if k.startswith("_shared/")]
+    assert all(k.endswith("/" + PARTITION_FILE) for k in keys if k not in shared)  # no staging, no other marker
+    assert {k.split("/")[1] for k in shared} == SHARED_WRITES
+    # one corpus, one set of judgments: one part each; two chunk sizes: two chunk sets
+    assert sorted(k.split("/")[1] for k in shared if k.split("/")[1] in ("documents", "queries", "chunks")) == \
+        ["chunks", "chunks", "documents", "queries"]
     assert not (tmp_path / "s3:").exists()
     local = tmp_path / "local-lake"
     pafs.copy_files(lake.removeprefix("s3://"), str(local), source_filesystem=aws.fs(),

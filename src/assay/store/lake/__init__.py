@@ -114,7 +114,10 @@ def damaged_message(lake: Path, damaged: dict[str, tuple[str, str]]) -> str:
     """One line: the runs of ``lake`` that cannot be read, the first one's file and why, and what to do."""
     run_id, (file, why) = sorted(damaged.items())[0]
     more = f" (and {len(damaged) - 1} more run{'s' if len(damaged) > 2 else ''})" if len(damaged) > 1 else ""
-    if "/_compacted/" in str(file):  # a compacted segment (assay.store.lake.segments): its runs go together
+    if "/_shared/" in str(file):  # a shared part (assay.store.lake.shared): every run on its corpus uses it
+        aside = ("restore it, or delete it and write a run on the same corpus, chunks and judgments with `assay run "
+                 f"--lake {lake}` (a missing part is written again)")
+    elif "/_compacted/" in str(file):  # a compacted segment (assay.store.lake.segments): its runs go together
         segment = str(file).rsplit("/", 2)[-2]
         aside = f"restore it, or move the segment aside ({lake}/_compacted/{segment}: its runs go with it)"
     else:
