@@ -56,7 +56,7 @@ from assay.core import scratch
 from assay.core.errors import ConfigError, UsageError, WarehouseError
 from assay.store.lake.location import hidden, lake_location, remote_error, table_files
 from assay.store.lake.segments import COMMIT, SEGMENTS, Holdings, Segment, current, segment_runs, segments
-from assay.store.lake.shared import collect_unused
+from assay.store.lake.shared import SHARED, used_parts
 
 STAGING = ".tmp-"  # a compaction's staging directory under _compacted: .tmp-<owner>-<segment name>
 BATCH_ROWS = 100_000  # rows per batch streamed from the sources into a segment file (memory stays bounded)
@@ -409,6 +409,62 @@ def prune(lake, keep: str, baselines=(), dry_run: bool = False, grace_s: float |
     outcome.removed, outcome.waiting = collect_superseded(location, grace, now)
     outcome.unused, outcome.unused_waiting = collect_unused(location, grace, now)  # parts only pruned runs used
     return outcome
+
+
+# ------------------------------------------------------------------------------------------------ shared parts
+
+
+def in_flight(location, grace_s: float, present_s: float) -> bool:
+    """Whether a writer may be writing now: locally a staging directory in the lake, on an object store an object of
+    an uncommitted run younger than the grace period. Such a writer may use a part no committed run names yet."""
+    if location.local:
+        from assay.store.lake.writer import STAGING as WRITING
+
+        root = Path(location.key())
+        return root.is_dir() and any(entry.startswith(WRITING) for entry in os.listdir(root))
+    committed = set(table_files(location, "runs"))
+    for table in location.children():
+        if hidden(table) or table == "runs":
+            continue
+        for info in location.files(table):
+            parts = info.path[len(location.key(table)):].strip("/").split("/")
+            if len(parts) == 2 and parts[0].startswith("run_id=") and parts[0][7:] not in committed:
+                mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
+                if present_s - mtime < grace_s:
+                    return True
+    return False
+
+
+def collect_unused(location, grace_s: float, now: float | None = None) -> tuple[list[str], int]:
+    """Remove the shared parts no visible run uses, once written ``grace_s`` ago and while no writer is in flight
+    (``in_flight``: a run being written may use a part that no committed run names). Returns (the parts removed,
+    how many wait)."""
+    from assay.store.lake.reader import runs_file_refs
+    from assay.store.lake.segments import holdings
+
+    location = lake_location(location)
+    present_s = time.time() if now is None else now
+    snap = location.snapshot()
+    used: set[str] = set()
+    for table, parts in used_parts(snap, runs_file_refs(snap, holdings(snap).run_ids)).items():
+        used.update(parts)
+    unused = [info for info in snap.files(SHARED)
+              if info.path.endswith(".parquet") and snap.uri(info.path[len(snap.key()):].strip("/")) not in used]
+    if not unused:
+        return [], 0
+    flying = in_flight(location, grace_s, present_s)
+    removed, waiting = [], 0
+    for info in unused:
+        mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
+        if flying or present_s - mtime < grace_s:
+            waiting += 1
+            continue
+        try:
+            location.fs.delete_file(info.path)
+            removed.append(info.path)
+        except OSError:  # another prune removed it first
+            pass
+    return removed, waiting
 
 
 def config_baselines(config: dict) -> list[tuple[str, str]]:

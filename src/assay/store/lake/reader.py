@@ -55,6 +55,23 @@ def runs_of(lake, file) -> list[str]:
     return holdings(lake).runs_of(file)
 
 
+def runs_file_refs(location, run_ids) -> list[dict]:
+    """``run_refs`` of ``run_ids`` read from their ``runs`` files (partitions and compacted segments) with DuckDB."""
+    import duckdb
+
+    loose, held = holdings(location).files("runs", run_ids)
+    files = loose + held
+    if not files:
+        return []
+    con = duckdb.connect(":memory:")
+    try:
+        if not location.local:
+            register_store(con, location)
+        return run_refs(con, run_ids, "read_parquet(?, union_by_name = true, hive_partitioning = false)", [files])
+    finally:
+        con.close()
+
+
 def _unreadable(con, files: list[str], whole: bool = False) -> dict[str, str]:
     """Those of ``files`` whose Parquet footer DuckDB cannot read (truncated, not Parquet), each with its reason;
     ``whole``: whose rows it cannot read either (a damaged page behind a sound footer)."""

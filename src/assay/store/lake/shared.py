@@ -30,7 +30,8 @@ into place (``os.link``: atomic, and it never replaces a part another writer lin
 one PUT under the final key (an object appears whole or not at all; two writers of one key write the same rows).
 Parts are written before the run's partitions, and checked again just before its ``runs`` commit (a part removed
 meanwhile is written again), so a visible run finds its parts. A writer that fails leaves the parts it wrote: other
-runs may use them, and a part no run uses is removed by ``assay lake prune`` (``collect_unused``).
+runs may use them, and a part no run uses is removed by ``assay lake prune``
+(assay.store.lake.compact.collect_unused).
 """
 
 from __future__ import annotations
@@ -148,27 +149,6 @@ def run_refs(con, run_ids=None, source: str = "runs", params=None) -> list[dict]
     return [r for r in rows if wanted is None or r["run_id"] in wanted]
 
 
-def runs_file_refs(location, run_ids) -> list[dict]:
-    """``run_refs`` of ``run_ids`` read from their ``runs`` files (partitions and compacted segments) with DuckDB."""
-    import duckdb
-
-    from assay.store.lake.segments import holdings
-
-    loose, held = holdings(location).files("runs", run_ids)
-    files = loose + held
-    if not files:
-        return []
-    con = duckdb.connect(":memory:")
-    try:
-        if not location.local:
-            from assay.store.lake.reader import register_store
-
-            register_store(con, location)
-        return run_refs(con, run_ids, "read_parquet(?, union_by_name = true, hive_partitioning = false)", [files])
-    finally:
-        con.close()
-
-
 def used_parts(location, refs) -> dict[str, dict[str, list[str]]]:
     """{table: {part file as an engine opens it: the run ids using it}} for the parts the runs of ``refs``
     (``run_refs``) name and the lake holds. Runs written before this layout name parts that may not exist: their
@@ -182,60 +162,3 @@ def used_parts(location, refs) -> dict[str, dict[str, list[str]]]:
             if name is not None and name in there:
                 found.setdefault(table, {}).setdefault(location.uri(SHARED, table, name), []).append(ref["run_id"])
     return found
-
-
-def in_flight(location, grace_s: float, present_s: float) -> bool:
-    """Whether a writer may be writing now: locally a staging directory in the lake, on an object store an object of
-    an uncommitted run younger than the grace period. Such a writer may use a part no committed run names yet."""
-    from assay.store.lake.location import hidden, table_files
-
-    if location.local:
-        from assay.store.lake.writer import STAGING
-
-        root = Path(location.key())
-        return root.is_dir() and any(entry.startswith(STAGING) for entry in os.listdir(root))
-    committed = set(table_files(location, "runs"))
-    for table in location.children():
-        if hidden(table) or table == "runs":
-            continue
-        for info in location.files(table):
-            parts = info.path[len(location.key(table)):].strip("/").split("/")
-            if len(parts) == 2 and parts[0].startswith("run_id=") and parts[0][7:] not in committed:
-                mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
-                if present_s - mtime < grace_s:
-                    return True
-    return False
-
-
-def collect_unused(location, grace_s: float, now: float | None = None) -> tuple[list[str], int]:
-    """Remove the shared parts no visible run uses, once written ``grace_s`` ago and while no writer is in flight
-    (``in_flight``: a run being written may use a part that no committed run names). Returns (the parts removed,
-    how many wait)."""
-    import time
-
-    from assay.store.lake.location import lake_location
-    from assay.store.lake.segments import holdings
-
-    location = lake_location(location)
-    present_s = time.time() if now is None else now
-    snap = location.snapshot()
-    used: set[str] = set()
-    for table, parts in used_parts(snap, runs_file_refs(snap, holdings(snap).run_ids)).items():
-        used.update(parts)
-    unused = [info for info in snap.files(SHARED)
-              if info.path.endswith(".parquet") and snap.uri(info.path[len(snap.key()):].strip("/")) not in used]
-    if not unused:
-        return [], 0
-    flying = in_flight(location, grace_s, present_s)
-    removed, waiting = [], 0
-    for info in unused:
-        mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
-        if flying or present_s - mtime < grace_s:
-            waiting += 1
-            continue
-        try:
-            location.fs.delete_file(info.path)
-            removed.append(info.path)
-        except OSError:  # another prune removed it first
-            pass
-    return removed, waiting
