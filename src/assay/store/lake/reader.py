@@ -9,7 +9,9 @@ they are; shared tables keep one row per key. The lake is read as of the open: t
 whose ``runs`` partition existed then, and every table reads only those runs' partitions. A compacted lake
 (assay.store.lake.segments) adds, per table, a second ``read_parquet`` over its days' current segment files, without
 Hive partitioning (the ``run_id`` column is in the file), joined to the first by name; a run is read from one of
-the two, never both, so deduplicating shared rows by key gives what it gave before compaction.
+the two, never both, so deduplicating shared rows by key gives what it gave before compaction. Shared tables also
+read the shared parts (assay.store.lake.shared) that the visible runs' ``runs`` rows name, the same way (the
+``run_id`` in the file): ``runs`` is made a view first, and its rows say which parts the other tables read.
 
 Files are listed through the lake's pyarrow file system (assay.store.lake.location): one recursive listing per
 table, which on an object store is one paginated LIST, not a request per run. A local lake's files are handed to

@@ -3,7 +3,9 @@
 Every lake table is read from its Hive partitions (``LAKE/<table>/run_id=<RUN_ID>/*.parquet``) and
 registered as a temporary view under its warehouse name, with the warehouse's columns and types (taken
 from ``sql/migrations`` applied to an in-memory DuckDB); a table no run has written is an empty view of
-that schema. Shared tables (corpora, chunks, gold...) repeat in every run that needs them and are kept
+that schema. Shared tables (corpora, chunks, gold...) are read from the shared parts the visible runs use
+(``LAKE/_shared/<table>/<key>.parquet``, assay.store.lake.shared; which ones is read from the runs' ``runs`` files on
+the driver, with DuckDB) and from the per-run copies of runs written before that layout, and are kept
 once per key (``assay.store.lake.SHARED_KEYS``), the first run's copy as the DuckDB reader keeps it; that is done
 once, by the first query that reads the table, and cached (Spark's memory-and-disk cache) until ``close``, since
 every view joins them (``cache_shared=False``: deduplicated again by every query instead). A command that never

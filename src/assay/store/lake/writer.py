@@ -1,7 +1,10 @@
 """Writing one run into a lake: its own partition of every table, without a lock, ``runs`` published last.
 
 The run is first written as it would be into a warehouse, into an in-memory DuckDB warehouse (so the
-rows, their columns and their types are exactly the warehouse's), then each table becomes one Parquet file.
+rows, their columns and their types are exactly the warehouse's), then each of its own tables becomes one Parquet
+file, and each shared table's rows become the shared parts the lake lacks (assay.store.lake.shared: one file per
+content key, written once for every run that uses it, before the run's own files and checked again just before its
+``runs`` commit; a writer that fails never removes one, as another run may use it).
 
 A local lake: each file is written under a hidden temporary directory of the lake and renamed into place,
 ``runs`` last. That directory is named for its process (``.tmp-<owner>-<run>``, assay.core.scratch): a writer
