@@ -158,3 +158,28 @@ def test_a_damaged_shared_part_is_named_in_one_line(records, tmp_path):
     part.unlink()  # as the message says: the next run on the corpus writes it again
     write_run(lake, dataclasses.replace(records[RUNS[0]], run_id=AGAIN), score=score_run)
     assert invoke("lake", "report", lake, RUNS[1]).exit_code == 0
+
+
+@pytest.mark.slow  # Spark: a few queries of seconds each
+def test_spark_reads_shared_parts_and_old_copies_to_the_values_duckdb_reads(records, tmp_path, spark_root):
+    from assay.measures.registry import parse_measure
+    from assay.measures.run_means import run_means
+    from assay.store.lake import open_lake
+    from conftest import SPARK_MASTER
+
+    lake = tmp_path / "lake"
+    write_run(lake, records[RUNS[0]], score=score_run)
+    old_layout(lake)  # one run as written before _shared
+    for run_id in RUNS[1:3]:  # and two in the new layout, one on the old run's chunk set
+        write_run(lake, records[run_id], score=score_run)
+    write_run(lake, dataclasses.replace(records[RUNS[0]], run_id=AGAIN), score=score_run)
+    measures = [parse_measure("nDCG@10"), parse_measure("SpanRecall@1000tok")]  # gold spans, chunk and doc tokens
+    with open_lake(lake) as duck:
+        expected = run_means(duck, measures)
+    with open_lake(lake, engine="spark", spark_master=SPARK_MASTER) as spark:
+        assert spark.run_ids == sorted(RUNS[:3] + [AGAIN])
+        assert spark.con.execute("SELECT COUNT(*) FROM chunk_sets").fetchall() == [(3,)]  # each read once
+        got = run_means(spark, measures)
+    assert len(got) == 8 and [{k: v for k, v in r.items() if k != "value"} for r in got] == \
+        [{k: v for k, v in r.items() if k != "value"} for r in expected]
+    assert all(g["value"] == pytest.approx(e["value"], abs=1e-12) for g, e in zip(got, expected))
