@@ -44,9 +44,8 @@ from pathlib import Path
 from assay.core.errors import AssayError, ConfigError
 from assay.store.lake import SHARED_KEYS, hidden
 from assay.store.lake.location import lake_location
-from assay.store.lake.reader import visible_runs
+from assay.store.lake.reader import runs_file_refs, visible_runs
 from assay.store.lake.segments import holdings
-from assay.store.lake.shared import runs_file_refs
 from assay.store.lake.spark_preflight import check_java, check_master, start_failure
 from assay.core.sqlfiles import load_sql, migrations
 
