@@ -180,6 +180,6 @@ def test_spark_reads_shared_parts_and_old_copies_to_the_values_duckdb_reads(reco
         assert spark.run_ids == sorted(RUNS[:3] + [AGAIN])
         assert spark.con.execute("SELECT COUNT(*) FROM chunk_sets").fetchall() == [(3,)]  # each read once
         got = run_means(spark, measures)
-    assert len(got) == 8 and [{k: v for k, v in r.items() if k != "value"} for r in got] == \
+    assert len(got) == len(expected) >= 8 and [{k: v for k, v in r.items() if k != "value"} for r in got] == \
         [{k: v for k, v in r.items() if k != "value"} for r in expected]
     assert all(g["value"] == pytest.approx(e["value"], abs=1e-12) for g, e in zip(got, expected))
