@@ -153,12 +153,16 @@ def used_parts(location, refs) -> dict[str, dict[str, list[str]]]:
     """{table: {part file as an engine opens it: the run ids using it}} for the parts the runs of ``refs``
     (``run_refs``) name and the lake holds. Runs written before this layout name parts that may not exist: their
     rows are in their own partitions."""
+    there: dict[str, set[str]] = {}
+    base = location.key(SHARED)
+    for info in location.files(SHARED):  # one listing (one paginated LIST on a store)
+        parts = info.path[len(base):].strip("/").split("/")
+        if len(parts) == 2 and not parts[1].startswith("."):
+            there.setdefault(parts[0], set()).add(parts[1])
     found: dict[str, dict[str, list[str]]] = {}
     for table in PART_KEYS:
-        base = location.key(SHARED, table)
-        there = {info.path[len(base):].strip("/") for info in location.files(SHARED, table)}
         for ref in refs:
             name = run_parts(table, ref)
-            if name is not None and name in there:
+            if name is not None and name in there.get(table, ()):
                 found.setdefault(table, {}).setdefault(location.uri(SHARED, table, name), []).append(ref["run_id"])
     return found
