@@ -133,6 +133,7 @@ def test_prune_removes_a_part_no_run_uses_only_after_the_grace_period_and_with_n
     flying.mkdir()
     assert prune(lake, "1", now=time.time() + 3601).unused_waiting == 3
     flying.rmdir()
+    dead_owner_staging(lake, RUNS[2]).mkdir()  # a killed writer's staging: no writer in flight
     result = invoke("lake", "prune", lake, "--keep", "1", "--grace", "0")
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1] == "removed 3 shared part(s) no run uses"

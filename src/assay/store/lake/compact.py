@@ -415,13 +415,17 @@ def prune(lake, keep: str, baselines=(), dry_run: bool = False, grace_s: float |
 
 
 def in_flight(location, grace_s: float, present_s: float) -> bool:
-    """Whether a writer may be writing now: locally a staging directory in the lake, on an object store an object of
-    an uncommitted run younger than the grace period. Such a writer may use a part no committed run names yet."""
+    """Whether a writer may be writing now: locally a staging directory in the lake (but one a process of this machine
+    that no longer runs left), on an object store an object of an uncommitted run younger than the grace period.
+    Such a writer may use a part no committed run names yet."""
     if location.local:
         from assay.store.lake.writer import STAGING as WRITING
 
         root = Path(location.key())
-        return root.is_dir() and any(entry.startswith(WRITING) for entry in os.listdir(root))
+        if not root.is_dir():
+            return False
+        dead = {path.name for path, _ in scratch.stale(root, WRITING)}
+        return any(entry.startswith(WRITING) and entry not in dead for entry in os.listdir(root))
     committed = set(table_files(location, "runs"))
     for table in location.children():
         if hidden(table) or table == "runs":
