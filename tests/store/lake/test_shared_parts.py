@@ -184,3 +184,11 @@ def test_spark_reads_shared_parts_and_old_copies_to_the_values_duckdb_reads(reco
     assert len(got) == len(expected) >= 8 and [{k: v for k, v in r.items() if k != "value"} for r in got] == \
         [{k: v for k, v in r.items() if k != "value"} for r in expected]
     assert all(g["value"] == pytest.approx(e["value"], abs=1e-12) for g, e in zip(got, expected))
+
+
+def test_every_shared_table_but_the_interval_memo_has_a_content_key_the_runs_row_names():
+    from assay.store.lake import SHARED_KEYS
+    from assay.store.lake.shared import REF_COLUMNS
+
+    assert set(PART_KEYS) | {"interval_memo"} == set(SHARED_KEYS)
+    assert all(set(keys) <= set(REF_COLUMNS) and set(keys) <= set(SHARED_KEYS[t]) for t, keys in PART_KEYS.items())

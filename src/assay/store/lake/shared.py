@@ -59,7 +59,6 @@ PART_KEYS = {
     "chunk_tokens": ("tokenizer_id", "chunk_set"),
 }
 REF_COLUMNS = ("corpus_hash", "chunk_set", "judgments_hash", "tokenizer_id")  # of `runs`: what names its parts
-assert set(PART_KEYS) | {"interval_memo"} == set(SHARED_KEYS)
 
 
 def part_name(values) -> str:
