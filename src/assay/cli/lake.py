@@ -226,6 +226,10 @@ def _removed(outcome) -> None:
                    f"({', '.join(outcome.undated[:3])}{'...' if len(outcome.undated) > 3 else ''})")
     click.echo(f"removed {len(outcome.removed)} superseded segment(s) or partition(s)"
                + (f"; {outcome.waiting} wait for the grace period" if outcome.waiting else ""))
+    if outcome.unused or outcome.unused_waiting:
+        click.echo(f"removed {len(outcome.unused)} shared part(s) no run uses"
+                   + (f"; {outcome.unused_waiting} wait for the grace period or for writers in flight"
+                      if outcome.unused_waiting else ""))
 
 
 @lake_group.command("prune")

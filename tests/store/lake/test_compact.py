@@ -20,6 +20,7 @@ from assay.store.lake import PARTITION_FILE, open_lake, partition_dir
 from assay.store.lake.compact import collect_superseded, compact, prune
 from assay.store.lake.reader import visible_runs
 from assay.store.lake.segments import SEGMENTS, segments
+from assay.store.lake.shared import SHARED
 from assay.store.lake.writer import write_run
 from conftest import MINI
 
@@ -78,6 +79,8 @@ def files_per_table_per_day(lake) -> dict[tuple[str, str], int]:
     counts: dict[tuple[str, str], int] = {}
     for file in Path(lake).rglob("*.parquet"):
         rel = file.relative_to(lake).parts
+        if rel[0] == SHARED:  # shared parts: one per content key, of no day
+            continue
         if rel[0] == SEGMENTS:
             key = (file.stem, rel[1][:8])
         else:
@@ -90,20 +93,20 @@ def files_per_table_per_day(lake) -> dict[tuple[str, str], int]:
 def test_every_report_is_the_same_after_compaction_and_each_day_has_one_file_per_table(lake):
     before = outputs(lake, RUNS)
     files_before = files_per_table_per_day(lake)
-    assert max(files_before.values()) == 2 and len(files_before) == 2 * 18
+    assert max(files_before.values()) == 2 and len(files_before) == 2 * 7  # the runs' own tables
 
     result = invoke("lake", "compact", lake)  # the default grace: the partitions stay an hour for open readers
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].startswith("20261130: 2 run(s) compacted, 2 in segment _compacted/20261130-")
-    assert lines[0].endswith("(36 files -> 18)") and lines[1].startswith("20261201: 2 run(s) compacted")
+    assert lines[0].endswith("(14 files -> 7)") and lines[1].startswith("20261201: 2 run(s) compacted")
     assert lines[2] == "removed 0 superseded segment(s) or partition(s); 4 wait for the grace period"
     assert outputs(lake, RUNS) == before
     assert all(partition_dir(lake, "hits", r).is_dir() for r in RUNS)
     assert max(files_per_table_per_day(lake).values()) == 3  # the partitions, kept for open readers, and a segment
 
     removed, waiting = collect_superseded(lake, 3600, now=time.time() + 3601)
-    assert waiting == 0 and len(removed) == 4 * 18
+    assert waiting == 0 and len(removed) == 4 * 7
     after = files_per_table_per_day(lake)
     assert set(after) == set(files_before) and set(after.values()) == {1}  # the target: at most 3
     assert not list(lake.glob("*/run_id=*"))

@@ -47,7 +47,7 @@ def test_compact_and_prune_an_s3_lake(aws, records):
     keys = aws.keys(lake)
     assert not [k for k in keys if "/run_id=" in k and LATE not in k]  # every compacted run's objects are gone
     segment_keys = [k for k in keys if k.startswith("_compacted/")]
-    assert len(segment_keys) == 2 * 18 and all(k.count("/") == 2 for k in segment_keys)
+    assert len(segment_keys) == 2 * 7 and all(k.count("/") == 2 for k in segment_keys)
     assert visible_runs(lake) == sorted(RUNS + [LATE])
     reports = {k: v for k, v in before.items() if k.startswith("report ")}
     assert {k: v for k, v in outputs(lake, RUNS).items() if k in reports} == reports
@@ -60,3 +60,39 @@ def test_compact_and_prune_an_s3_lake(aws, records):
     assert not [k for k in aws.keys(lake) if "20261130T" in k]
     after = outputs(lake, DAY2)
     assert all(after[f"report {r}"] == before[f"report {r}"] for r in DAY2)
+
+
+def shared_objects(aws, lake) -> dict[str, float]:
+    """{shared part key below the lake: its time on the store}: a part written again gets a new time."""
+    from pyarrow import fs as pafs
+
+    root = lake.removeprefix("s3://") + "/_shared"
+    infos = aws.fs().get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+    return {i.path[len(root) + 1:]: i.mtime_ns for i in infos if i.type == pafs.FileType.File}
+
+
+@pytest.mark.slow  # three runs written to the store, two prunes, two reads through it
+def test_shared_parts_on_s3_are_written_once_and_pruned_when_unused(aws, records):
+    import dataclasses
+    import time
+
+    from test_shared_parts import AGAIN
+
+    lake = aws.lake()
+    write_run(lake, records[RUNS[0]], score=score_run)
+    first = shared_objects(aws, lake)
+    assert len([k for k in first if k.startswith("documents/")]) == 1
+    assert not [k for k in aws.keys(lake) if k.startswith(("documents/", "chunks/", "doc_tokens/"))]
+    write_run(lake, dataclasses.replace(records[RUNS[0]], run_id=AGAIN), score=score_run)
+    assert shared_objects(aws, lake) == first  # the same corpus and chunks: no object written again
+    write_run(lake, records[RUNS[1]], score=score_run)
+    report = outputs(lake, [AGAIN])[f"report {AGAIN}"]
+    outcome = prune(lake, "2", now=time.time() + 3601)  # RUNS[0] goes; AGAIN, the newest, uses its parts
+    assert outcome.pruned == [RUNS[0]] and (outcome.unused, outcome.unused_waiting) == ([], 0)
+    assert prune(lake, "1", now=time.time()).unused_waiting == 3  # RUNS[1]'s chunks, within the grace period
+    assert visible_runs(lake) == [AGAIN]
+    outcome = prune(lake, "1", now=time.time() + 3601)
+    assert len(outcome.unused) == 3 and {k.split("/")[-2] for k in outcome.unused} == {"chunk_sets", "chunks",
+                                                                                     "chunk_tokens"}
+    assert set(shared_objects(aws, lake)) == set(first)
+    assert outputs(lake, [AGAIN])[f"report {AGAIN}"] == report

@@ -28,9 +28,7 @@ DEMO = ROOT / "judgments" / "demo"
 MINI = ROOT / "tests" / "fixtures" / "mini"
 ASSAY = [sys.executable, "-m", "assay"]
 # every table a plain BM25 run has rows in (answer tables only with an answer stage)
-RUN_WRITES = {"runs", "run_queries", "hits", "run_stages", "stage_latency", "corpora", "documents", "chunk_sets",
-              "chunks", "judgment_sets", "queries", "judgment_gold", "gold_spans", "tokenizers", "doc_tokens",
-              "chunk_tokens", "measure_values", "interval_memo"}
+RUN_WRITES = {"runs", "run_queries", "hits", "run_stages", "stage_latency", "measure_values", "interval_memo"}
 
 
 def invoke(*args):
@@ -74,6 +72,10 @@ def test_four_concurrent_lake_runs_write_four_complete_partitions(tmp_path):
         have = {t for t in LAKE_TABLES if (partition_dir(lake, t, run_id) / "part-0.parquet").is_file()}
         assert have == RUN_WRITES, run_id
     assert not [p.name for p in lake.iterdir() if p.name.startswith(".")]  # no staging directory left behind
+    # four writers at once on one new corpus: one copy of it, of its judgments and of their tokens
+    for table in ("corpora", "documents", "queries", "gold_spans", "doc_tokens"):
+        assert len(list((lake / "_shared" / table).iterdir())) == 1, table
+    assert len(list((lake / "_shared" / "chunks").iterdir())) == 4  # four chunk sizes
     assert not (tmp_path / "warehouse").exists()  # no warehouse touched
     with open_lake(lake) as reader:
         assert sorted(r[0] for r in reader.con.execute("SELECT run_id FROM complete_runs").fetchall()) == sorted(run_ids)
@@ -139,8 +141,8 @@ def test_hive_partitioning_reads_the_run_id_in_the_file_once(both):
                        "filename = true)", [files]).fetchall()
     assert sorted(r[0] for r in rows) == sorted(run_ids) and all(f"run_id={r}" in f for r, f in rows)
     shared = con.execute("SELECT DISTINCT run_id FROM read_parquet(?)",
-                         [str(lake / "documents" / "*" / "*.parquet")]).fetchall()
-    assert sorted(r[0] for r in shared) == sorted(run_ids)  # shared tables' files name their run too
+                         [str(lake / "_shared" / "documents" / "*.parquet")]).fetchall()
+    assert shared == [(run_ids[0],)]  # a shared part names the run that wrote it: the first on its corpus
 
 
 @pytest.mark.parametrize("args", [

@@ -28,9 +28,10 @@ from s3_server import BUCKET, s3_server  # noqa: E402
 
 HANG_S = 600  # a bound no loaded machine reaches while a process works, never a measure of its speed
 # every table a plain BM25 run of the mini set writes
-RUN_WRITES = {"runs", "run_queries", "hits", "run_stages", "stage_latency", "measure_values", "corpora", "documents",
-              "chunk_sets", "chunks", "judgment_sets", "queries", "judgment_gold", "gold_spans", "tokenizers",
-              "doc_tokens", "chunk_tokens", "interval_memo"}
+RUN_WRITES = {"runs", "run_queries", "hits", "run_stages", "stage_latency", "measure_values", "interval_memo"}
+# and the shared parts of its corpus, chunk set, judgments and tokenizer, once per content key (_shared/<table>/)
+SHARED_WRITES = {"corpora", "documents", "chunk_sets", "chunks", "judgment_sets", "queries", "judgment_gold",
+                 "gold_spans", "tokenizers", "doc_tokens", "chunk_tokens"}
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +73,7 @@ def finish(proc) -> str:
 
 def run_ids_in(keys) -> set[str]:
     """The run ids any table holds objects of, committed or not."""
-    return {k.split("/")[1].removeprefix("run_id=") for k in keys if k.count("/") == 2}
+    return {k.split("/")[1].removeprefix("run_id=") for k in keys if k.count("/") == 2 and not k.startswith("_")}
 
 
 def waiting(proc, s3, lake, known=()) -> str:
@@ -84,7 +85,7 @@ def waiting(proc, s3, lake, known=()) -> str:
         assert time.monotonic() < deadline, "the writer never wrote an object"
         time.sleep(0.05)
     (run_id,) = ids
-    while f"chunk_tokens/run_id={run_id}/{PARTITION_FILE}" not in s3.keys(lake):  # the last table before `runs`
+    while f"interval_memo/run_id={run_id}/{PARTITION_FILE}" not in s3.keys(lake):  # the last table before `runs`
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the writer never reached its commit"
         time.sleep(0.05)
@@ -122,7 +123,12 @@ def test_runs_written_to_s3_read_as_the_same_runs_copied_to_a_local_lake(aws, tm
     keys = aws.keys(lake)
     for run_id in run_ids:
         assert {k.split("/")[0] for k in keys if f"/run_id={run_id}/" in k} == RUN_WRITES
-    assert all(k.endswith("/" + PARTITION_FILE) for k in keys)  # no staging, no marker of another kind
+    shared = [k for k in keys if k.startswith("_shared/")]
+    assert all(k.endswith("/" + PARTITION_FILE) for k in keys if k not in shared)  # no staging, no other marker
+    assert {k.split("/")[1] for k in shared} == SHARED_WRITES
+    # one corpus, one set of judgments: one part each; two chunk sizes: two chunk sets
+    assert sorted(k.split("/")[1] for k in shared if k.split("/")[1] in ("documents", "queries", "chunks")) == \
+        ["chunks", "chunks", "documents", "queries"]
     assert not (tmp_path / "s3:").exists()
     local = tmp_path / "local-lake"
     pafs.copy_files(lake.removeprefix("s3://"), str(local), source_filesystem=aws.fs(),
@@ -174,7 +180,8 @@ def test_a_killed_writer_leaves_no_visible_run_and_a_later_writer_removes_its_ob
     result = invoke("lake", "runs", lake, "--format", "json")
     assert (result.exit_code, json.loads(result.output)) == (0, [])
     # within the grace period (an hour by default) it may be a slow writer on another machine: kept
-    assert collect_orphans(lake_location(lake)) == [] and aws.keys(lake) == sorted(left)
+    assert collect_orphans(lake_location(lake)) == []
+    assert [k for k in aws.keys(lake) if not k.startswith("_shared/")] == sorted(left)  # (its shared parts stay)
     (tmp_path / "assay.toml").write_text("[lake]\norphan_grace_s = 0\n", encoding="utf-8")
     later = finish(start(lake, tmp_path, env))
     assert run_ids_in(aws.keys(lake)) == {later} and visible_runs(lake) == [later]

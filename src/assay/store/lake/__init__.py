@@ -4,14 +4,19 @@ Layout (a contract: other tools read it)::
 
     LAKE/<table>/run_id=<RUN_ID>/part-0.parquet
 
-one file per warehouse table that has rows for the run, self-contained: the run's own rows
-(`runs`, `run_queries`, `hits`, `run_stages`, `stage_latency`, `measure_values`, the answer
-tables) and the shared rows it needs, filtered to it (its corpus and documents, its chunk set and
-chunks, its judgments, queries and gold, its tokenizer and tokens). Column names and types are the
-warehouse's (`hits` has the columns of the warehouse's `hits` view: a lake keeps each hit whole, not the
-warehouse's compact hit tables), and each file keeps its `run_id` column (shared tables get the run's id added), so a
-reader that ignores Hive partitioning still has it. Shared rows repeat across partitions; readers
-take them once (see ``SHARED_KEYS``).
+one file per table that has rows of the run's own (``RUN_TABLES``: `runs`, `run_queries`, `hits`, `run_stages`,
+`stage_latency`, `measure_values`, the answer tables; and `interval_memo`, keyed by the run's own values). The
+shared rows it needs (its corpus and documents, its chunk set and chunks, its judgments, queries and gold, its
+tokenizer and tokens) are stored once per content key for every run that uses them::
+
+    LAKE/_shared/<table>/<content key>.parquet
+
+(assay.store.lake.shared: the key of each table, e.g. the corpus hash for `documents`; which parts a run uses
+follows from its `runs` row). Column names and types are the warehouse's (`hits` has the columns of the
+warehouse's `hits` view: a lake keeps each hit whole, not the warehouse's compact hit tables), and each file keeps
+its `run_id` column (a shared part: the run that wrote it), so a reader that ignores Hive partitioning still has
+it. A lake written before ``_shared`` (and a compacted segment of such runs) holds each run's copy of its shared
+rows in its partitions instead; readers read both and take each shared row once (see ``SHARED_KEYS``).
 
 Compaction (`assay lake compact`, assay.store.lake.compact) adds a second place for the same rows, which readers of
 this layout never see (its name starts with ``_``)::
@@ -19,9 +24,9 @@ this layout never see (its name starts with ``_``)::
     LAKE/_compacted/<DAY>-<STAMP>/<table>.parquet
 
 one segment per UTC day of run ids, one file per table, every row of its runs as their partitions held it (with
-its ``run_id`` column), ``runs.parquet`` written last as its commit. A run is read from its day's newest committed
+its ``run_id`` column; ``_shared`` is never copied), ``runs.parquet`` written last as its commit. A run is read from its day's newest committed
 segment when one holds it, else from its partitions (assay.store.lake.segments); ``assay lake prune`` removes whole
-runs from either place.
+runs from either place, and the shared parts no remaining run uses after the grace period.
 
 The lake is a local directory or an S3-compatible ``s3://bucket/prefix`` (assay.store.lake.location: the pyarrow
 file system of either, the AWS variables and ``[lake]`` settings), with the same layout, objects for files.
@@ -32,8 +37,9 @@ deleted by their writer when it is stopped, or by a later writer after a grace p
 (assay.store.lake.writer). In a local directory a run's files are written under ``LAKE/.tmp-<owner>-<RUN_ID>/`` (the owner names the
 writing process: assay.core.scratch) and each
 ``<table>/run_id=<RUN_ID>`` directory is renamed into place (``os.rename``, atomic on one file
-system), ``runs`` last. A run is visible when its ``runs`` partition is, and readers skip names that
-start with ``_`` or ``.``. Any number of processes may write to one lake at once; a writer never rewrites
+system), ``runs`` last; the shared parts the lake lacks go first (linked into place from the staging, never
+replacing one: assay.store.lake.shared). A run is visible when its ``runs`` partition is, and readers skip names
+that start with ``_`` or ``.`` when they list tables. Any number of processes may write to one lake at once; a writer never rewrites
 anything (compaction and pruning rewrite, and delete only after a grace period: assay.store.lake.compact). A writer stopped by SIGINT or SIGTERM, or that runs out of disk space, removes its staging and
 the partitions it renamed; what a killed one left (its staging, and the partitions of its run when the
 ``runs`` partition never appeared) the next writer on that machine removes, never a live writer's.
@@ -84,8 +90,9 @@ ENGINES = {
 # Tables written per run: the run's own rows. Every one has a run_id column in the warehouse.
 RUN_TABLES = ("runs", "run_queries", "hits", "run_stages", "stage_latency", "measure_values", "answers", "claims",
               "citations", "answer_raw", "answer_context", "model_requests", "claim_judgments")
-# Shared tables, filtered to what the run needs, and the key that makes a row the same row in every
-# partition that repeats it (a reader keeps one row per key).
+# Shared tables, and the key that makes a row the same row in every file that holds it (a shared part, and the
+# per-run copies of lakes written before shared parts): a reader keeps one row per key. All but interval_memo are
+# stored once per content key (assay.store.lake.shared.PART_KEYS); interval_memo stays in the run's partitions.
 SHARED_KEYS = {
     "corpora": ("corpus_hash",),
     "documents": ("corpus_hash", "doc_id"),
@@ -114,7 +121,10 @@ def damaged_message(lake: Path, damaged: dict[str, tuple[str, str]]) -> str:
     """One line: the runs of ``lake`` that cannot be read, the first one's file and why, and what to do."""
     run_id, (file, why) = sorted(damaged.items())[0]
     more = f" (and {len(damaged) - 1} more run{'s' if len(damaged) > 2 else ''})" if len(damaged) > 1 else ""
-    if "/_compacted/" in str(file):  # a compacted segment (assay.store.lake.segments): its runs go together
+    if "/_shared/" in str(file):  # a shared part (assay.store.lake.shared): every run on its corpus uses it
+        aside = ("restore it, or delete it and write a run on the same corpus, chunks and judgments with `assay run "
+                 f"--lake {lake}` (a missing part is written again)")
+    elif "/_compacted/" in str(file):  # a compacted segment (assay.store.lake.segments): its runs go together
         segment = str(file).rsplit("/", 2)[-2]
         aside = f"restore it, or move the segment aside ({lake}/_compacted/{segment}: its runs go with it)"
     else:

@@ -8,11 +8,14 @@ readers read a run from its day's current segment, else from its partitions, and
 as before, so every report, history and computed value is the same before and after (tests/store/lake/test_compact.py
 compares them byte for byte).
 
-Shared rows (corpus, chunks, judgments...) keep each run's copy inside a segment rather than one copy per key:
-pruning a run out of a segment must drop the shared rows only that run needed, and one copy per key would need the
-list of runs that used it beside every row, which grows as the copies did. Parquet's dictionary encoding stores
-the repeats of one file compactly; storing a corpus once per content hash for every run is the lake's
-"one copy of each corpus" layout, not compaction's.
+Shared rows (corpus, chunks, judgments, tokens) are stored once per content key in ``LAKE/_shared``
+(assay.store.lake.shared) by every writer since that layout, and a run's partitions hold only its own rows, so a
+segment holds only those too: compaction never copies ``_shared`` (a hidden name, not a table). Runs written before
+that layout carry their own copy of the shared rows in their partitions, and a segment keeps each such run's copy
+as the partitions held it rather than one copy per key: pruning a run out of a segment must drop the shared rows
+only that run needed, and one copy per key would need the list of runs that used it beside every row. A prune
+removes the shared parts no remaining run uses, a grace period after they were written and only while no writer is
+in flight (``collect_unused``): a run being written may use a part no committed run names yet.
 
 Safe beside writers, which never lock: only runs whose ``runs`` partition was there when compaction listed the
 lake are compacted, so a run being written, or committed after that listing, stays in its partitions and stays
@@ -53,6 +56,7 @@ from assay.core import scratch
 from assay.core.errors import ConfigError, UsageError, WarehouseError
 from assay.store.lake.location import hidden, lake_location, remote_error, table_files
 from assay.store.lake.segments import COMMIT, SEGMENTS, Holdings, Segment, current, segment_runs, segments
+from assay.store.lake.shared import SHARED, used_parts
 
 STAGING = ".tmp-"  # a compaction's staging directory under _compacted: .tmp-<owner>-<segment name>
 BATCH_ROWS = 100_000  # rows per batch streamed from the sources into a segment file (memory stays bounded)
@@ -100,6 +104,8 @@ class Outcome:
     pruned: list[str] = field(default_factory=list)  # runs removed (prune)
     protected: dict[str, str] = field(default_factory=dict)  # runs a prune would have removed, and why they stay
     waiting: int = 0  # superseded segments and partitions kept until the grace period ends
+    unused: list[str] = field(default_factory=list)  # shared parts no run uses, deleted (prune)
+    unused_waiting: int = 0  # shared parts no run uses, kept until the grace period ends or no writer is in flight
 
 
 def _tables(location) -> list[str]:
@@ -376,7 +382,10 @@ def prune(lake, keep: str, baselines=(), dry_run: bool = False, grace_s: float |
     outcome = Outcome()
     outcome.protected = {r: protect[r] for r in candidates if r in protect}
     outcome.pruned = sorted(r for r in candidates if r not in protect)
-    if dry_run or not outcome.pruned:
+    if dry_run:
+        return outcome
+    if not outcome.pruned:  # a part an earlier prune left waiting may be due now
+        outcome.unused, outcome.unused_waiting = collect_unused(location, grace, now)
         return outcome
     gone = set(outcome.pruned)
     tables = _tables(snap)
@@ -398,7 +407,68 @@ def prune(lake, keep: str, baselines=(), dry_run: bool = False, grace_s: float |
     finally:
         con.close()
     outcome.removed, outcome.waiting = collect_superseded(location, grace, now)
+    outcome.unused, outcome.unused_waiting = collect_unused(location, grace, now)  # parts only pruned runs used
     return outcome
+
+
+# ------------------------------------------------------------------------------------------------ shared parts
+
+
+def in_flight(location, grace_s: float, present_s: float) -> bool:
+    """Whether a writer may be writing now: locally a staging directory in the lake (but one a process of this machine
+    that no longer runs left), on an object store an object of an uncommitted run younger than the grace period.
+    Such a writer may use a part no committed run names yet."""
+    if location.local:
+        from assay.store.lake.writer import STAGING as WRITING
+
+        root = Path(location.key())
+        if not root.is_dir():
+            return False
+        dead = {path.name for path, _ in scratch.stale(root, WRITING)}
+        return any(entry.startswith(WRITING) and entry not in dead for entry in os.listdir(root))
+    committed = set(table_files(location, "runs"))
+    for table in location.children():
+        if hidden(table) or table == "runs":
+            continue
+        for info in location.files(table):
+            parts = info.path[len(location.key(table)):].strip("/").split("/")
+            if len(parts) == 2 and parts[0].startswith("run_id=") and parts[0][7:] not in committed:
+                mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
+                if present_s - mtime < grace_s:
+                    return True
+    return False
+
+
+def collect_unused(location, grace_s: float, now: float | None = None) -> tuple[list[str], int]:
+    """Remove the shared parts no visible run uses, once written ``grace_s`` ago and while no writer is in flight
+    (``in_flight``: a run being written may use a part that no committed run names). Returns (the parts removed,
+    how many wait)."""
+    from assay.store.lake.reader import runs_file_refs
+    from assay.store.lake.segments import holdings
+
+    location = lake_location(location)
+    present_s = time.time() if now is None else now
+    snap = location.snapshot()
+    used: set[str] = set()
+    for table, parts in used_parts(snap, runs_file_refs(snap, holdings(snap).run_ids)).items():
+        used.update(parts)
+    unused = [info for info in snap.files(SHARED)
+              if info.path.endswith(".parquet") and snap.uri(info.path[len(snap.key()):].strip("/")) not in used]
+    if not unused:
+        return [], 0
+    flying = in_flight(location, grace_s, present_s)
+    removed, waiting = [], 0
+    for info in unused:
+        mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
+        if flying or present_s - mtime < grace_s:
+            waiting += 1
+            continue
+        try:
+            location.fs.delete_file(info.path)
+            removed.append(info.path)
+        except OSError:  # another prune removed it first
+            pass
+    return removed, waiting
 
 
 def config_baselines(config: dict) -> list[tuple[str, str]]:

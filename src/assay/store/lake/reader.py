@@ -9,7 +9,9 @@ they are; shared tables keep one row per key. The lake is read as of the open: t
 whose ``runs`` partition existed then, and every table reads only those runs' partitions. A compacted lake
 (assay.store.lake.segments) adds, per table, a second ``read_parquet`` over its days' current segment files, without
 Hive partitioning (the ``run_id`` column is in the file), joined to the first by name; a run is read from one of
-the two, never both, so deduplicating shared rows by key gives what it gave before compaction.
+the two, never both, so deduplicating shared rows by key gives what it gave before compaction. Shared tables also
+read the shared parts (assay.store.lake.shared) that the visible runs' ``runs`` rows name, the same way (the
+``run_id`` in the file): ``runs`` is made a view first, and its rows say which parts the other tables read.
 
 Files are listed through the lake's pyarrow file system (assay.store.lake.location): one recursive listing per
 table, which on an object store is one paginated LIST, not a request per run. A local lake's files are handed to
@@ -30,6 +32,7 @@ from __future__ import annotations
 from assay.store.lake import LAKE_TABLES, PARTITION_FILE, SHARED_KEYS, hidden
 from assay.store.lake.location import lake_location
 from assay.store.lake.segments import holdings
+from assay.store.lake.shared import PART_KEYS, run_refs
 from assay.core.errors import WarehouseError
 from assay.store.warehouse import Warehouse
 
@@ -41,15 +44,34 @@ def visible_runs(lake) -> list[str]:
 
 
 def partition_files(lake, table: str, run_ids: list[str]) -> list[str]:
-    """Every file holding ``table``'s rows of ``run_ids``: per-run partition files, then compacted segments'."""
-    loose, held = holdings(lake).files(table, run_ids)
-    return loose + held
+    """Every file holding ``table``'s rows of ``run_ids``: per-run partition files, compacted segments', then the
+    shared parts they use (assay.store.lake.shared; known once a reader has read the runs)."""
+    found = holdings(lake)
+    loose, held = found.files(table, run_ids)
+    return loose + held + found.shared_files(table, run_ids)
 
 
 def runs_of(lake, file) -> list[str]:
     """The runs whose rows ``file`` holds: a partition file's run (``.../run_id=<RUN_ID>/part-0.parquet``), or every
     run of a compacted segment."""
     return holdings(lake).runs_of(file)
+
+
+def runs_file_refs(location, run_ids) -> list[dict]:
+    """``run_refs`` of ``run_ids`` read from their ``runs`` files (partitions and compacted segments) with DuckDB."""
+    import duckdb
+
+    loose, held = holdings(location).files("runs", run_ids)
+    files = loose + held
+    if not files:
+        return []
+    con = duckdb.connect(":memory:")
+    try:
+        if not location.local:
+            register_store(con, location)
+        return run_refs(con, run_ids, "read_parquet(?, union_by_name = true, hive_partitioning = false)", [files])
+    finally:
+        con.close()
 
 
 def _unreadable(con, files: list[str], whole: bool = False) -> dict[str, str]:
@@ -167,7 +189,10 @@ def _views(con, path, run_ids: list[str]) -> dict[str, str]:
         columns = con.execute("SELECT column_name, data_type FROM information_schema.columns "
                               "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position",
                               [table]).fetchall()
-        loose, held = holdings(path).files(table, run_ids) if columns else ([], [])
+        hold = holdings(path)
+        loose, held = hold.files(table, run_ids) if columns else ([], [])
+        if columns and table in PART_KEYS:  # shared parts: like a segment's files, run_id in the file
+            held = held + hold.shared_files(table, run_ids)
         files = loose + held
         if not files:
             continue  # no run has rows here: the empty table stands
@@ -203,4 +228,13 @@ def _views(con, path, run_ids: list[str]) -> dict[str, str]:
                            "AND table_schema = 'main'", [table]).fetchall()[0][0]
         con.execute(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} {table}")  # `hits` is a view in a warehouse
         con.execute(f"CREATE VIEW {table} AS {view}")
+        if table == "runs":  # first of LAKE_TABLES: the runs' rows name the shared parts the other tables read
+            try:
+                refs = run_refs(con, run_ids)
+            except engine().Error:  # a page damaged behind a sound footer
+                bad = _unreadable(con, files, whole=True)
+                if not bad:
+                    raise
+                return bad
+            hold.use_shared(refs)
     return {}

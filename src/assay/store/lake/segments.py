@@ -115,6 +115,20 @@ class Holdings:
         self.segment_of = {run: s for s in self.current.values() for run in self.held[s.name]}
         self.loose = {run: f for run, f in table_files(self.location, "runs").items() if run not in self.segment_of}
         self.run_ids = sorted(set(self.segment_of) | set(self.loose))
+        # {table: {shared part file: the run ids using it}} (assay.store.lake.shared), once a reader has read the
+        # visible runs' rows (``use_shared``); until then no shared part is read
+        self.shared: dict[str, dict[str, list[str]]] = {}
+
+    def use_shared(self, refs) -> None:
+        """Read the shared parts the runs of ``refs`` (assay.store.lake.shared.run_refs) use."""
+        from assay.store.lake.shared import used_parts
+
+        self.shared = used_parts(self.location, refs)
+
+    def shared_files(self, table: str, run_ids) -> list[str]:
+        """The shared parts of ``table`` any of ``run_ids`` uses."""
+        wanted = set(run_ids)
+        return [f for f, users in sorted(self.shared.get(table, {}).items()) if wanted.intersection(users)]
 
     def files(self, table: str, run_ids) -> tuple[list[str], list[str]]:
         """The files holding ``table``'s rows of ``run_ids``: (per-run partition files, segment files), each as an
@@ -132,7 +146,11 @@ class Holdings:
         return self.location.uri(SEGMENTS, segment.name, f"{table}.parquet")
 
     def runs_of(self, file: str) -> list[str]:
-        """The runs whose rows ``file`` (as ``files`` gives it) holds."""
+        """The runs whose rows ``file`` (as ``files`` or ``shared_files`` gives it) holds (a shared part: every run
+        using it)."""
+        for parts in self.shared.values():
+            if file in parts:
+                return sorted(parts[file])
         for segment in self.current.values():
             if any(file == self.uri(segment, t) for t in segment.files):
                 return self.held[segment.name]

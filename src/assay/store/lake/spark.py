@@ -3,7 +3,9 @@
 Every lake table is read from its Hive partitions (``LAKE/<table>/run_id=<RUN_ID>/*.parquet``) and
 registered as a temporary view under its warehouse name, with the warehouse's columns and types (taken
 from ``sql/migrations`` applied to an in-memory DuckDB); a table no run has written is an empty view of
-that schema. Shared tables (corpora, chunks, gold...) repeat in every run that needs them and are kept
+that schema. Shared tables (corpora, chunks, gold...) are read from the shared parts the visible runs use
+(``LAKE/_shared/<table>/<key>.parquet``, assay.store.lake.shared; which ones is read from the runs' ``runs`` files on
+the driver, with DuckDB) and from the per-run copies of runs written before that layout, and are kept
 once per key (``assay.store.lake.SHARED_KEYS``), the first run's copy as the DuckDB reader keeps it; that is done
 once, by the first query that reads the table, and cached (Spark's memory-and-disk cache) until ``close``, since
 every view joins them (``cache_shared=False``: deduplicated again by every query instead). A command that never
@@ -42,7 +44,7 @@ from pathlib import Path
 from assay.core.errors import AssayError, ConfigError
 from assay.store.lake import SHARED_KEYS, hidden
 from assay.store.lake.location import lake_location
-from assay.store.lake.reader import visible_runs
+from assay.store.lake.reader import runs_file_refs, visible_runs
 from assay.store.lake.segments import holdings
 from assay.store.lake.spark_preflight import check_java, check_master, start_failure
 from assay.core.sqlfiles import load_sql, migrations
@@ -303,10 +305,13 @@ class SparkLake:
         known = warehouse_tables()
         location = self.location.snapshot()  # as of now: each table listed once, the segments' runs read once
         self.run_ids = visible_runs(location)
+        found = holdings(location)
+        found.use_shared(runs_file_refs(location, self.run_ids))  # the shared parts the runs use
         present = {name for name in location.children() if not hidden(name)}
         for table in sorted(set(known) | present):
             columns = known.get(table)
-            loose, held = holdings(location).files(table, self.run_ids)
+            loose, held = found.files(table, self.run_ids)
+            held = held + found.shared_files(table, self.run_ids)  # like a segment's: run_id in the file
             if not location.local:  # the same objects, through Hadoop's S3 connector
                 loose, held = ([("s3a" + f.removeprefix(location.scheme)) for f in fs] for fs in (loose, held))
             if not loose and not held:

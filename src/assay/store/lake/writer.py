@@ -1,7 +1,10 @@
 """Writing one run into a lake: its own partition of every table, without a lock, ``runs`` published last.
 
 The run is first written as it would be into a warehouse, into an in-memory DuckDB warehouse (so the
-rows, their columns and their types are exactly the warehouse's), then each table becomes one Parquet file.
+rows, their columns and their types are exactly the warehouse's), then each of its own tables becomes one Parquet
+file, and each shared table's rows become the shared parts the lake lacks (assay.store.lake.shared: one file per
+content key, written once for every run that uses it, before the run's own files and checked again just before its
+``runs`` commit; a writer that fails never removes one, as another run may use it).
 
 A local lake: each file is written under a hidden temporary directory of the lake and renamed into place,
 ``runs`` last. That directory is named for its process (``.tmp-<owner>-<run>``, assay.core.scratch): a writer
@@ -30,11 +33,9 @@ from assay.core import scratch
 from assay.core.errors import WarehouseError
 from assay.store.lake import LAKE_TABLES, PARTITION_FILE, RUN_TABLES, hidden, partition_dir
 from assay.store.lake.location import LakeLocation, lake_location, remote_error, table_files
+from assay.store.lake.shared import PART_KEYS, ensure_parts
 
 MEMORY = Path(":memory:")
-# The rows of a shared table the run needs, beyond what its in-memory warehouse holds: the token
-# pieces of the documents its hits reference (the rest of the corpus is never read for this run).
-_FILTERS = {"doc_tokens": "WHERE doc_id IN (SELECT doc_id FROM hits)"}
 PAUSE_VAR = "ASSAY_TEST_LAKE_PAUSE"  # test hook: seconds to sleep before the `runs` partition is renamed
 STAGING = ".tmp-"  # a writer's staging directory: .tmp-<owner>-<run id>
 
@@ -171,6 +172,10 @@ def write_run(lake, record, score=None) -> list[Path]:
     try:
         staging = lake / f"{scratch.name(STAGING)}{record.run_id}"
         try:
+            staging.mkdir()
+            # the shared parts the lake lacks, linked into place first (assay.store.lake.shared): a part another
+            # run may use is never removed again by this writer, whatever stops it
+            ensure_parts(location, wh.con, tables_of(wh.con), record.run_id, staging)
             written = _stage(wh.con, staging, record.run_id)
         except BaseException as exc:  # an interrupt too: nothing of the run stays in the lake
             shutil.rmtree(staging, ignore_errors=True)
@@ -180,9 +185,11 @@ def write_run(lake, record, score=None) -> list[Path]:
             if isinstance(exc, OSError):  # pyarrow's and the file system's: a lost mount, a permission
                 raise _write_error(lake, record.run_id, exc) from None
             raise
+        # just before the commit, the parts are checked again: one a prune removed meanwhile is written again
+        return _publish(lake, staging, record.run_id, written,
+                        lambda: ensure_parts(location, wh.con, tables_of(wh.con), record.run_id, staging))
     finally:
         wh.close()
-    return _publish(lake, staging, record.run_id, written)
 
 
 def _in_memory(record, score):
@@ -216,13 +223,17 @@ def _write_to_store(location: LakeLocation, record, score) -> list[str]:
     wh = _in_memory(record, score)
     attempted: list[str] = []
     try:
-        tables = [t for t in tables_of(wh.con) if t != "runs"] + ["runs"]
+        present = tables_of(wh.con)
+        ensure_parts(location, wh.con, present, run_id)  # the shared parts the store lacks, kept whatever happens
+        tables = [t for t in present if t != "runs" and t not in PART_KEYS] + ["runs"]
         for table in tables:
             data = _rows(wh.con, table, run_id)
             if data is None:
                 continue
             if table == "runs" and os.environ.get(PAUSE_VAR):
                 time.sleep(float(os.environ[PAUSE_VAR]))
+            if table == "runs":  # a part a prune removed meanwhile is written again before the commit
+                ensure_parts(location, wh.con, present, run_id)
             key = location.key(table, f"run_id={run_id}", PARTITION_FILE)
             attempted.append(key)
             pq.write_table(data, key, filesystem=location.fs)
@@ -243,10 +254,10 @@ def _write_to_store(location: LakeLocation, record, score) -> list[str]:
 
 def _rows(con, table: str, run_id: str):
     """The run's rows of ``table`` as an Arrow table (shared tables get the run's id), None when it has none."""
-    where = _FILTERS.get(table, "")
-    # the run's own tables carry run_id already; shared ones get it, so every file names its run
-    select = (f"SELECT * FROM {table} {where}" if table in RUN_TABLES
-              else f"SELECT CAST(? AS VARCHAR) AS run_id, * FROM {table} {where}")
+    # the run's own tables carry run_id already; interval_memo (shared by key, stored per run) gets it, so every
+    # file names its run
+    select = (f"SELECT * FROM {table}" if table in RUN_TABLES
+              else f"SELECT CAST(? AS VARCHAR) AS run_id, * FROM {table}")
     data = con.sql(select, params=None if table in RUN_TABLES else [run_id]).to_arrow_table()
     return data if data.num_rows else None
 
@@ -269,6 +280,8 @@ def _stage(con, staging: Path, run_id: str) -> list[str]:
 
     written = []
     for table in tables_of(con):
+        if table in PART_KEYS:  # stored once per content key (ensure_parts), not in the run's partitions
+            continue
         data = _rows(con, table, run_id)
         if data is None:
             continue
@@ -282,7 +295,7 @@ def _stage(con, staging: Path, run_id: str) -> list[str]:
     return written
 
 
-def _publish(lake: Path, staging: Path, run_id: str, tables: list[str]) -> list[Path]:
+def _publish(lake: Path, staging: Path, run_id: str, tables: list[str], before_commit=None) -> list[Path]:
     from assay.store.warehouse import JOURNAL
 
     order = [t for t in tables if t != "runs"] + ["runs"]
@@ -293,6 +306,8 @@ def _publish(lake: Path, staging: Path, run_id: str, tables: list[str]) -> list[
                 time.sleep(float(os.environ[PAUSE_VAR]))
             final = partition_dir(lake, table, run_id)
             try:
+                if table == "runs" and before_commit is not None:
+                    before_commit()
                 final.parent.mkdir(exist_ok=True)
                 os.rename(partition_dir(staging, table, run_id), final)
             except OSError as exc:
