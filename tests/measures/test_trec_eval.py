@@ -145,6 +145,7 @@ def test_all_row_is_the_mean_over_queries_scored(tmp_path):
         assert mean["value"] == pytest.approx(sum(theirs.values()) / len(theirs), abs=1e-9)
 
 
+@pytest.mark.slow  # over 1.5 s (docs/benchmarks.md, Test suite time)
 def test_relevant_only_ranking_scores_as_the_full_ranking(tmp_path):
     """judged_ranking keeps only the retrieved relevant documents (see sql/trec/measure_views.sql).
     Every measure must score the same as over the full ranking, built here independently."""

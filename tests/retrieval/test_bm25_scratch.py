@@ -60,6 +60,7 @@ def test_sigterm_removes_the_index_and_exits_143_with_one_line(tmp_path):
     assert indexes(tmpdir) == []
 
 
+@pytest.mark.slow  # processes started and killed: over 2 s
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGABRT], ids=["SIGKILL", "SIGABRT"])
 def test_what_a_killed_run_left_is_collected_by_the_next_but_a_live_runs_is_not(tmp_path, signum):
     tmpdir = tmp_path / "tmp"

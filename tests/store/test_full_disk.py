@@ -46,6 +46,7 @@ def one_error(result) -> str:
     return errors[0]
 
 
+@pytest.mark.slow  # assay processes run against a size limit: over 2 s
 def test_a_run_that_finds_no_room_at_commit_is_one_line_and_stores_nothing(tmp_path):
     wh = tmp_path / "w.duckdb"
     assert assay("ingest", CORPUS, "--warehouse", wh).returncode == 0

@@ -17,10 +17,13 @@ from conftest import MINI, ROOT
 
 RUN = ("run", "--corpus", MINI / "corpus", "--judgments", MINI / "judgments.jsonl")
 
+pytestmark = pytest.mark.slow  # assay processes and a BI reader process: `make test` runs them, `make check` does not
+
 # A BI reader: connects to the snapshot (read-only, or read-write as a tool left at its default would), says
 # how many runs it sees, keeps the connection open until told to stop, then says again through the same connection.
 READER = '''
 import sys, duckdb
+
 con = duckdb.connect(sys.argv[1], read_only=sys.argv[2] == "read_only")
 print(con.execute("SELECT COUNT(*) FROM runs").fetchall()[0][0], flush=True)
 sys.stdin.readline()

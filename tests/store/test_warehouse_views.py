@@ -24,6 +24,8 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "inputs" / "corpus"))
 from chat_server import ChatServer, content, tool_call  # noqa: E402
 from documents import report_pdf  # noqa: E402
 
+pytestmark = pytest.mark.slow  # one warehouse with a row in every table and view (a chat server, a sweep, a PDF)
+
 DOC = ROOT / "docs" / "warehouse.md"
 
 

@@ -63,6 +63,7 @@ def test_compare(runs, a, b, sign):
     assert (r["ci_low"] > 0 if sign > 0 else r["ci_high"] < 0) and r["p_value"] < 0.05
 
 
+@pytest.mark.slow  # ~1.9 s a case: every report format of several runs
 @pytest.mark.parametrize("a, b, sign", CASES)
 def test_report_of_several_runs(runs, a, b, sign, tmp_path):
     args = ["report", a, b, "-m", "Success@1", "--level", "doc"]

@@ -24,6 +24,8 @@ from assay.store.lake.shared import SHARED
 from assay.store.lake.writer import write_run
 from conftest import MINI
 
+pytestmark = pytest.mark.slow  # lakes of several runs written, compacted and read again: `make test` runs them, `make check` does not
+
 DAY1 = ["20261130T100000-aaaaaa", "20261130T110000-bbbbbb"]
 DAY2 = ["20261201T090000-cccccc", "20261201T100000-dddddd"]
 RUNS = DAY1 + DAY2

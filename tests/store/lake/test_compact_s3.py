@@ -13,6 +13,8 @@ from assay.store.lake.writer import write_run  # noqa: E402
 from s3_server import s3_server  # noqa: E402
 from test_compact import DAY2, LATE, RUNS, invoke, records  # noqa: E402,F401  (records: the module fixture)
 
+pytestmark = pytest.mark.slow  # a real S3 server on loopback, every request through it: `make test` runs them, `make check` does not
+
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):

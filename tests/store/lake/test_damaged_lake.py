@@ -17,6 +17,8 @@ from assay.store.lake import PARTITION_FILE, open_lake, partition_dir
 from assay.store.lake.writer import write_run
 from conftest import MINI
 
+pytestmark = pytest.mark.slow  # lakes written and read again around damaged files: `make test` runs them, `make check` does not
+
 READS = [["report"], ["compute", "-m", "nDCG@10"], ["history", "--metric", "nDCG@10", "--pipeline", "bm25"],
          ["gate", "--rule", "Success@3:doc>=0.1"], ["regress", "--max-drop", "Success@1=0.02"]]
 

@@ -26,6 +26,8 @@ from assay.store.lake.writer import PAUSE_VAR, collect_orphans  # noqa: E402
 from conftest import MINI  # noqa: E402
 from s3_server import BUCKET, s3_server  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a real S3 server on loopback, every request through it: `make test` runs them, `make check` does not
+
 HANG_S = 600  # a bound no loaded machine reaches while a process works, never a measure of its speed
 # every table a plain BM25 run of the mini set writes
 RUN_WRITES = {"runs", "run_queries", "hits", "run_stages", "stage_latency", "measure_values", "interval_memo"}

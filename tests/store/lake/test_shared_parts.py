@@ -22,6 +22,8 @@ from assay.store.lake.shared import PART_KEYS, SHARED, run_parts
 from assay.store.lake.writer import STAGING, write_run
 from test_compact import RUNS, invoke, outputs, records  # noqa: F401  (records: the module fixture)
 
+pytestmark = pytest.mark.slow  # lakes of several runs written, pruned and read again: `make test` runs them, `make check` does not
+
 AGAIN = "20261130T120000-ffffff"  # RUNS[0]'s pipeline and chunk size again, as another run
 
 
