@@ -8,6 +8,8 @@ import os
 import uuid
 from contextlib import contextmanager
 
+import pytest
+
 BUCKET = "assay-lake"
 KEYS = {"AWS_ACCESS_KEY_ID": "assay-test", "AWS_SECRET_ACCESS_KEY": "assay-test-secret"}
 
@@ -55,3 +57,21 @@ def s3_server(home: str):
         yield s3
     finally:
         server.stop()
+
+
+# The fixtures of every module that uses the server (import them there: `from s3_server import aws, s3`).
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    """One server for the module, its files under a directory of its own."""
+    with s3_server(str(tmp_path_factory.mktemp("aws-home"))) as server:
+        yield server
+
+
+@pytest.fixture
+def aws(s3, monkeypatch):
+    """This process's environment pointed at the server (for in-process commands and readers)."""
+    for name, value in s3.env.items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    return s3

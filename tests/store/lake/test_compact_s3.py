@@ -10,25 +10,10 @@ from assay.measures.values import score_run  # noqa: E402
 from assay.store.lake.compact import compact, prune  # noqa: E402
 from assay.store.lake.reader import visible_runs  # noqa: E402
 from assay.store.lake.writer import write_run  # noqa: E402
-from s3_server import s3_server  # noqa: E402
+from s3_server import aws, s3  # noqa: E402,F401  (fixtures)
 from test_compact import DAY2, LATE, RUNS, invoke, records  # noqa: E402,F401  (records: the module fixture)
 
 pytestmark = pytest.mark.slow  # a real S3 server on loopback, every request through it: `make test` runs them, `make check` does not
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    with s3_server(str(tmp_path_factory.mktemp("aws-home"))) as server:
-        yield server
-
-
-@pytest.fixture
-def aws(s3, monkeypatch):
-    for name, value in s3.env.items():
-        monkeypatch.setenv(name, value)
-    for name in ("AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_REGION"):
-        monkeypatch.delenv(name, raising=False)
-    return s3
 
 
 @pytest.mark.slow  # four runs written to the store, four reports read through it

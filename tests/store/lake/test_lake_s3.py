@@ -24,7 +24,7 @@ from assay.store.lake.location import lake_location  # noqa: E402
 from assay.store.lake.reader import visible_runs  # noqa: E402
 from assay.store.lake.writer import PAUSE_VAR, collect_orphans  # noqa: E402
 from conftest import MINI  # noqa: E402
-from s3_server import BUCKET, s3_server  # noqa: E402
+from s3_server import BUCKET, aws, s3, s3_server  # noqa: E402,F401  (aws, s3: fixtures)
 
 pytestmark = pytest.mark.slow  # a real S3 server on loopback, every request through it: `make test` runs them, `make check` does not
 
@@ -34,22 +34,6 @@ RUN_WRITES = {"runs", "run_queries", "hits", "run_stages", "stage_latency", "mea
 # and the shared parts of its corpus, chunk set, judgments and tokenizer, once per content key (_shared/<table>/)
 SHARED_WRITES = {"corpora", "documents", "chunk_sets", "chunks", "judgment_sets", "queries", "judgment_gold",
                  "gold_spans", "tokenizers", "doc_tokens", "chunk_tokens"}
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    with s3_server(str(tmp_path_factory.mktemp("aws-home"))) as server:
-        yield server
-
-
-@pytest.fixture
-def aws(s3, monkeypatch):
-    """This process's environment pointed at the server (for in-process commands and readers)."""
-    for name, value in s3.env.items():
-        monkeypatch.setenv(name, value)
-    for name in ("AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_REGION"):
-        monkeypatch.delenv(name, raising=False)
-    return s3
 
 
 def child_env(s3, **extra):
