@@ -71,7 +71,7 @@ def resolve(source, ref: str | None, complete: bool = True) -> str:
             raise AmbiguousRunId(ref, [f"{r[0]} ({r[2]}, {r[1]})" for r in rows], note=", none of them complete")
     if rows:
         return _usable(_one(ref, rows, _described), complete)
-    raise RunNotFound(f"no run {ref!r} in {source.path}; `assay runs` lists them")
+    raise RunNotFound(f"no run {ref!r} in {source.path}; {_lister(source)} lists them")
 
 
 def _described(row) -> str:
@@ -174,3 +174,9 @@ def untag(warehouse, name: str) -> str:
             raise RunNotFound(f"no run is named {name!r} in {warehouse.path}; `assay runs` shows the names")
         warehouse.query("runs/name_delete", run_name=name)
     return run_id
+
+
+def _lister(source) -> str:
+    """The command that lists the runs of ``source``: a lake reader (it keeps the visible ``run_ids``) or a
+    warehouse."""
+    return f"`assay lake runs {source.path}`" if hasattr(source, "run_ids") else "`assay runs`"

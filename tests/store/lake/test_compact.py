@@ -272,3 +272,10 @@ def by_question(result) -> dict[tuple, float]:
     columns, rows = result
     at = columns.index("value")
     return {tuple(v for i, v in enumerate(row) if i != at): float(row[at]) for row in rows}
+
+
+def test_an_unknown_baseline_names_the_command_that_lists_the_lakes_runs(lake):
+    result = invoke("lake", "prune", lake, "--keep", "1", "--baseline", "no-such-run")
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1] == (
+        f"error: no run 'no-such-run' in {lake}; `assay lake runs {lake}` lists them")
